@@ -1,0 +1,22 @@
+/**
+ * The base of every error Keel throws on purpose. `code` is stable and documented (tests
+ * and callers branch on it, never on the message); `details` carries the structured facts
+ * (event type, JSON path, file, line) the message was written from. Messages say what
+ * went wrong, where, and what to do.
+ */
+export class KeelError<Code extends string = string> extends Error {
+  readonly code: Code
+  readonly details: Readonly<Record<string, unknown>>
+
+  constructor(code: Code, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
+    this.details = Object.freeze({ ...details })
+  }
+}
+
+/** True when `error` is a {@link KeelError}, optionally with the given code. */
+export function isKeelError<Code extends string>(error: unknown, code?: Code): error is KeelError<Code> {
+  return error instanceof KeelError && (code === undefined || error.code === code)
+}

@@ -1,0 +1,3 @@
+export type { Brand } from './brand.js'
+export { isKeelError, KeelError } from './errors.js'
+export { deepFreezeJson, type JsonObject, type JsonValue, NonJsonValueError, toFrozenJson } from './json.js'

@@ -1,0 +1,99 @@
+import type { Brand } from '@keel/base'
+import type { ToolCallId } from '@keel/llm'
+import type { SessionEventMap } from './events.js'
+
+/** A session's id: a string safe as a file name (letters, digits, `-`, `_`, `.`). */
+export type SessionId = Brand<string, 'SessionId'>
+
+/** An event's position in its session's log: contiguous from 0, equal to its index. */
+export type SessionSeq = Brand<number, 'SessionSeq'>
+
+export type { SessionEventMap, ToolCallId }
+
+
+/** The appendable event-type keys of {@link SessionEventMap}, plugin-merged extensions included. */
+export type SessionEventType = keyof SessionEventMap & string
+
+/**
+ * The event types whose events are model messages and so may appear on the surface (the
+ * ordered list of nodes the model sees). Only these may carry {@link SurfaceOp} and
+ * `sourceEventSeqs`.
+ */
+export type SurfaceEventType = 'system/message' | 'developer/message' | 'user/message' | 'assistant/message' | 'tool/result'
+
+/**
+ * How a surface event enters the surface.
+ *
+ * - `'append'` (the default): added at the tail.
+ * - `{ op: 'replace', startSeq, endSeq }`: replaces the surface nodes from `startSeq`
+ *   through `endSeq` (both inclusive, both current surface nodes, `startSeq` not after
+ *   `endSeq` on the surface) with this node. The event's `sourceEventSeqs` must cite
+ *   every node it shadows. Compaction uses this; the shadowed events stay in the log.
+ */
+export type SurfaceOp = 'append' | { op: 'replace'; startSeq: SessionSeq; endSeq: SessionSeq }
+
+/** The surface fields a surface event may carry. */
+export interface SurfaceFields {
+  /** How this node enters the surface; `'append'` when absent. */
+  surfaceOp?: SurfaceOp
+  /** Earlier events this node was made from (all shadowed nodes, for a replace). */
+  sourceEventSeqs?: SessionSeq[]
+}
+
+/** Non-surface events can never carry surface fields; the compiler enforces it. */
+export interface NoSurfaceFields {
+  surfaceOp?: never
+  sourceEventSeqs?: never
+}
+
+/** The fields every event has, whatever its type. */
+export interface EventEnvelope<K extends SessionEventType> {
+  /** The event type: a key of {@link SessionEventMap}. */
+  type: K
+  /** Position in the log: contiguous from 0, equal to the event's index. */
+  seq: SessionSeq
+  /** When the event was appended, Unix epoch milliseconds. */
+  time: number
+  /** The payload, exactly `SessionEventMap[type]`; plain JSON only. */
+  data: SessionEventMap[K]
+  /**
+   * A reader that does not know `type` may skip this event. Absent means required: a
+   * reader meeting an unknown required event refuses the whole session, because skipping
+   * it could change how the rest of the log must be read. Writers set it only on purely
+   * informational records.
+   */
+  ignorable?: true
+}
+
+/**
+ * One immutable entry of the session log: a discriminated union over `type`, so
+ * `switch (event.type)` narrows `event.data`. `surfaceOp` and `sourceEventSeqs` exist only
+ * on {@link SurfaceEventType} variants.
+ */
+export type SessionEvent<T extends SessionEventType = SessionEventType> = {
+  [K in T]: EventEnvelope<K> & (K extends SurfaceEventType ? SurfaceFields : NoSurfaceFields)
+}[T]
+
+/** The format version this build writes. Stores refuse newer ones and migrate older ones. */
+export const SESSION_FORMAT_VERSION = 1
+
+/**
+ * The logical header kept beside the log (not in it). Written once at creation.
+ */
+export interface SessionHeader {
+  /** The {@link SESSION_FORMAT_VERSION} the session was written with. */
+  version: number
+  id: SessionId
+  /** Creation time, Unix epoch milliseconds. */
+  createdAt: number
+  /** Working directory of the agent that created the session, when it had one. */
+  cwd?: string
+  /** The session this one was forked from. */
+  parentSession?: SessionId
+  /** How many events were copied from the parent (the marker `session/end-seed` follows them). */
+  seedLength?: number
+  /** The preset the session was created with. */
+  agentPreset?: string
+  /** A short human title, when one was given. */
+  title?: string
+}

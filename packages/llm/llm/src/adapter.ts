@@ -1,0 +1,115 @@
+import { z } from 'zod'
+import { KeelError } from '@keel/base'
+import { type AssistantMessage, type FinishReason, finishReasonSchema, type Message, type TokenUsage } from './messages.js'
+
+/** A tool as the model sees it: name, description and a JSON Schema of its input. */
+export interface ToolSpec {
+  name: string
+  description: string
+  /** A JSON Schema (draft 2020-12) object describing the tool's arguments. */
+  parameters: Record<string, unknown>
+}
+
+/** One model call. */
+export interface LlmRequest {
+  /** Model id passed through to the provider; the adapter's default when absent. */
+  model?: string
+  messages: readonly Message[]
+  tools?: readonly ToolSpec[]
+  maxTokens?: number
+  temperature?: number
+  /** Aborting stops the stream; the adapter then throws an `aborted` {@link LlmError}. */
+  signal?: AbortSignal
+}
+
+/**
+ * Facts about one streamed model call, kept with the message it produced (or with the
+ * failed attempt). Times are Unix epoch milliseconds.
+ */
+export interface StreamRecord {
+  provider: string
+  model: string
+  /** The provider's id for the response, when it sent one. */
+  responseId?: string
+  startedAt: number
+  /** When the first content chunk arrived; absent if none did. */
+  firstChunkAt?: number
+  endedAt: number
+  /** Absent when the stream did not finish (cut, aborted, failed). */
+  finishReason?: FinishReason
+  /** How many chunks the stream delivered. */
+  chunks: number
+}
+
+/** A piece of a streamed model answer, in arrival order. */
+export type LlmChunk =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  /** A fragment of tool call `index`; the first fragment of an index carries `id` and `name`. */
+  | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'usage'; usage: TokenUsage }
+  /** Always last on success: the assembled message and the call's facts. */
+  | { type: 'finish'; reason: FinishReason; message: AssistantMessage; usage?: TokenUsage; record: StreamRecord }
+
+/** Streams model calls. Implementations: `@keel/deepseek` (any OpenAI-compatible endpoint). */
+export interface LlmAdapter {
+  /** Provider name recorded in {@link StreamRecord.provider}. */
+  readonly provider: string
+  /** Default model id. */
+  readonly model: string
+  /** Streams one call. Throws {@link LlmError} on failure (before or during the stream). */
+  stream(request: LlmRequest): AsyncIterable<LlmChunk>
+}
+
+/** How a model call failed; decides whether it is retried. */
+export type LlmErrorKind =
+  | 'auth'
+  | 'insufficient-balance'
+  | 'invalid-request'
+  | 'context-overflow'
+  | 'rate-limit'
+  | 'server'
+  | 'network'
+  | 'stream-cut'
+  | 'malformed-response'
+  | 'aborted'
+
+const retryableKinds: ReadonlySet<LlmErrorKind> = new Set(['rate-limit', 'server', 'network', 'stream-cut'])
+
+/** A failed model call. `retryable` is derived from `kind`. */
+export class LlmError extends KeelError<`LLM_${string}`> {
+  readonly kind: LlmErrorKind
+  readonly status?: number
+  /** Server-requested wait (`Retry-After`), in milliseconds. */
+  readonly retryAfterMs?: number
+  /** What the stream had delivered before it failed, if anything. */
+  readonly partial?: AssistantMessage
+
+  constructor(
+    kind: LlmErrorKind,
+    message: string,
+    options: { status?: number; retryAfterMs?: number; partial?: AssistantMessage; cause?: unknown } = {},
+  ) {
+    super(`LLM_${kind.toUpperCase().replaceAll('-', '_')}`, message, { kind, status: options.status }, { cause: options.cause })
+    this.kind = kind
+    if (options.status !== undefined) this.status = options.status
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
+    if (options.partial !== undefined) this.partial = options.partial
+  }
+
+  get retryable(): boolean {
+    return retryableKinds.has(this.kind)
+  }
+}
+
+/** Runtime schema of {@link StreamRecord}. */
+export const streamRecordSchema = z.strictObject({
+  provider: z.string(),
+  model: z.string(),
+  responseId: z.string().optional(),
+  startedAt: z.number(),
+  firstChunkAt: z.number().optional(),
+  endedAt: z.number(),
+  finishReason: finishReasonSchema.optional(),
+  chunks: z.number().int().nonnegative(),
+})

@@ -1,0 +1,30 @@
+// `pnpm bench`: runs every `scripts/bench/*.bench.ts` (or the ones named on the command line)
+// in its own process, one after another, so one benchmark's heap does not skew the next.
+// Each benchmark prints its figures as ratios against a baseline measured in the same run.
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const wanted = process.argv.slice(2)
+const all = readdirSync(here)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .sort()
+const selected = wanted.length === 0 ? all : all.filter((f) => wanted.some((w) => f.includes(w)))
+if (selected.length === 0) {
+  console.error(`no benchmark matches ${wanted.join(', ')}; available: ${all.join(', ')}`)
+  process.exit(2)
+}
+let failed = 0
+for (const file of selected) {
+  console.log(`\n=== ${file} ===`)
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, file)], {
+    stdio: 'inherit',
+  })
+  if (result.status !== 0) {
+    failed++
+    console.error(`${file} exited with ${result.status ?? result.signal}`)
+  }
+}
+process.exit(failed === 0 ? 0 : 1)

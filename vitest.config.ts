@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config'
+
+// One vitest run for the whole workspace. Each package's tests live in its `tests/` folder.
+// Two cores: keep file parallelism modest so the PostgreSQL and child-process tests stay stable.
+export default defineConfig({
+  test: {
+    include: ['packages/*/*/tests/**/*.test.ts', 'scripts/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', '**/fixtures/**'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+})
