@@ -1,0 +1,93 @@
+import type { ImageBlock, TextBlock, ToolCallId } from '@keel/llm'
+import type { Session } from '@keel/session'
+import type { z } from 'zod'
+
+/**
+ * What a tool is — never whether it may run (that is the permission decision's job).
+ * Set them truthfully: the approval policy reads them.
+ */
+export interface ToolAnnotations {
+  /** Only reads; changes nothing anywhere. */
+  readOnly: boolean
+  /** May destroy or overwrite data (delete, overwrite, run arbitrary commands). */
+  destructive: boolean
+  /** Reaches outside the workspace (network, other processes' state). */
+  openWorld: boolean
+  /** Calling twice with the same arguments has the effect of calling once. */
+  idempotent: boolean
+}
+
+/**
+ * The facts of one concrete call that a permission check needs: the paths as the model
+ * wrote them and as resolved against the working directory, and the command line for
+ * shell tools.
+ */
+export interface ToolCallFacts {
+  rawPaths?: string[]
+  resolvedPaths?: string[]
+  command?: string
+}
+
+/** One progress report of a running tool (shown live, not persisted). */
+export interface ToolProgress {
+  message: string
+  /** 0..1 when the tool knows how far it is. */
+  fraction?: number
+}
+
+/** What a running tool gets besides its arguments. */
+export interface ToolContext {
+  /** Aborted when the turn is cancelled; long-running tools must stop promptly. */
+  readonly signal: AbortSignal
+  /** The agent's working directory; relative paths resolve against it. */
+  readonly cwd: string
+  readonly callId: ToolCallId
+  /** The session, read-only: tools observe the log, they never append to it. */
+  readonly session: Session
+  /** Reports progress to live UIs. */
+  progress(update: ToolProgress): void
+}
+
+/** What a tool returns. A plain string is shorthand for one text block. */
+export interface ToolOutput {
+  content: Array<TextBlock | ImageBlock>
+  /** The call failed; `content` tells the model what went wrong and what to do. */
+  isError?: boolean
+  /** A stable code the model can act on when `isError` (`FILE_NOT_FOUND`, `TIMEOUT`, …). */
+  errorCode?: string
+}
+
+/**
+ * A predicate over a tool's input, declared bivariantly so a `Tool<Specific>` is assignable
+ * to `Tool<unknown>` (registries hold tools of many input types).
+ */
+export type InputPredicate<Input> = { check(input: Input): boolean }['check']
+
+/** A tool the model can call. */
+export interface Tool<Input = unknown> {
+  /** `^[a-zA-Z0-9_-]{1,64}$`, unique within an agent. */
+  readonly name: string
+  /** What the tool does and when to use it, written for the model. */
+  readonly description: string
+  /** Validates the parsed arguments; sent to the model as JSON Schema. */
+  readonly inputSchema: z.ZodType<Input>
+  readonly annotations: ToolAnnotations
+  /**
+   * May run in parallel with other concurrency-safe calls of the same step. Default false
+   * (fail-closed): only pure readers should say true.
+   */
+  readonly isConcurrencySafe?: boolean | InputPredicate<Input>
+  /**
+   * Output longer than this many characters is stored beside the session and the model
+   * gets a truncated view naming the location. Default: the runtime's cap.
+   */
+  readonly maxResultChars?: number
+  /** The facts of a call for the permission decision (paths, command). */
+  facts?(input: Input, cwd: string): ToolCallFacts
+  call(input: Input, context: ToolContext): Promise<ToolOutput | string>
+}
+
+/** Identity helper that infers `Input` from the schema. */
+export function defineTool<Input>(tool: Tool<Input>): Tool<Input> {
+  return tool
+}

@@ -1,0 +1,89 @@
+import type { Session, SessionEvent, SessionHeader, SessionHeaderInit, SessionId } from '@keel/session'
+
+/** How to create a session in a store. */
+export interface CreateSessionInit {
+  /** The id; a fresh random one when absent. */
+  id?: string
+  /** Header fields (cwd, agentPreset, title, …). Ignored when `from` is given. */
+  header?: SessionHeaderInit
+  /**
+   * An in-memory session to persist as-is (e.g. the result of `session.fork(...)`): its
+   * header and every event are written before the handle is returned.
+   */
+  from?: Session
+}
+
+/** Header-level facts of one stored session, as `list()` returns them. */
+export interface SessionSummary {
+  id: SessionId
+  createdAt: number
+  cwd?: string
+  agentPreset?: string
+  title?: string
+  parentSession?: SessionId
+  /** Number of events, when the backend knows it without reading the log. */
+  eventCount?: number
+}
+
+/** Filters of `list()`. */
+export interface ListOptions {
+  /** Only sessions created in this working directory. */
+  cwd?: string
+  /** At most this many, newest first. Default 50. */
+  limit?: number
+}
+
+/** Something the store noticed and handled while reading a session (never silent). */
+export interface StoreNotice {
+  /** `TORN_TAIL_DROPPED`, `STALE_LOCK_TAKEN_OVER`, `INTERRUPTED_TURN_CLOSED`, … */
+  code: string
+  message: string
+}
+
+/** A read-only view of a stored session: nothing is repaired or written. */
+export interface SessionInspection {
+  header: SessionHeader
+  events: readonly SessionEvent[]
+  notices: readonly StoreNotice[]
+  /** The turn that was open when the log ends (a crash mid-turn), if any. */
+  interruptedTurn?: number
+}
+
+/**
+ * An open session with an exclusive writer. Every event appended to `session` (through
+ * `session.append`) is persisted: appends are batched, and `flush()` is the durability
+ * checkpoint — it resolves only once every event appended so far is on disk / committed.
+ */
+export interface SessionHandle {
+  readonly session: Session
+  /** What the store noticed while opening (torn tail dropped, stale lock taken over, …). */
+  readonly notices: readonly StoreNotice[]
+  /** Resolves when every event appended so far is durable; rejects if a write failed. */
+  flush(): Promise<void>
+  /** Flushes, then releases the writer lock. The session stays readable in memory. */
+  close(): Promise<void>
+}
+
+/** A storage backend for session logs. Every backend passes the conformance suite. */
+export interface SessionStore {
+  /** `memory`, `jsonl`, `postgres`. */
+  readonly kind: string
+  /** Creates and opens a new session for writing. */
+  create(init?: CreateSessionInit): Promise<SessionHandle>
+  /**
+   * Opens an existing session for writing (exclusive). A log whose last turn has no
+   * `turn/end` is closed with a synthetic `turn/end { reason: 'interrupted' }` (and the
+   * open step with `step/end`), written here.
+   */
+  open(id: string): Promise<SessionHandle>
+  /** Loads a validated session for reading; takes no lock and writes nothing. */
+  load(id: string): Promise<Session>
+  /** Reads a session without repairing or writing anything, reporting what it noticed. */
+  inspect(id: string): Promise<SessionInspection>
+  /** Header-level data of stored sessions, newest first. */
+  list(options?: ListOptions): Promise<SessionSummary[]>
+  /** The raw stored artifact (the JSONL text), where the backend keeps one. */
+  readRaw(id: string): Promise<string | undefined>
+  /** Closes every open handle (flushing) and releases resources. */
+  close(): Promise<void>
+}
