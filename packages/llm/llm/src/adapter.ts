@@ -84,17 +84,26 @@ export class LlmError extends KeelError<`LLM_${string}`> {
   readonly retryAfterMs?: number
   /** What the stream had delivered before it failed, if anything. */
   readonly partial?: AssistantMessage
+  /** Facts of the failed call (no `finishReason`), when the adapter got as far as sending it. */
+  readonly record?: StreamRecord
 
   constructor(
     kind: LlmErrorKind,
     message: string,
-    options: { status?: number; retryAfterMs?: number; partial?: AssistantMessage; cause?: unknown } = {},
+    options: {
+      status?: number
+      retryAfterMs?: number
+      partial?: AssistantMessage
+      record?: StreamRecord
+      cause?: unknown
+    } = {},
   ) {
     super(`LLM_${kind.toUpperCase().replaceAll('-', '_')}`, message, { kind, status: options.status }, { cause: options.cause })
     this.kind = kind
     if (options.status !== undefined) this.status = options.status
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs
     if (options.partial !== undefined) this.partial = options.partial
+    if (options.record !== undefined) this.record = options.record
   }
 
   get retryable(): boolean {
