@@ -8,7 +8,12 @@ export class KeelError<Code extends string = string> extends Error {
   readonly code: Code
   readonly details: Readonly<Record<string, unknown>>
 
-  constructor(code: Code, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(
+    code: Code,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
     super(message, options)
     this.name = new.target.name
     this.code = code

@@ -37,6 +37,8 @@ export type SessionErrorCode =
   | 'DUPLICATE_TOOL_RESULT'
   /** A subscriber tried to append while being notified. */
   | 'REENTRANT_APPEND'
+  /** The event WAS committed, but a subscriber threw while being notified (details.seq). */
+  | 'SUBSCRIBER_FAILED'
   /** A stored event's type is unknown to this build and not marked ignorable. */
   | 'UNKNOWN_REQUIRED_EVENT'
   /** A stored event's envelope is malformed (seq not equal to its index, bad time, …). */

@@ -4,8 +4,8 @@ import {
   type DeveloperMessage,
   developerMessageSchema,
   type StreamRecord,
-  streamRecordSchema,
   type SystemMessage,
+  streamRecordSchema,
   systemMessageSchema,
   type TokenUsage,
   type ToolCallId,
@@ -90,7 +90,13 @@ export interface SessionEventMap {
    * aborted before any content. Log-only, so it never fabricates history the model sees.
    * `attempt` counts from 1 within the step.
    */
-  'assistant/attempt': { turn: number; step: number; attempt: number; stream: StreamRecord; error: ErrorRecord }
+  'assistant/attempt': {
+    turn: number
+    step: number
+    attempt: number
+    stream: StreamRecord
+    error: ErrorRecord
+  }
 
   /** Operator instructions, on the surface; usually the first event of a session. */
   'system/message': { message: SystemMessage }
@@ -153,7 +159,10 @@ registerEvents('@keel/session', {
     error: errorRecordSchema,
   }),
   'system/message': z.strictObject({ message: systemMessageSchema }),
-  'developer/message': z.strictObject({ message: developerMessageSchema, source: z.string().min(1).optional() }),
+  'developer/message': z.strictObject({
+    message: developerMessageSchema,
+    source: z.string().min(1).optional(),
+  }),
   'tool/call': z.strictObject({
     turn: turnNumber,
     step: turnNumber,
@@ -166,7 +175,9 @@ registerEvents('@keel/session', {
     step: turnNumber,
     message: toolResultMessageSchema,
     errorCode: z.string().min(1).optional(),
-    storedAside: z.strictObject({ path: z.string().min(1), chars: z.number().int().nonnegative() }).optional(),
+    storedAside: z
+      .strictObject({ path: z.string().min(1), chars: z.number().int().nonnegative() })
+      .optional(),
   }),
   'session/end-seed': z.strictObject({ parentSession: sessionIdSchema, parentSeq: sessionSeqSchema }),
 })

@@ -1,8 +1,10 @@
 export type { Brand, JsonObject, JsonValue } from '@keel/base'
 export { KeelError } from '@keel/base'
-export { type SessionErrorCode, SessionError } from './errors.js'
+export { SessionError, type SessionErrorCode } from './errors.js'
 export type { ErrorRecord, SessionEventMap, TurnEndReason } from './events.js'
+
 import './events.js'
+
 export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 export {
   type CheckedEventSchema,

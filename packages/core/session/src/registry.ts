@@ -6,7 +6,10 @@ import type { SessionEventType, SessionId, SessionSeq } from './types.js'
 /** Runtime schema of {@link SessionId}: 1–128 characters of `[A-Za-z0-9._-]`, not starting with `.`. */
 export const sessionIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/, 'a session id is 1–128 of A-Z a-z 0-9 . _ - (no leading dot)') as unknown as z.ZodType<SessionId>
+  .regex(
+    /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/,
+    'a session id is 1–128 of A-Z a-z 0-9 . _ - (no leading dot)',
+  ) as unknown as z.ZodType<SessionId>
 
 /** Runtime schema of {@link SessionSeq}: a non-negative integer. */
 export const sessionSeqSchema = z.number().int().nonnegative() as unknown as z.ZodType<SessionSeq>

@@ -3,7 +3,7 @@ import type { Message } from '@keel/llm'
 import type { z } from 'zod'
 import { SessionError } from './errors.js'
 import type { SessionEventMap } from './events.js'
-import { KNOWN_EVENT_TYPES } from './known-event-types.js'
+import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 import { getEventRegistration, sessionIdSchema } from './registry.js'
 import {
   type NoSurfaceFields,
@@ -33,6 +33,19 @@ export type SessionHeaderInit = Partial<Omit<SessionHeader, 'id'>>
 export interface SessionOptions {
   /** Time source for appended events, Unix ms. Defaults to `Date.now`. */
   clock?: () => number
+  /**
+   * A last check of each live append, run after every other validation and just before
+   * the event is committed; throwing refuses the append and changes nothing. Stores use it
+   * to refuse an event they could not persist (a line over the size cap, a closed handle).
+   * Not run for replayed seed events.
+   */
+  beforeCommit?: (event: SessionEvent, session: Session) => void
+  /**
+   * The event types this build knows without their plugin loaded (stored events of these
+   * types are checked as plain JSON and kept verbatim). Defaults to the generated
+   * {@link KNOWN_EVENT_TYPES}.
+   */
+  knownEventTypes?: Readonly<Record<string, KnownEventType>>
 }
 
 /**
@@ -65,7 +78,12 @@ const SURFACE_TYPES: ReadonlySet<string> = new Set<SurfaceEventType>([
 ])
 
 /** Core event types that must be inside an open step. */
-const STEP_SCOPED: ReadonlySet<string> = new Set(['assistant/message', 'assistant/attempt', 'tool/call', 'tool/result'])
+const STEP_SCOPED: ReadonlySet<string> = new Set([
+  'assistant/message',
+  'assistant/attempt',
+  'tool/call',
+  'tool/result',
+])
 
 interface SurfaceNode {
   readonly seq: number
@@ -111,6 +129,8 @@ export class Session {
   readonly #header: SessionHeader
   readonly #events: SessionEvent[] = []
   readonly #clock: () => number
+  readonly #beforeCommit: ((event: SessionEvent, session: Session) => void) | undefined
+  readonly #known: Readonly<Record<string, KnownEventType>>
   readonly #listeners = new Set<SessionListener>()
   readonly #projections = new Map<Projection<unknown>, ProjectionCache>()
   /** Seqs of stored events whose type this build does not know (ignorable ones only). */
@@ -135,6 +155,8 @@ export class Session {
   private constructor(header: SessionHeader, options: SessionOptions) {
     this.#header = Object.freeze({ ...header })
     this.#clock = options.clock ?? Date.now
+    this.#beforeCommit = options.beforeCommit
+    this.#known = options.knownEventTypes ?? KNOWN_EVENT_TYPES
   }
 
   /**
@@ -165,7 +187,12 @@ export class Session {
         { id, version },
       )
     }
-    const full: SessionHeader = { ...header, version, id: id as SessionId, createdAt: header.createdAt ?? Date.now() }
+    const full: SessionHeader = {
+      ...header,
+      version,
+      id: id as SessionId,
+      createdAt: header.createdAt ?? Date.now(),
+    }
     let frozen: SessionHeader
     try {
       frozen = toFrozenJson(full, 'header', `session ${id} header`)
@@ -224,7 +251,11 @@ export class Session {
    * Validates and commits one event, then notifies subscribers. Throws {@link SessionError}
    * and changes nothing when the event is refused.
    */
-  append<T extends SessionEventType>(type: T, data: SessionEventMap[T], options?: AppendOptions<T>): SessionEvent<T> {
+  append<T extends SessionEventType>(
+    type: T,
+    data: SessionEventMap[T],
+    options?: AppendOptions<T>,
+  ): SessionEvent<T> {
     if (this.#notifying) {
       throw new SessionError(
         'REENTRANT_APPEND',
@@ -254,7 +285,7 @@ export class Session {
     })
     const frozenData = this.#checkData(type, seq, event.data, registration.schema)
     const committed = Object.freeze({ ...event, data: frozenData }) as SessionEvent
-    this.#commit(committed, true)
+    this.#commit(committed, true, this.#beforeCommit)
     this.#notify(committed)
     return committed as SessionEvent<T>
   }
@@ -324,7 +355,7 @@ export class Session {
    */
   fork(childId: string, atSeq?: number, options: SessionOptions = {}): Session {
     const last = atSeq ?? this.#events.length - 1
-    if (!Number.isInteger(last) || last < -1 || last >= this.#events.length) {
+    if (!Number.isInteger(last) || last < 0 || last >= this.#events.length) {
       throw new SessionError(
         'FORK_CUT_INVALID',
         `cannot fork session ${this.id} at seq ${last}: the log has seqs 0..${this.#events.length - 1}`,
@@ -339,7 +370,10 @@ export class Session {
     }
     if (this.#header.cwd !== undefined) header.cwd = this.#header.cwd
     if (this.#header.agentPreset !== undefined) header.agentPreset = this.#header.agentPreset
-    const child = Session.create(childId, header, undefined, { clock: options.clock ?? this.#clock })
+    const child = Session.create(childId, header, undefined, {
+      clock: options.clock ?? this.#clock,
+      knownEventTypes: options.knownEventTypes ?? this.#known,
+    })
     for (let i = 0; i < seedLength; i++) {
       const event = this.#events[i]!
       if (this.#opaque.has(i)) child.#opaque.add(i)
@@ -380,12 +414,16 @@ export class Session {
     }
     if (!('data' in stored)) throw envelopeError(seq, 'has no `data`', type)
     const registration = getEventRegistration(type)
-    const known = KNOWN_EVENT_TYPES[type]
+    const known = Object.hasOwn(this.#known, type) ? this.#known[type] : undefined
     if (!registration && !known) {
       if (stored.ignorable === true) {
         let frozen: SessionEvent
         try {
-          frozen = toFrozenJson(stored, `event[${seq}]`, `ignorable event '${type}' at seq ${seq}`) as unknown as SessionEvent
+          frozen = toFrozenJson(
+            stored,
+            `event[${seq}]`,
+            `ignorable event '${type}' at seq ${seq}`,
+          ) as unknown as SessionEvent
         } catch (error) {
           throw asSessionError(error, `event[${seq}]`, type, seq)
         }
@@ -454,7 +492,11 @@ export class Session {
       const { startSeq, endSeq } = op as { startSeq?: unknown; endSeq?: unknown }
       const keys = Object.keys(op)
       if (Number.isInteger(startSeq) && Number.isInteger(endSeq) && keys.length === 3) {
-        return Object.freeze({ op: 'replace', startSeq: startSeq as SessionSeq, endSeq: endSeq as SessionSeq })
+        return Object.freeze({
+          op: 'replace',
+          startSeq: startSeq as SessionSeq,
+          endSeq: endSeq as SessionSeq,
+        })
       }
     }
     throw new SessionError(
@@ -480,7 +522,12 @@ export class Session {
         throw new SessionError(
           'EVENT_DATA_INVALID',
           `event '${type}' (seq ${seq}): ${path}: ${issue.message}${result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : ''}`,
-          { type, seq, path, issues: result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) },
+          {
+            type,
+            seq,
+            path,
+            issues: result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })),
+          },
         )
       }
     }
@@ -491,7 +538,11 @@ export class Session {
    * Applies lifecycle and surface rules and commits. With `validate` false (fork copies of
    * already-validated events) the rules still update state but cannot fail.
    */
-  #commit(event: SessionEvent, validate: boolean): void {
+  #commit(
+    event: SessionEvent,
+    validate: boolean,
+    beforeCommit?: (event: SessionEvent, session: Session) => void,
+  ): void {
     const type = event.type as string
     const seq = event.seq as number
     const data = event.data as Record<string, unknown>
@@ -512,7 +563,12 @@ export class Session {
             throw lifecycle('TURN_ALREADY_OPEN', type, seq, `turn ${openTurn} is still open; end it first`)
           }
           if (validate && turn <= lastTurn) {
-            throw lifecycle('TURN_NUMBER_INVALID', type, seq, `turn ${turn} is not after the last turn ${lastTurn}`)
+            throw lifecycle(
+              'TURN_NUMBER_INVALID',
+              type,
+              seq,
+              `turn ${turn} is not after the last turn ${lastTurn}`,
+            )
           }
           openTurn = turn
           lastTurn = turn
@@ -525,7 +581,12 @@ export class Session {
           if (validate) {
             this.#requireTurn(type, seq, data.turn)
             if (openStep !== null) {
-              throw lifecycle('STEP_STILL_OPEN', type, seq, `step ${openStep} is still open; append its step/end first`)
+              throw lifecycle(
+                'STEP_STILL_OPEN',
+                type,
+                seq,
+                `step ${openStep} is still open; append its step/end first`,
+              )
             }
           }
           openTurn = null
@@ -554,7 +615,12 @@ export class Session {
           if (validate) this.#requireStep(type, seq, data)
           const callId = data.callId as string
           if (validate && this.#toolCalls.has(callId)) {
-            throw lifecycle('DUPLICATE_TOOL_CALL', type, seq, `call id '${callId}' was already used in turn ${openTurn}`)
+            throw lifecycle(
+              'DUPLICATE_TOOL_CALL',
+              type,
+              seq,
+              `call id '${callId}' was already used in turn ${openTurn}`,
+            )
           }
           callToAdd = callId
           break
@@ -590,6 +656,7 @@ export class Session {
     } else if (validate && isSurface && surfaceEvent.sourceEventSeqs) {
       // sources already range-checked in #build
     }
+    beforeCommit?.(event, this)
     // 3. commit (nothing below may throw)
     this.#openTurn = openTurn
     this.#lastTurn = lastTurn
@@ -600,7 +667,12 @@ export class Session {
     if (resultFor !== null) this.#toolCalls.set(resultFor, true)
     this.#events.push(event)
     if (isSurface) {
-      const node: SurfaceNode = { seq, message: (data as { message: Message }).message, prev: null, next: null }
+      const node: SurfaceNode = {
+        seq,
+        message: (data as { message: Message }).message,
+        prev: null,
+        next: null,
+      }
       if (replaced) this.#replaceNodes(replaced, node)
       else this.#appendNode(node)
     }
@@ -617,7 +689,12 @@ export class Session {
     this.#requireTurn(type, seq, data.turn)
     if (this.#openStep === null) throw lifecycle('OUTSIDE_STEP', type, seq, 'no step is open')
     if (data.step !== this.#openStep) {
-      throw lifecycle('OUTSIDE_STEP', type, seq, `it names step ${data.step} but step ${this.#openStep} is open`)
+      throw lifecycle(
+        'OUTSIDE_STEP',
+        type,
+        seq,
+        `it names step ${data.step} but step ${this.#openStep} is open`,
+      )
     }
   }
 
@@ -682,10 +759,25 @@ export class Session {
   #notify(event: SessionEvent): void {
     if (this.#listeners.size === 0) return
     this.#notifying = true
+    const failures: unknown[] = []
     try {
-      for (const listener of this.#listeners) listener(event, this)
+      for (const listener of this.#listeners) {
+        try {
+          listener(event, this)
+        } catch (error) {
+          failures.push(error)
+        }
+      }
     } finally {
       this.#notifying = false
+    }
+    if (failures.length > 0) {
+      throw new SessionError(
+        'SUBSCRIBER_FAILED',
+        `event '${event.type}' was committed at seq ${event.seq}, but ${failures.length} subscriber(s) threw: ${failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ')}`,
+        { type: event.type, seq: event.seq, committed: true },
+        { cause: failures[0] },
+      )
     }
   }
 }
@@ -715,7 +807,16 @@ function envelopeError(seq: number, reason: string, type?: string): SessionError
 }
 
 function lifecycle(
-  code: 'TURN_ALREADY_OPEN' | 'TURN_NUMBER_INVALID' | 'OUTSIDE_TURN' | 'STEP_ALREADY_OPEN' | 'OUTSIDE_STEP' | 'STEP_STILL_OPEN' | 'DUPLICATE_TOOL_CALL' | 'TOOL_RESULT_WITHOUT_CALL' | 'DUPLICATE_TOOL_RESULT',
+  code:
+    | 'TURN_ALREADY_OPEN'
+    | 'TURN_NUMBER_INVALID'
+    | 'OUTSIDE_TURN'
+    | 'STEP_ALREADY_OPEN'
+    | 'OUTSIDE_STEP'
+    | 'STEP_STILL_OPEN'
+    | 'DUPLICATE_TOOL_CALL'
+    | 'TOOL_RESULT_WITHOUT_CALL'
+    | 'DUPLICATE_TOOL_RESULT',
   type: string,
   seq: number,
   reason: string,

@@ -10,7 +10,6 @@ export type SessionSeq = Brand<number, 'SessionSeq'>
 
 export type { SessionEventMap, ToolCallId }
 
-
 /** The appendable event-type keys of {@link SessionEventMap}, plugin-merged extensions included. */
 export type SessionEventType = keyof SessionEventMap & string
 
@@ -19,7 +18,12 @@ export type SessionEventType = keyof SessionEventMap & string
  * ordered list of nodes the model sees). Only these may carry {@link SurfaceOp} and
  * `sourceEventSeqs`.
  */
-export type SurfaceEventType = 'system/message' | 'developer/message' | 'user/message' | 'assistant/message' | 'tool/result'
+export type SurfaceEventType =
+  | 'system/message'
+  | 'developer/message'
+  | 'user/message'
+  | 'assistant/message'
+  | 'tool/result'
 
 /**
  * How a surface event enters the surface.

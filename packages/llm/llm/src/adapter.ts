@@ -1,6 +1,12 @@
-import { z } from 'zod'
 import { KeelError } from '@keel/base'
-import { type AssistantMessage, type FinishReason, finishReasonSchema, type Message, type TokenUsage } from './messages.js'
+import { z } from 'zod'
+import {
+  type AssistantMessage,
+  type FinishReason,
+  finishReasonSchema,
+  type Message,
+  type TokenUsage,
+} from './messages.js'
 
 /** A tool as the model sees it: name, description and a JSON Schema of its input. */
 export interface ToolSpec {
@@ -49,7 +55,13 @@ export type LlmChunk =
   | { type: 'tool-call-delta'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'usage'; usage: TokenUsage }
   /** Always last on success: the assembled message and the call's facts. */
-  | { type: 'finish'; reason: FinishReason; message: AssistantMessage; usage?: TokenUsage; record: StreamRecord }
+  | {
+      type: 'finish'
+      reason: FinishReason
+      message: AssistantMessage
+      usage?: TokenUsage
+      record: StreamRecord
+    }
 
 /** Streams model calls. Implementations: `@keel/deepseek` (any OpenAI-compatible endpoint). */
 export interface LlmAdapter {
@@ -98,7 +110,12 @@ export class LlmError extends KeelError<`LLM_${string}`> {
       cause?: unknown
     } = {},
   ) {
-    super(`LLM_${kind.toUpperCase().replaceAll('-', '_')}`, message, { kind, status: options.status }, { cause: options.cause })
+    super(
+      `LLM_${kind.toUpperCase().replaceAll('-', '_')}`,
+      message,
+      { kind, status: options.status },
+      { cause: options.cause },
+    )
     this.kind = kind
     if (options.status !== undefined) this.status = options.status
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs

@@ -22,12 +22,12 @@ export {
   type ToolCallBlock,
   type ToolCallId,
   type ToolResultMessage,
-  type UserMessage,
   text,
   textBlockSchema,
   tokenUsageSchema,
   toolCallBlockSchema,
   toolCallIdSchema,
   toolResultMessageSchema,
+  type UserMessage,
   userMessageSchema,
 } from './messages.js'

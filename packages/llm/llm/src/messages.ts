@@ -1,5 +1,5 @@
-import { z } from 'zod'
 import type { Brand } from '@keel/base'
+import { z } from 'zod'
 
 /** The id the model gave one tool call; pairs the call with its result. */
 export type ToolCallId = Brand<string, 'ToolCallId'>
@@ -104,7 +104,13 @@ export interface TokenUsage {
 }
 
 /** Why the model stopped producing output. */
-export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'insufficient-resources' | 'other'
+export type FinishReason =
+  | 'stop'
+  | 'tool-calls'
+  | 'length'
+  | 'content-filter'
+  | 'insufficient-resources'
+  | 'other'
 
 const count = z.number().int().nonnegative()
 
@@ -126,7 +132,10 @@ export const imageBlockSchema = z.strictObject({
   data: z.string(),
 })
 /** Runtime schema of {@link SystemMessage}. */
-export const systemMessageSchema = z.strictObject({ role: z.literal('system'), content: z.array(textBlockSchema) })
+export const systemMessageSchema = z.strictObject({
+  role: z.literal('system'),
+  content: z.array(textBlockSchema),
+})
 /** Runtime schema of {@link DeveloperMessage}. */
 export const developerMessageSchema = z.strictObject({
   role: z.literal('developer'),
@@ -140,7 +149,9 @@ export const userMessageSchema = z.strictObject({
 /** Runtime schema of {@link AssistantMessage}. */
 export const assistantMessageSchema = z.strictObject({
   role: z.literal('assistant'),
-  content: z.array(z.discriminatedUnion('type', [textBlockSchema, reasoningBlockSchema, toolCallBlockSchema])),
+  content: z.array(
+    z.discriminatedUnion('type', [textBlockSchema, reasoningBlockSchema, toolCallBlockSchema]),
+  ),
 })
 /** Runtime schema of {@link ToolResultMessage}. */
 export const toolResultMessageSchema = z.strictObject({
@@ -160,7 +171,14 @@ export const tokenUsageSchema = z.strictObject({
   reasoningTokens: count.optional(),
 })
 /** Runtime schema of {@link FinishReason}. */
-export const finishReasonSchema = z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'insufficient-resources', 'other'])
+export const finishReasonSchema = z.enum([
+  'stop',
+  'tool-calls',
+  'length',
+  'content-filter',
+  'insufficient-resources',
+  'other',
+])
 
 /** The concatenated text blocks of a message, for display and summaries. */
 export function messageText(message: Message): string {

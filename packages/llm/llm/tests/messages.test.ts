@@ -1,0 +1,43 @@
+import { assistantMessageSchema, LlmError, messageText, text, toolResultMessageSchema } from '@keel/llm'
+import { describe, expect, it } from 'vitest'
+
+describe('messages', () => {
+  it('messageText joins text blocks only', () => {
+    expect(
+      messageText({
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'hmm' },
+          text('a'),
+          { type: 'tool-call', id: 'c' as never, name: 'n', arguments: '{' },
+          text('b'),
+        ],
+      }),
+    ).toBe('ab')
+  })
+
+  it('schemas are strict and keep raw tool arguments as text', () => {
+    const raw = '{"path": "a.ts", "unterminated'
+    const ok = assistantMessageSchema.safeParse({
+      role: 'assistant',
+      content: [{ type: 'tool-call', id: 'c1', name: 'read_file', arguments: raw }],
+    })
+    expect(ok.success).toBe(true)
+    expect(assistantMessageSchema.safeParse({ role: 'assistant', content: [], extra: 1 }).success).toBe(false)
+    expect(
+      toolResultMessageSchema.safeParse({ role: 'tool', toolCallId: '', toolName: 'x', content: [] }).success,
+    ).toBe(false)
+  })
+})
+
+describe('LlmError', () => {
+  it('derives a stable code and retryability from its kind', () => {
+    const e = new LlmError('rate-limit', 'slow down', { status: 429, retryAfterMs: 2000 })
+    expect(e.code).toBe('LLM_RATE_LIMIT')
+    expect(e.retryable).toBe(true)
+    expect(e.retryAfterMs).toBe(2000)
+    expect(new LlmError('context-overflow', 'too long', { status: 400 }).retryable).toBe(false)
+    expect(new LlmError('stream-cut', 'cut').retryable).toBe(true)
+    expect(new LlmError('auth', 'bad key').code).toBe('LLM_AUTH')
+  })
+})
