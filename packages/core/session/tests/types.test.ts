@@ -57,12 +57,9 @@ describe('SessionEvent is a discriminated union', () => {
     const refuse = () => {
       // @ts-expect-error surfaceOp is not allowed on a non-surface event
       s.append('turn/start', { turn: 1 }, { surfaceOp: 'append' })
+      const call = { turn: 1, step: 1, callId: 'c' as never, name: 'n', arguments: '' }
       // @ts-expect-error sourceEventSeqs is not allowed on a non-surface event
-      s.append(
-        'tool/call',
-        { turn: 1, step: 1, callId: 'c' as never, name: 'n', arguments: '' },
-        { sourceEventSeqs: [] },
-      )
+      s.append('tool/call', call, { sourceEventSeqs: [] })
       // @ts-expect-error payload must match SessionEventMap['turn/start']
       s.append('turn/start', { turn: '1' })
       // @ts-expect-error unknown event type
