@@ -13,6 +13,28 @@ export interface CreateSessionInit {
   from?: Session
 }
 
+/** Options of `SessionStore.fork`. */
+export interface ForkOptions {
+  /** The last parent seq to copy (default: the whole log). Must not cut inside an open turn. */
+  atSeq?: number
+  /** The child's id; a fresh random one when absent. */
+  childId?: string
+}
+
+/** Options every store built on the shared handle logic accepts. */
+export interface StoreOptions {
+  /**
+   * Largest stored form of one event, in bytes (UTF-8 of its JSON line). A larger event is
+   * refused at append with `EventTooLarge` before it is committed. Default 1 MiB.
+   */
+  maxEventBytes?: number
+  /**
+   * How long appended events wait to be written together, in ms (default 2). `flush()`
+   * writes at once without waiting for the window.
+   */
+  batchWindowMs?: number
+}
+
 /** Header-level facts of one stored session, as `list()` returns them. */
 export interface SessionSummary {
   id: SessionId
@@ -84,6 +106,22 @@ export interface SessionStore {
   list(options?: ListOptions): Promise<SessionSummary[]>
   /** The raw stored artifact (the JSONL text), where the backend keeps one. */
   readRaw(id: string): Promise<string | undefined>
+  /**
+   * Low-level append of already-formed stored events (`{ type, seq, time, data, … }`,
+   * e.g. imported or replicated ones) to a stored session that no handle of this store has
+   * open, in one batch. They are validated against the stored log exactly as a load would;
+   * a first seq that is not the stored log's next seq gives `ConcurrentAppend` and writes
+   * nothing. JSONL takes the writer lock for the duration (`SessionLocked` if held);
+   * PostgreSQL relies on its `(session_id, seq)` key and the transaction instead.
+   * Returns the next seq.
+   */
+  append(id: string, events: readonly unknown[]): Promise<number>
+  /**
+   * Forks a stored session: copies its prefix through `atSeq` (default: all of it) into a
+   * new session (`parentSession`, `seedLength`, a `session/end-seed` marker) and returns
+   * the new session open for writing.
+   */
+  fork(id: string, options?: ForkOptions): Promise<SessionHandle>
   /** Closes every open handle (flushing) and releases resources. */
   close(): Promise<void>
 }

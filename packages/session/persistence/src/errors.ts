@@ -1,0 +1,171 @@
+import { KeelError } from '@keel/base'
+
+/** Where in a stored artifact something was found: file and line for JSONL, a table for SQL. */
+export interface StoreLocation {
+  /** The file (JSONL) or `schema.table` (PostgreSQL). */
+  file?: string
+  /** 1-based line number (the physical header is line 1). */
+  line?: number
+  /** Byte offset of the start of that line. */
+  offset?: number
+  /** The event seq involved, when known. */
+  seq?: number
+}
+
+/** Who holds a session's writer lock. */
+export interface LockHolder {
+  pid?: number
+  host?: string
+  /** When the lock was taken, Unix ms. */
+  since?: number
+}
+
+/** No session with that id is stored here. */
+export class SessionNotFound extends KeelError<'SESSION_NOT_FOUND'> {
+  constructor(id: string, where: string) {
+    super(
+      'SESSION_NOT_FOUND',
+      `session ${id} not found in ${where}; check the id (\`list\` shows stored sessions)`,
+      {
+        id,
+        where,
+      },
+    )
+  }
+}
+
+/** `create` with an id that is already stored. */
+export class SessionExists extends KeelError<'SESSION_EXISTS'> {
+  constructor(id: string, where: string) {
+    super('SESSION_EXISTS', `session ${id} already exists in ${where}; open it, or create with another id`, {
+      id,
+      where,
+    })
+  }
+}
+
+/** Another writer holds the session open (one writer per session). */
+export class SessionLocked extends KeelError<'SESSION_LOCKED'> {
+  constructor(id: string, holder: LockHolder, hint: string) {
+    const who =
+      holder.pid !== undefined
+        ? `process ${holder.pid} on ${holder.host ?? 'an unknown host'}`
+        : (holder.host ?? 'another writer')
+    super('SESSION_LOCKED', `session ${id} is open for writing by ${who}; ${hint}`, { id, holder })
+  }
+}
+
+/** Stored data that cannot be read as a valid session: names the file, line and reason. */
+export class SessionCorrupt extends KeelError<'SESSION_CORRUPT'> {
+  constructor(id: string, location: StoreLocation, reason: string, options?: { cause?: unknown }) {
+    const at = [
+      location.file,
+      location.line !== undefined ? `line ${location.line}` : undefined,
+      location.offset !== undefined ? `byte ${location.offset}` : undefined,
+    ]
+      .filter((p) => p !== undefined)
+      .join(', ')
+    super(
+      'SESSION_CORRUPT',
+      `session ${id} is corrupt${at ? ` at ${at}` : ''}: ${reason}. Nothing was changed; inspect or repair that line by hand (the rest of the log is intact)`,
+      { id, ...location, reason },
+      options,
+    )
+  }
+}
+
+/**
+ * The stored format version cannot be read by this build. `direction` is `newer` when a
+ * newer Keel wrote it (upgrade Keel) and `no-migration` when it is older and no migration
+ * chain reaches the current version.
+ */
+export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPORTED'> {
+  constructor(
+    id: string,
+    found: unknown,
+    supported: number,
+    direction: 'newer' | 'no-migration',
+    where: string,
+  ) {
+    super(
+      'SESSION_FORMAT_UNSUPPORTED',
+      direction === 'newer'
+        ? `session ${id} (${where}) has format version ${String(found)}, written by a newer Keel; this build reads up to version ${supported}. Upgrade Keel to open it`
+        : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
+      { id, found, supported, direction, where },
+    )
+  }
+}
+
+/** A stored event whose type this build does not know and that is not marked ignorable. */
+export class UnknownRequiredEvent extends KeelError<'UNKNOWN_REQUIRED_EVENT'> {
+  constructor(id: string, type: string, seq: number, location: StoreLocation, options?: { cause?: unknown }) {
+    super(
+      'UNKNOWN_REQUIRED_EVENT',
+      `session ${id}: event '${type}' at seq ${seq}${location.line !== undefined ? ` (line ${location.line})` : ''} is unknown to this build and not ignorable; load the plugin that owns it or upgrade Keel`,
+      { id, type, seq, ...location },
+      options,
+    )
+  }
+}
+
+/** A batch whose first seq is not the next seq of the stored log: another writer got there first. */
+export class ConcurrentAppend extends KeelError<'CONCURRENT_APPEND'> {
+  constructor(id: string, expectedSeq: number, storedNext: number | undefined) {
+    super(
+      'CONCURRENT_APPEND',
+      `session ${id}: a batch starting at seq ${expectedSeq} conflicts with ${storedNext === undefined ? 'an event another writer stored' : `the stored log, whose next seq is ${storedNext}`}; nothing of the batch was written. Reload the session before appending again`,
+      { id, expectedSeq, storedNext },
+    )
+  }
+}
+
+/** An event whose stored form exceeds the per-event size cap; refused before it was committed. */
+export class EventTooLarge extends KeelError<'EVENT_TOO_LARGE'> {
+  constructor(id: string, type: string, seq: number, bytes: number, limit: number) {
+    super(
+      'EVENT_TOO_LARGE',
+      `session ${id}: event '${type}' (seq ${seq}) is ${bytes} bytes stored, over the ${limit}-byte cap per event; store large outputs beside the log (tool results carry \`storedAside\`) and append a reference`,
+      { id, type, seq, bytes, limit },
+    )
+  }
+}
+
+/** Writing a batch failed; the handle accepts no more appends. Surfaces on the next `flush()`. */
+export class SessionWriteFailed extends KeelError<'SESSION_WRITE_FAILED'> {
+  constructor(id: string, firstSeq: number, lastSeq: number, options?: { cause?: unknown }) {
+    const cause = options?.cause
+    super(
+      'SESSION_WRITE_FAILED',
+      `session ${id}: writing events ${firstSeq}..${lastSeq} failed (${cause instanceof Error ? cause.message : String(cause)}); they are not durable and the handle accepts no more appends. Close it and reopen the session (the log keeps every event flushed before)`,
+      { id, firstSeq, lastSeq },
+      options,
+    )
+  }
+}
+
+/** An append to a session whose handle was closed. */
+export class SessionHandleClosed extends KeelError<'SESSION_HANDLE_CLOSED'> {
+  constructor(id: string) {
+    super(
+      'SESSION_HANDLE_CLOSED',
+      `session ${id}: its store handle is closed; open the session again to append`,
+      {
+        id,
+      },
+    )
+  }
+}
+
+/** Every error code the storage layer throws. */
+export type StoreErrorCode =
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_EXISTS'
+  | 'SESSION_LOCKED'
+  | 'SESSION_CORRUPT'
+  | 'SESSION_FORMAT_UNSUPPORTED'
+  | 'UNKNOWN_REQUIRED_EVENT'
+  | 'CONCURRENT_APPEND'
+  | 'EVENT_TOO_LARGE'
+  | 'SESSION_WRITE_FAILED'
+  | 'SESSION_HANDLE_CLOSED'

@@ -1,0 +1,185 @@
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import {
+  BackendStore,
+  checkFormatVersion,
+  HOST,
+  type LogWriter,
+  type PendingEvent,
+  type StoreBackend,
+  type StoredLog,
+} from './backend.js'
+import { ConcurrentAppend, SessionExists, SessionLocked, SessionNotFound } from './errors.js'
+import type { ListOptions, SessionSummary, StoreNotice, StoreOptions } from './store.js'
+
+interface MemoryRecord {
+  /** The stored header and format version, as JSON (stored forms, like a real backend). */
+  header: string
+  formatVersion: number
+  /** One JSON line per event. */
+  lines: string[]
+  locked: boolean
+}
+
+/**
+ * The storage behind {@link MemoryStore}s. Several stores over one storage behave like
+ * several processes over one directory (locks included), which is what tests need.
+ */
+export class MemoryStorage {
+  /** @internal */
+  readonly records = new Map<string, MemoryRecord>()
+
+  /**
+   * Test helper: appends raw JSON lines (any content) to a stored session without
+   * validation, to build corrupt or foreign logs.
+   */
+  appendRawLines(id: string, lines: readonly string[]): void {
+    const record = this.records.get(id)
+    if (!record) throw new SessionNotFound(id, 'memory')
+    record.lines.push(...lines)
+  }
+
+  /** Test helper: overwrites a stored session's format version. */
+  setFormatVersion(id: string, version: number): void {
+    const record = this.records.get(id)
+    if (!record) throw new SessionNotFound(id, 'memory')
+    record.formatVersion = version
+  }
+}
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions extends StoreOptions {
+  /** Share a storage between stores (default: a new, empty one). */
+  storage?: MemoryStorage
+  /** Fault injection for tests: return an error to make the write of that batch fail. */
+  failWrite?: (id: string, batch: readonly PendingEvent[]) => Error | undefined
+}
+
+/**
+ * An in-memory store for tests: keeps the stored forms (JSON text) so a round trip goes
+ * through serialization exactly like a durable backend, and enforces the same lock rules.
+ */
+export class MemoryStore extends BackendStore {
+  readonly storage: MemoryStorage
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const storage = options.storage ?? new MemoryStorage()
+    super(new MemoryBackend(storage, options.failWrite), options)
+    this.storage = storage
+  }
+}
+
+class MemoryBackend implements StoreBackend {
+  readonly kind = 'memory'
+  readonly where = 'memory'
+  readonly #storage: MemoryStorage
+  readonly #failWrite: MemoryStoreOptions['failWrite']
+
+  constructor(storage: MemoryStorage, failWrite: MemoryStoreOptions['failWrite']) {
+    this.#storage = storage
+    this.#failWrite = failWrite
+  }
+
+  async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+    if (this.#storage.records.has(header.id)) throw new SessionExists(header.id, this.where)
+    const record: MemoryRecord = {
+      header: JSON.stringify(header),
+      formatVersion: SESSION_FORMAT_VERSION,
+      lines: initial.map((p) => p.json),
+      locked: true,
+    }
+    this.#storage.records.set(header.id, record)
+    return { writer: this.#writer(header.id, record), notices: [] }
+  }
+
+  async openForWrite(id: string) {
+    const record = this.#record(id)
+    if (record.locked) {
+      throw new SessionLocked(id, { host: HOST }, 'another store over the same memory storage has it open')
+    }
+    record.locked = true
+    const writer = this.#writer(id, record)
+    try {
+      return { log: this.#log(id, record), writer, notices: [] }
+    } catch (error) {
+      await writer.close()
+      throw error
+    }
+  }
+
+  async read(id: string): Promise<StoredLog> {
+    return this.#log(id, this.#record(id))
+  }
+
+  async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {
+    const record = this.#record(id)
+    if (record.locked)
+      throw new SessionLocked(id, { host: HOST }, 'append through the handle that has it open')
+    const { firstSeq, pending } = build(this.#log(id, record))
+    if (firstSeq !== record.lines.length) throw new ConcurrentAppend(id, firstSeq, record.lines.length)
+    record.lines.push(...pending.map((p) => p.json))
+  }
+
+  async list(options: ListOptions & { limit: number }): Promise<SessionSummary[]> {
+    const out: SessionSummary[] = []
+    for (const record of this.#storage.records.values()) {
+      const header = JSON.parse(record.header) as SessionHeader
+      if (options.cwd !== undefined && header.cwd !== options.cwd) continue
+      out.push(summaryOf(header, record.lines.length))
+    }
+    out.sort((a, b) => b.createdAt - a.createdAt)
+    return out.slice(0, options.limit)
+  }
+
+  async readRaw(): Promise<string | undefined> {
+    return undefined
+  }
+
+  async close(): Promise<void> {}
+
+  #record(id: string): MemoryRecord {
+    const record = this.#storage.records.get(id)
+    if (!record) throw new SessionNotFound(id, this.where)
+    return record
+  }
+
+  #log(id: string, record: MemoryRecord): StoredLog {
+    checkFormatVersion(id, record.formatVersion, this.where)
+    const lines = [...record.lines]
+    return {
+      header: JSON.parse(record.header) as SessionHeader,
+      events: (function* () {
+        for (const line of lines) yield JSON.parse(line)
+      })(),
+      notices: [] as StoreNotice[],
+      where: (seq) => ({ file: `memory:${id}`, ...(seq >= 0 ? { line: seq + 2, seq } : { line: 1 }) }),
+    }
+  }
+
+  #writer(id: string, record: MemoryRecord): LogWriter {
+    let closed = false
+    return {
+      append: async (batch) => {
+        const fault = this.#failWrite?.(id, batch)
+        if (fault) throw fault
+        const first = batch[0]!.event.seq
+        if (first !== record.lines.length) throw new ConcurrentAppend(id, first, record.lines.length)
+        record.lines.push(...batch.map((p) => p.json))
+      },
+      close: async () => {
+        if (!closed) record.locked = false
+        closed = true
+      },
+    }
+  }
+}
+
+/** A summary from a header and, when known, the event count. */
+export function summaryOf(header: SessionHeader, eventCount?: number): SessionSummary {
+  const summary: SessionSummary = { id: header.id, createdAt: header.createdAt }
+  if (header.cwd !== undefined) summary.cwd = header.cwd
+  if (header.agentPreset !== undefined) summary.agentPreset = header.agentPreset
+  if (header.title !== undefined) summary.title = header.title
+  if (header.parentSession !== undefined) summary.parentSession = header.parentSession
+  if (eventCount !== undefined) summary.eventCount = eventCount
+  return summary
+}
