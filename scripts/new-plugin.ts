@@ -1,0 +1,135 @@
+// `pnpm new-plugin <name> [--group <group>] [--root <dir>]`: scaffolds an event-owning plugin
+// package shaped like @keel/todo — package.json, tsconfigs, README, src/index.ts,
+// src/events.ts (declaration merge + runtime schema), src/<name>.ts (a projection),
+// tests/<name>.test.ts — plus a changeset. Then: pnpm install, write the plugin,
+// pnpm gen-persistence-catalog.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The files of a new plugin package, relative to the repository root. */
+export function pluginFiles(name: string, group: string): Record<string, string> {
+  const dir = `packages/${group}/${name}`
+  const camel = name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+  const pascal = camel[0]!.toUpperCase() + camel.slice(1)
+  const event = `${name}/change`
+  return {
+    [`${dir}/package.json`]: `${JSON.stringify(
+      {
+        name: `@keel/${name}`,
+        version: '0.0.0',
+        description: `TODO: what @keel/${name} owns, in one line.`,
+        type: 'module',
+        license: 'MIT',
+        exports: { '.': { types: './src/index.ts', default: './src/index.ts' } },
+        publishConfig: { exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } } },
+        files: ['dist', 'src', 'README.md'],
+        scripts: {
+          typecheck: 'tsc -p tsconfig.json',
+          build: 'tsc -p tsconfig.build.json',
+          lint: 'biome check .',
+          test: `cd ../../.. && vitest run ${dir}`,
+        },
+        dependencies: { '@keel/session': 'workspace:*', zod: '4.6.7' },
+      },
+      null,
+      2,
+    )}\n`,
+    [`${dir}/tsconfig.json`]: `{\n  "extends": "../../../tsconfig.base.json",\n  "include": ["src", "tests"]\n}\n`,
+    [`${dir}/tsconfig.build.json`]:
+      '{\n  "extends": "./tsconfig.json",\n  "compilerOptions": { "noEmit": false, "outDir": "dist", "rootDir": "src" },\n  "include": ["src"]\n}\n',
+    [`${dir}/README.md`]: `# @keel/${name}\n\nTODO: what this plugin owns and why it is shaped this way.\n\n## Events\n\n| event | surface | meaning |\n|---|---|---|\n| \`${event}\` | log-only | TODO |\n\n## Tools\n\nNone yet.\n`,
+    [`${dir}/src/index.ts`]: `import './events.js'\n\nexport type { ${pascal}State } from './${name}.js'\nexport { ${camel}Projection } from './${name}.js'\n`,
+    [`${dir}/src/events.ts`]: `import { registerEvents } from '@keel/session'
+import { z } from 'zod'
+
+declare module '@keel/session' {
+  interface SessionEventMap {
+    /**
+     * TODO: the contract of this event — what it records, when it is appended, and how a
+     * reader folds it (whole value, latest wins; or a strictly validated transition).
+     */
+    '${event}': { value: string }
+  }
+}
+
+registerEvents('@keel/${name}', {
+  '${event}': z.strictObject({ value: z.string() }),
+})
+`,
+    [`${dir}/src/${name}.ts`]: `import type { Projection } from '@keel/session'
+
+/** The plugin's state, folded from the log. */
+export interface ${pascal}State {
+  /** The latest value written, or null before the first \`${event}\`. */
+  value: string | null
+}
+
+/** Folds \`${event}\` events: the latest value wins. */
+export const ${camel}Projection: Projection<${pascal}State> = {
+  name: '${name}',
+  init: () => ({ value: null }),
+  apply: (state, event) => (event.type === '${event}' ? { value: event.data.value } : state),
+}
+`,
+    [`${dir}/tests/${name}.test.ts`]: `import { Session } from '@keel/session'
+import { describe, expect, it } from 'vitest'
+import { ${camel}Projection } from '../src/index.js'
+
+describe('${name}', () => {
+  it('folds the latest value and survives a reload', () => {
+    const session = Session.create('t')
+    expect(session.project(${camel}Projection).value).toBeNull()
+    session.append('${event}', { value: 'a' })
+    session.append('${event}', { value: 'b' })
+    expect(session.project(${camel}Projection).value).toBe('b')
+    const reloaded = Session.create('t', session.header, JSON.parse(JSON.stringify(session.events)))
+    expect(reloaded.project(${camel}Projection).value).toBe('b')
+  })
+})
+`,
+    [`.changeset/${name}-initial.md`]: `---\n'@keel/${name}': minor\n---\n\nFirst release of @keel/${name}.\n`,
+  }
+}
+
+function main(argv: string[]): number {
+  const args = [...argv]
+  const take = (flag: string): string | undefined => {
+    const i = args.indexOf(flag)
+    if (i < 0) return undefined
+    const value = args[i + 1]
+    args.splice(i, 2)
+    return value
+  }
+  const group = take('--group')
+  const root = resolve(take('--root') ?? join(dirname(fileURLToPath(import.meta.url)), '..'))
+  const name = args[0]
+  if (!name || !/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(name)) {
+    console.error('usage: pnpm new-plugin <name> [--group <group>]\n  <name>: lower-case kebab-case, e.g. "notes"')
+    return 2
+  }
+  const folder = group ?? name
+  if (!/^[a-z][a-z0-9-]*$/.test(folder)) {
+    console.error(`--group ${JSON.stringify(folder)} must be lower-case kebab-case`)
+    return 2
+  }
+  const dir = join(root, 'packages', folder, name)
+  if (existsSync(dir)) {
+    console.error(`${relative(root, dir)} already exists; pick another name`)
+    return 1
+  }
+  for (const [path, text] of Object.entries(pluginFiles(name, folder))) {
+    const target = join(root, path)
+    mkdirSync(dirname(target), { recursive: true })
+    writeFileSync(target, text)
+    console.log(`created ${path}`)
+  }
+  console.log(
+    `\nnext: pnpm install, fill in src/events.ts (JSDoc is rendered into the catalog), then pnpm gen-persistence-catalog`,
+  )
+  return 0
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2))
+}
