@@ -105,7 +105,9 @@ function main(argv: string[]): number {
   const root = resolve(take('--root') ?? join(dirname(fileURLToPath(import.meta.url)), '..'))
   const name = args[0]
   if (!name || !/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(name)) {
-    console.error('usage: pnpm new-plugin <name> [--group <group>]\n  <name>: lower-case kebab-case, e.g. "notes"')
+    console.error(
+      'usage: pnpm new-plugin <name> [--group <group>]\n  <name>: lower-case kebab-case, e.g. "notes"',
+    )
     return 2
   }
   const folder = group ?? name

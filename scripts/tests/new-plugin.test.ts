@@ -9,7 +9,9 @@ const root = mkdtempSync(join(tmpdir(), 'keel-new-plugin-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 function run(...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', script, ...args, '--root', root], { encoding: 'utf8' })
+  return spawnSync(process.execPath, ['--import', 'tsx', script, ...args, '--root', root], {
+    encoding: 'utf8',
+  })
 }
 
 describe('pnpm new-plugin', () => {
