@@ -1,0 +1,187 @@
+import type { Clock, Interceptors, PluginContext, PluginDefinition } from '@keel/agent'
+import type { DeveloperMessage, ToolCallId, UserMessage } from '@keel/llm'
+import type { Session } from '@keel/session'
+import { createToolContext, runToolCall, type Tool, type ToolOutput } from '@keel/tools'
+
+/** A fake clock: time moves only when told; due timers run in order as it moves. */
+export class FakeClock implements Clock {
+  #now: number
+  #next = 1
+  readonly #timers = new Map<number, { at: number; callback: () => void }>()
+
+  constructor(now = Date.UTC(2026, 0, 5, 8, 0, 0)) {
+    this.#now = now
+  }
+
+  now(): number {
+    return this.#now
+  }
+
+  setTimeout(callback: () => void, ms: number): unknown {
+    const id = this.#next++
+    this.#timers.set(id, { at: this.#now + Math.max(0, ms), callback })
+    return id
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.#timers.delete(handle as number)
+  }
+
+  /** Moves time forward by `ms`, running every timer that comes due, earliest first. */
+  advance(ms: number): void {
+    const target = this.#now + ms
+    for (;;) {
+      let first: [number, { at: number; callback: () => void }] | undefined
+      for (const entry of this.#timers) if (!first || entry[1].at < first[1].at) first = entry
+      if (!first || first[1].at > target) break
+      this.#timers.delete(first[0])
+      this.#now = Math.max(this.#now, first[1].at)
+      first[1].callback()
+    }
+    this.#now = target
+  }
+
+  /** How many timers are armed. */
+  get pending(): number {
+    return this.#timers.size
+  }
+}
+
+/** One tool call the scripted "model" makes in a step. */
+export interface ScriptedCall {
+  name: string
+  args: unknown
+}
+
+/**
+ * A minimal stand-in for the agent around one plugin: a real Session, the plugin's real
+ * setup, the real tools runtime, and the agent's step order (beforeStep, injected
+ * developer messages, step/start, assistant message, tool calls and results, step/end).
+ * The integration tests run the plugins inside the real agent.
+ */
+export class PluginDriver<Config> {
+  readonly tools = new Map<string, Tool<unknown>>()
+  readonly interceptors: Interceptors[] = []
+  readonly enqueued: Array<{ message: UserMessage; source?: string }> = []
+  readonly injected: Array<{ message: DeveloperMessage; source?: string }> = []
+  readonly displayed: Array<{ kind: string; text: string }> = []
+  readonly outputs: ToolOutput[] = []
+  dispose: (() => void | Promise<void>) | undefined
+  #calls = 0
+
+  constructor(
+    readonly session: Session,
+    readonly clock: Clock = new FakeClock(),
+  ) {}
+
+  async setup(plugin: PluginDefinition<Config>, rawConfig: unknown = {}): Promise<this> {
+    const config = plugin.config ? plugin.config.parse(rawConfig) : (rawConfig as Config)
+    const ctx: PluginContext<Config> = {
+      name: plugin.name,
+      config,
+      session: this.session,
+      cwd: process.cwd(),
+      clock: this.clock,
+      registerTool: (tool) => {
+        this.tools.set(tool.name, tool as Tool<unknown>)
+      },
+      intercept: (interceptors) => {
+        this.interceptors.push(interceptors)
+      },
+      enqueue: (message, options) => {
+        this.enqueued.push({ message, ...(options?.source ? { source: options.source } : {}) })
+      },
+      inject: (message, options) => {
+        this.injected.push({ message, ...(options?.source ? { source: options.source } : {}) })
+      },
+      display: (kind, text) => {
+        this.displayed.push({ kind, text })
+      },
+    }
+    const dispose = await plugin.setup?.(ctx)
+    if (typeof dispose === 'function') this.dispose = dispose
+    return this
+  }
+
+  /** Opens a turn with a user message. */
+  startTurn(text = 'go', source?: string): number {
+    const turn = this.session.lastTurn + 1
+    this.session.append('turn/start', { turn })
+    const message: UserMessage = { role: 'user', content: [{ type: 'text', text }] }
+    this.session.append('user/message', source ? { message, source } : { message })
+    return turn
+  }
+
+  endTurn(): void {
+    const open = this.session.openTurn
+    if (!open) throw new Error('no open turn')
+    this.session.append('turn/end', { turn: open.turn, reason: 'completed' })
+  }
+
+  /** Runs one step of the open turn in the agent's order; returns the tool outputs. */
+  async step(calls: ScriptedCall[] = []): Promise<ToolOutput[]> {
+    const open = this.session.openTurn
+    if (!open) throw new Error('no open turn')
+    const lastStep = [...this.session.events]
+      .reverse()
+      .find((e) => e.type === 'step/start' || e.type === 'turn/start')
+    const step = lastStep?.type === 'step/start' ? lastStep.data.step + 1 : 1
+    const turn = open.turn
+    for (const interceptors of this.interceptors) {
+      const decision = await interceptors.beforeStep?.({ turn, step })
+      if (decision?.action === 'reject') throw new Error(`step rejected: ${decision.reason}`)
+    }
+    while (this.injected.length > 0) {
+      const { message, source } = this.injected.shift()!
+      this.session.append('developer/message', source ? { message, source } : { message })
+    }
+    this.session.append('step/start', { turn, step })
+    const blocks = calls.map((c) => ({
+      type: 'tool-call' as const,
+      id: `call_${++this.#calls}` as ToolCallId,
+      name: c.name,
+      arguments: JSON.stringify(c.args),
+    }))
+    this.session.append('assistant/message', {
+      turn,
+      step,
+      message: { role: 'assistant', content: blocks.length ? blocks : [{ type: 'text', text: 'working' }] },
+      stream: { provider: 'test', model: 'm', startedAt: 1, endedAt: 2, chunks: 1, finishReason: 'stop' },
+    })
+    const outputs: ToolOutput[] = []
+    for (const block of blocks) {
+      this.session.append('tool/call', {
+        turn,
+        step,
+        callId: block.id,
+        name: block.name,
+        arguments: block.arguments,
+      })
+      const tool = this.tools.get(block.name)
+      if (!tool) throw new Error(`no tool ${block.name}`)
+      const context = createToolContext({ cwd: process.cwd(), callId: block.id, session: this.session })
+      const { output } = await runToolCall(tool, block.arguments, context)
+      outputs.push(output)
+      this.outputs.push(output)
+      this.session.append('tool/result', {
+        turn,
+        step,
+        message: {
+          role: 'tool',
+          toolCallId: block.id,
+          toolName: block.name,
+          content: output.content,
+          ...(output.isError ? { isError: true as const } : {}),
+        },
+        ...(output.errorCode ? { errorCode: output.errorCode } : {}),
+      })
+    }
+    this.session.append('step/end', { turn, step })
+    return outputs
+  }
+}
+
+/** The text of a tool output. */
+export function outputText(output: ToolOutput): string {
+  return output.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+}
