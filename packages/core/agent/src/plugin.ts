@@ -55,7 +55,9 @@ export interface TurnStoppingInfo {
 export interface Interceptors {
   beforeStep?(info: BeforeStepInfo): BeforeStepDecision | Promise<BeforeStepDecision>
   beforeTool?(info: ToolCallInfo): BeforeToolDecision | Promise<BeforeToolDecision>
-  afterTool?(info: ToolCallInfo & { readonly output: ToolOutput }): AfterToolDecision | Promise<AfterToolDecision>
+  afterTool?(
+    info: ToolCallInfo & { readonly output: ToolOutput },
+  ): AfterToolDecision | Promise<AfterToolDecision>
   turnStopping?(info: TurnStoppingInfo): TurnStoppingDecision | Promise<TurnStoppingDecision>
 }
 
@@ -96,7 +98,9 @@ export interface PluginDefinition<Config = unknown> {
   /** Tools registered for every agent using the plugin. */
   readonly tools?: ReadonlyArray<Tool<unknown>>
   /** Registers tools, interceptors and services; returns a disposer run when the agent closes. */
-  setup?(context: PluginContext<Config>): void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>
+  setup?(
+    context: PluginContext<Config>,
+  ): void | (() => void | Promise<void>) | Promise<void | (() => void | Promise<void>)>
 }
 
 /** Identity helper that infers the config type. */

@@ -1,0 +1,27 @@
+import { KeelError } from '@keel/base'
+
+/** Every way the plugin host or the agent refuses something. */
+export type AgentErrorCode =
+  /** A plugin's config failed its zod schema (or a plugin without a schema was given one). */
+  | 'PLUGIN_CONFIG_INVALID'
+  /** Two plugins in one agent share a name. */
+  | 'PLUGIN_NAME_DUPLICATE'
+  /** A plugin lists an event type in `events` that no loaded package registered. */
+  | 'PLUGIN_EVENTS_UNREGISTERED'
+  /** A plugin's `setup` threw; the plugins set up before it were disposed again. */
+  | 'PLUGIN_SETUP_FAILED'
+  /** One or more disposers threw on close (the others still ran). */
+  | 'PLUGIN_DISPOSE_FAILED'
+  /** A plugin called a context method after the agent closed or outside setup where that is not allowed. */
+  | 'PLUGIN_CONTEXT_CLOSED'
+  /** Two tools share a name, or a tool name is not `^[a-zA-Z0-9_-]{1,64}$`. */
+  | 'TOOL_NAME_INVALID'
+  /** An agent option is out of range (maxSteps, maxParallelTools, retry, …). */
+  | 'AGENT_OPTIONS_INVALID'
+  /** `send` or `inject` got something that is not a valid user / developer message. */
+  | 'AGENT_INPUT_INVALID'
+  /** `send` or `inject` after `close()`. */
+  | 'AGENT_CLOSED'
+
+/** A refusal of the plugin host or the agent. `details` names the plugin, tool or option involved. */
+export class AgentError extends KeelError<AgentErrorCode> {}

@@ -1,0 +1,342 @@
+import type { DeveloperMessage, UserMessage } from '@keel/llm'
+import { getEventRegistration, type Session } from '@keel/session'
+import type { Tool, ToolOutput } from '@keel/tools'
+import type { z } from 'zod'
+import { AgentError } from './errors.js'
+import type {
+  AfterToolDecision,
+  BeforeStepDecision,
+  BeforeStepInfo,
+  BeforeToolDecision,
+  Clock,
+  DisplayNotice,
+  Interceptors,
+  PluginContext,
+  PluginDefinition,
+  ToolCallInfo,
+  TurnStoppingDecision,
+  TurnStoppingInfo,
+} from './plugin.js'
+
+/** A plugin together with the config it runs with (plain JSON, validated by the plugin's schema). */
+export interface PluginUse<Config = unknown> {
+  readonly plugin: PluginDefinition<Config>
+  readonly config?: unknown
+}
+
+/** How a plugin is given to an agent: bare (no config) or with its config. */
+export type PluginEntry = PluginDefinition<unknown> | PluginUse<unknown>
+
+/** Pairs a plugin with its config; the config is validated when the agent starts. */
+export function usePlugin<Config>(plugin: PluginDefinition<Config>, config?: unknown): PluginUse<Config> {
+  return config === undefined ? { plugin } : { plugin, config }
+}
+
+/** What the agent lends the host so plugin contexts can reach it. */
+export interface HostServices {
+  readonly session: Session
+  readonly cwd: string
+  readonly clock: Clock
+  enqueue(message: UserMessage, options?: { source?: string }): void
+  inject(message: DeveloperMessage, options?: { source?: string }): void
+  display(notice: DisplayNotice): void
+}
+
+/** A decision and the plugin that made it (absent when every handler took the default). */
+export interface Decided<D> {
+  readonly decision: D
+  readonly plugin?: string
+}
+
+interface Registered {
+  readonly plugin: string
+  readonly interceptors: Interceptors
+}
+
+interface Disposer {
+  readonly plugin: string
+  readonly dispose: () => void | Promise<void>
+}
+
+const pluginNamePattern = /^[a-z0-9@][a-z0-9@/._-]{0,127}$/i
+
+/**
+ * Runs plugins for one agent: validates each config with the plugin's zod schema, sets
+ * plugins up in order, collects their tools and interceptors, runs interceptors in plugin
+ * order (the first non-default decision wins), and disposes in reverse order on close.
+ *
+ * An interceptor that throws fails closed: before a step it rejects the step, before a
+ * tool it denies (`INTERCEPTOR_FAILED`), after a tool it blocks the output, and when the
+ * turn is stopping it lets the turn stop.
+ */
+export class PluginHost {
+  readonly #tools: Array<Tool<unknown>> = []
+  readonly #interceptors: Registered[] = []
+  readonly #disposers: Disposer[] = []
+  readonly #names: string[] = []
+  #closed = false
+
+  private constructor() {}
+
+  /** The plugins' names, in setup order. */
+  get plugins(): readonly string[] {
+    return this.#names
+  }
+
+  /** Tools contributed by plugins (their `tools` first, then those registered in `setup`), in plugin order. */
+  get tools(): ReadonlyArray<Tool<unknown>> {
+    return this.#tools
+  }
+
+  /**
+   * Validates every config, then sets the plugins up in order. If a setup throws, the
+   * plugins already set up are disposed (in reverse) and {@link AgentError}
+   * `PLUGIN_SETUP_FAILED` names the plugin that failed.
+   */
+  static async start(entries: readonly PluginEntry[], services: HostServices): Promise<PluginHost> {
+    const host = new PluginHost()
+    const resolved = entries.map((entry) => resolveEntry(entry))
+    const seen = new Set<string>()
+    // Validate everything before running any setup: a bad config costs no side effects.
+    const configs = resolved.map(({ plugin, config }) => {
+      if (!pluginNamePattern.test(plugin.name)) {
+        throw new AgentError(
+          'PLUGIN_CONFIG_INVALID',
+          `plugin name ${JSON.stringify(plugin.name)} is invalid`,
+          {
+            plugin: plugin.name,
+          },
+        )
+      }
+      if (seen.has(plugin.name)) {
+        throw new AgentError(
+          'PLUGIN_NAME_DUPLICATE',
+          `plugin '${plugin.name}' is listed twice; give each plugin once (with one config)`,
+          { plugin: plugin.name },
+        )
+      }
+      seen.add(plugin.name)
+      for (const type of plugin.events ?? []) {
+        if (!getEventRegistration(type)) {
+          throw new AgentError(
+            'PLUGIN_EVENTS_UNREGISTERED',
+            `plugin '${plugin.name}' owns event '${type}' but no loaded module registered it; import the plugin's events.ts (registerEvents) before starting the agent`,
+            { plugin: plugin.name, type },
+          )
+        }
+      }
+      return validateConfig(plugin, config)
+    })
+    for (let i = 0; i < resolved.length; i++) {
+      const plugin = resolved[i]!.plugin
+      try {
+        await host.#setup(plugin, configs[i], services)
+      } catch (error) {
+        const disposeErrors = await host.#disposeAll()
+        if (error instanceof AgentError && error.code !== 'PLUGIN_SETUP_FAILED') throw error
+        throw new AgentError(
+          'PLUGIN_SETUP_FAILED',
+          `plugin '${plugin.name}' failed to set up: ${error instanceof Error ? error.message : String(error)}${
+            disposeErrors.length > 0
+              ? ` (and ${disposeErrors.length} disposer(s) of earlier plugins failed)`
+              : ''
+          }`,
+          { plugin: plugin.name },
+          { cause: error },
+        )
+      }
+    }
+    return host
+  }
+
+  async #setup(plugin: PluginDefinition<unknown>, config: unknown, services: HostServices): Promise<void> {
+    const name = plugin.name
+    this.#names.push(name)
+    for (const tool of plugin.tools ?? []) this.#tools.push(tool)
+    let inSetup = true
+    const guard = (method: string, setupOnly: boolean): void => {
+      if (this.#closed || (setupOnly && !inSetup)) {
+        throw new AgentError(
+          'PLUGIN_CONTEXT_CLOSED',
+          `plugin '${name}' called ${method} ${this.#closed ? 'after the agent closed' : 'after setup; register tools and interceptors inside setup'}`,
+          { plugin: name, method },
+        )
+      }
+    }
+    const context: PluginContext<unknown> = {
+      name,
+      config,
+      session: services.session,
+      cwd: services.cwd,
+      clock: services.clock,
+      registerTool: (tool) => {
+        guard('registerTool', true)
+        this.#tools.push(tool as Tool<unknown>)
+      },
+      intercept: (interceptors) => {
+        guard('intercept', true)
+        this.#interceptors.push({ plugin: name, interceptors })
+      },
+      enqueue: (message, options) => {
+        guard('enqueue', false)
+        services.enqueue(message, { source: options?.source ?? `plugin/${name}` })
+      },
+      inject: (message, options) => {
+        guard('inject', false)
+        services.inject(message, { source: options?.source ?? `plugin/${name}` })
+      },
+      display: (kind, text) => {
+        if (this.#closed) return
+        services.display({ source: name, kind, text })
+      },
+    }
+    try {
+      const dispose = await plugin.setup?.(context)
+      if (typeof dispose === 'function') this.#disposers.push({ plugin: name, dispose })
+    } finally {
+      inSetup = false
+    }
+  }
+
+  /** Before a step: the first `reject` wins. */
+  async beforeStep(info: BeforeStepInfo): Promise<Decided<BeforeStepDecision>> {
+    for (const { plugin, interceptors } of this.#interceptors) {
+      if (!interceptors.beforeStep) continue
+      try {
+        const decision = await interceptors.beforeStep(info)
+        if (decision.action === 'reject') return { decision, plugin }
+      } catch (error) {
+        return { decision: { action: 'reject', reason: thrown(plugin, 'beforeStep', error) }, plugin }
+      }
+    }
+    return { decision: { action: 'enter' } }
+  }
+
+  /** Before a tool runs: the first `deny` or `ask` wins. */
+  async beforeTool(info: ToolCallInfo): Promise<Decided<BeforeToolDecision>> {
+    for (const { plugin, interceptors } of this.#interceptors) {
+      if (!interceptors.beforeTool) continue
+      try {
+        const decision = await interceptors.beforeTool(info)
+        if (decision.action !== 'allow') return { decision, plugin }
+      } catch (error) {
+        return {
+          decision: {
+            action: 'deny',
+            reason: thrown(plugin, 'beforeTool', error),
+            errorCode: 'INTERCEPTOR_FAILED',
+          },
+          plugin,
+        }
+      }
+    }
+    return { decision: { action: 'allow' } }
+  }
+
+  /** After a tool ran: the first `block` wins. */
+  async afterTool(info: ToolCallInfo & { readonly output: ToolOutput }): Promise<Decided<AfterToolDecision>> {
+    for (const { plugin, interceptors } of this.#interceptors) {
+      if (!interceptors.afterTool) continue
+      try {
+        const decision = await interceptors.afterTool(info)
+        if (decision.action === 'block') return { decision, plugin }
+      } catch (error) {
+        return { decision: { action: 'block', reason: thrown(plugin, 'afterTool', error) }, plugin }
+      }
+    }
+    return { decision: { action: 'accept' } }
+  }
+
+  /** When the model stopped asking for tools: the first `continue` wins. */
+  async turnStopping(info: TurnStoppingInfo): Promise<Decided<TurnStoppingDecision>> {
+    for (const { plugin, interceptors } of this.#interceptors) {
+      if (!interceptors.turnStopping) continue
+      try {
+        const decision = await interceptors.turnStopping(info)
+        if (decision.action === 'continue') return { decision, plugin }
+      } catch {
+        // Fail closed: a broken stop hook must not keep the turn running forever.
+      }
+    }
+    return { decision: { action: 'stop' } }
+  }
+
+  /**
+   * Runs every disposer in reverse setup order, even when some throw; then throws
+   * `PLUGIN_DISPOSE_FAILED` naming the plugins whose disposers failed. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    const errors = await this.#disposeAll()
+    this.#closed = true
+    if (errors.length > 0) {
+      throw new AgentError(
+        'PLUGIN_DISPOSE_FAILED',
+        `disposing plugin(s) ${errors.map((e) => `'${e.plugin}'`).join(', ')} failed: ${errors
+          .map((e) => (e.error instanceof Error ? e.error.message : String(e.error)))
+          .join('; ')}`,
+        { plugins: errors.map((e) => e.plugin) },
+        { cause: errors[0]!.error },
+      )
+    }
+  }
+
+  async #disposeAll(): Promise<Array<{ plugin: string; error: unknown }>> {
+    const errors: Array<{ plugin: string; error: unknown }> = []
+    while (this.#disposers.length > 0) {
+      const { plugin, dispose } = this.#disposers.pop()!
+      try {
+        await dispose()
+      } catch (error) {
+        errors.push({ plugin, error })
+      }
+    }
+    return errors
+  }
+}
+
+function resolveEntry(entry: PluginEntry): { plugin: PluginDefinition<unknown>; config: unknown } {
+  if ('plugin' in entry && typeof entry.plugin === 'object' && entry.plugin !== null) {
+    return { plugin: entry.plugin, config: entry.config }
+  }
+  return { plugin: entry as PluginDefinition<unknown>, config: undefined }
+}
+
+/** Validates a plugin's config; the error names the plugin and the JSON path of the first problem. */
+function validateConfig(plugin: PluginDefinition<unknown>, config: unknown): unknown {
+  const schema: z.ZodType<unknown> | undefined = plugin.config
+  if (!schema) {
+    if (config !== undefined) {
+      throw new AgentError(
+        'PLUGIN_CONFIG_INVALID',
+        `plugin '${plugin.name}' takes no config, but one was given; remove it`,
+        { plugin: plugin.name, path: 'config' },
+      )
+    }
+    return undefined
+  }
+  const result = schema.safeParse(config)
+  if (result.success) return result.data
+  const issues = result.error.issues.map((issue) => ({
+    path: formatPath(issue.path),
+    message: issue.message,
+  }))
+  const first = issues[0]!
+  throw new AgentError(
+    'PLUGIN_CONFIG_INVALID',
+    `plugin '${plugin.name}': ${first.path}: ${first.message}${
+      issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
+    }; fix the plugin's config in the preset or the createAgent call`,
+    { plugin: plugin.name, path: first.path, issues },
+  )
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = 'config'
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
+  return out
+}
+
+function thrown(plugin: string, point: string, error: unknown): string {
+  return `the ${point} interceptor of plugin '${plugin}' threw: ${error instanceof Error ? error.message : String(error)}`
+}

@@ -1,0 +1,66 @@
+import type { ToolCallBlock, ToolResultMessage } from '@keel/llm'
+import type { ErrorRecord, SessionEvent } from '@keel/session'
+import type { ToolProgress } from '@keel/tools'
+import type { DisplayNotice } from './plugin.js'
+
+/** A piece of streamed model output, shown live and never persisted token by token. */
+export interface StreamDelta {
+  readonly turn: number
+  readonly step: number
+  readonly text: string
+}
+
+/** A tool call that is about to run (its permission was granted). */
+export interface ToolCallStarted {
+  readonly turn: number
+  readonly step: number
+  readonly call: ToolCallBlock
+}
+
+/** A tool call whose result is being committed (in model order). */
+export interface ToolCallFinished {
+  readonly turn: number
+  readonly step: number
+  readonly call: ToolCallBlock
+  readonly result: ToolResultMessage
+  /** Set when the call failed, was denied or blocked (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). */
+  readonly errorCode?: string
+  /** Whether the tool's `call` actually ran. */
+  readonly ran: boolean
+}
+
+/** Live progress of a running tool. */
+export interface ToolProgressNotice {
+  readonly turn: number
+  readonly step: number
+  readonly call: ToolCallBlock
+  readonly progress: ToolProgress
+}
+
+/** A model call failed and will be retried after `delayMs` (also logged as `llm/retry`). */
+export interface RetryNotice {
+  readonly turn: number
+  readonly step: number
+  /** The failed attempt (from 1). */
+  readonly attempt: number
+  readonly delayMs: number
+  readonly error: ErrorRecord
+}
+
+/**
+ * Live callbacks for UIs. All optional; called synchronously in the agent's flow, so keep
+ * them cheap. An observer that throws is reported on stderr and otherwise ignored: a broken
+ * display never breaks a turn.
+ */
+export interface AgentObserver {
+  /** Every event committed to the session while the agent is open (plugins' events included). */
+  onEvent?(event: SessionEvent): void
+  onTextDelta?(delta: StreamDelta): void
+  onReasoningDelta?(delta: StreamDelta): void
+  onToolCallStarted?(info: ToolCallStarted): void
+  onToolCallFinished?(info: ToolCallFinished): void
+  onToolProgress?(notice: ToolProgressNotice): void
+  onRetry?(notice: RetryNotice): void
+  /** Something a plugin wants shown (`ctx.display`). */
+  onDisplay?(notice: DisplayNotice): void
+}
