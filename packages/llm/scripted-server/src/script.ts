@@ -48,9 +48,11 @@ export type ScriptedFinishReason =
  *   message names the maximum context length), `auth` (401), `insufficient-balance` (402):
  *   the same with DeepSeek-like messages.
  * - `cut`: after `afterChunks` data chunks (default: half of them) the socket is destroyed
- *   without `[DONE]`.
- * - `malformed`: after `afterChunks` data chunks (default 1) one line of invalid JSON
- *   (`line`, default `{"id": "broken`) is sent; the stream then continues normally.
+ *   without `[DONE]`; with `graceful: true` the response is ended normally instead, still
+ *   without `[DONE]` (a server that stops early but cleanly).
+ * - `malformed`: after `afterChunks` data chunks (default 1) one raw data line is sent —
+ *   `line`, default the invalid JSON `{"id": "broken` (any text works, e.g. an in-stream
+ *   `{"error": {...}}` object); the stream then continues normally.
  */
 export type ScriptedFault =
   | {
@@ -67,7 +69,7 @@ export type ScriptedFault =
   | { type: 'context-length'; message?: string }
   | { type: 'auth'; message?: string }
   | { type: 'insufficient-balance'; message?: string }
-  | { type: 'cut'; afterChunks?: number }
+  | { type: 'cut'; afterChunks?: number; graceful?: boolean }
   | { type: 'malformed'; afterChunks?: number; line?: string }
 
 /**
@@ -132,7 +134,7 @@ const faultSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('context-length'), message }),
   z.strictObject({ type: z.literal('auth'), message }),
   z.strictObject({ type: z.literal('insufficient-balance'), message }),
-  z.strictObject({ type: z.literal('cut'), afterChunks: count.optional() }),
+  z.strictObject({ type: z.literal('cut'), afterChunks: count.optional(), graceful: z.boolean().optional() }),
   z.strictObject({
     type: z.literal('malformed'),
     afterChunks: count.optional(),

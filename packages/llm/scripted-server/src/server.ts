@@ -36,7 +36,7 @@ export interface RecordedChatBody {
  * - `pending`: still being answered;
  * - `completed`: answered in full (a stream ended with `[DONE]`);
  * - `http-error`: answered with a scripted HTTP fault;
- * - `cut`: the socket was destroyed mid-response by a `cut` fault;
+ * - `cut`: stopped mid-response by a `cut` fault (socket destroyed, or ended without `[DONE]`);
  * - `client-closed`: the client went away before the answer was complete (e.g. abort);
  * - `rejected`: not answered from the script (unknown path, bad JSON, wrong API key,
  *   script exhausted, invalid handler result); see {@link ScriptedServer.problems}.
@@ -254,7 +254,8 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     for (let i = 0; i <= chunks.length; i++) {
       if (i === malformedAt) await write(res, `data: ${malformedLine}\n\n`)
       if (i === cutAt) {
-        res.destroy()
+        if (step.fault?.type === 'cut' && step.fault.graceful) res.end()
+        else res.destroy()
         record.outcome = 'cut'
         return
       }

@@ -337,3 +337,17 @@ describe('splitString', () => {
     )
   })
 })
+
+describe('graceful cut', () => {
+  it('ends the response cleanly without [DONE]', async () => {
+    const server = await start({
+      script: [
+        { text: 'abcdefgh', chunking: { text: 2 }, fault: { type: 'cut', afterChunks: 2, graceful: true } },
+      ],
+    })
+    const { data } = parseSse(await (await post(server, chatBody({ stream: true }))).text())
+    expect(data).toHaveLength(2)
+    expect(data).not.toContain('[DONE]')
+    expect(server.lastRequest?.outcome).toBe('cut')
+  })
+})

@@ -1,0 +1,148 @@
+import type { LlmAdapter, LlmChunk, LlmRequest, StreamRecord } from '@keel/llm'
+import { LlmError } from '@keel/llm'
+import OpenAI from 'openai'
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions'
+import { StreamAssembly, type WireChunk } from './assembly.js'
+import { type ModelCapabilities, resolveCapabilities } from './capabilities.js'
+import { classifyError } from './errors.js'
+import { buildRequestBody } from './mapping.js'
+import { type DeepSeekOptions, type ResolvedOptions, resolveOptions } from './options.js'
+
+/**
+ * The DeepSeek {@link LlmAdapter}: streams chat completions through the official `openai`
+ * client from `baseURL` (DeepSeek by default, any OpenAI-compatible endpoint otherwise).
+ * The client never retries (`maxRetries: 0`): retries belong to the agent loop, which logs
+ * each one as an event.
+ */
+export class DeepSeekAdapter implements LlmAdapter {
+  readonly provider: string
+  readonly model: string
+  readonly baseURL: string
+  readonly #options: ResolvedOptions
+  readonly #client: OpenAI
+
+  /** Throws {@link DeepSeekConfigError} for bad options or a missing API key. */
+  constructor(options: DeepSeekOptions = {}) {
+    this.#options = resolveOptions(options)
+    this.provider = this.#options.provider
+    this.model = this.#options.model
+    this.baseURL = this.#options.baseURL
+    this.#client = new OpenAI({
+      apiKey: this.#options.apiKey,
+      baseURL: this.#options.baseURL,
+      maxRetries: 0,
+      timeout: this.#options.timeoutMs,
+      defaultHeaders: this.#options.headers,
+      logLevel: 'off',
+    })
+  }
+
+  /** The capabilities of `model` (the adapter's default model when absent). */
+  capabilities(model: string = this.model): ModelCapabilities {
+    return resolveCapabilities(model, this.#options.capabilities)
+  }
+
+  /** Streams one call. Throws {@link LlmError}: before the first chunk or during the stream. */
+  stream(request: LlmRequest): AsyncIterable<LlmChunk> {
+    return this.#run(request)
+  }
+
+  async *#run(request: LlmRequest): AsyncGenerator<LlmChunk, void, undefined> {
+    const model = request.model ?? this.model
+    const where = `${this.provider} (${this.baseURL}, model ${model})`
+    const startedAt = Date.now()
+    const assembly = new StreamAssembly()
+    const record = (): StreamRecord => ({
+      provider: this.provider,
+      model,
+      ...(assembly.responseId !== undefined ? { responseId: assembly.responseId } : {}),
+      startedAt,
+      ...(assembly.firstContentAt !== undefined ? { firstChunkAt: assembly.firstContentAt } : {}),
+      endedAt: Date.now(),
+      ...(assembly.finishReason !== undefined ? { finishReason: assembly.finishReason } : {}),
+      chunks: assembly.chunks,
+    })
+    const failure = (error: unknown, phase: 'request' | 'stream') => {
+      const { finishReason: _unfinished, ...facts } = record()
+      return classifyError(error, {
+        phase,
+        where,
+        timeoutMs: this.#options.timeoutMs,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(assembly.delivered ? { partial: assembly.partial() } : {}),
+        record: facts,
+      })
+    }
+
+    const body = buildRequestBody(request, {
+      model,
+      images: this.#options.images,
+      extraBody: this.#options.extraBody,
+    })
+    let iterator: AsyncIterator<ChatCompletionChunk>
+    let stream: { controller: AbortController }
+    try {
+      const opened = await this.#client.chat.completions.create(
+        body as unknown as ChatCompletionCreateParamsStreaming,
+        request.signal ? { signal: request.signal } : {},
+      )
+      stream = opened
+      iterator = opened[Symbol.asyncIterator]()
+    } catch (error) {
+      throw failure(error, 'request')
+    }
+
+    let finished = false
+    try {
+      for (;;) {
+        let next: IteratorResult<ChatCompletionChunk>
+        try {
+          next = await iterator.next()
+        } catch (error) {
+          throw failure(error, 'stream')
+        }
+        if (next.done) break
+        yield* assembly.accept(next.value as WireChunk)
+      }
+      // The openai stream ends quietly when its fetch is aborted.
+      if (request.signal?.aborted) throw failure(request.signal.reason, 'stream')
+      if (assembly.finishReason === undefined) {
+        throw failure(new Error('the stream ended without a finish reason or [DONE]'), 'stream')
+      }
+      let message: ReturnType<StreamAssembly['message']>
+      try {
+        message = assembly.message()
+      } catch (error) {
+        if (error instanceof LlmError) {
+          throw new LlmError(error.kind, `${where}: ${error.message}`, {
+            ...(error.partial ? { partial: error.partial } : {}),
+            record: record(),
+          })
+        }
+        throw error
+      }
+      finished = true
+      yield {
+        type: 'finish',
+        reason: assembly.finishReason,
+        message,
+        ...(assembly.usage ? { usage: assembly.usage } : {}),
+        record: record(),
+      }
+    } finally {
+      // A consumer that stops early (break, return, throw) must not leave the HTTP stream open.
+      if (!finished) {
+        stream.controller.abort()
+        void iterator.return?.().catch(() => {})
+      }
+    }
+  }
+}
+
+/** Builds a {@link DeepSeekAdapter}; see {@link DeepSeekOptions}. */
+export function createDeepSeekAdapter(options: DeepSeekOptions = {}): DeepSeekAdapter {
+  return new DeepSeekAdapter(options)
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod'
+
+/** What a model can take and give; used by callers to budget context and output. */
+export interface ModelCapabilities {
+  /** Input + output tokens the model accepts in one call. */
+  contextWindow: number
+  /** Most tokens the model may produce in one answer. */
+  maxOutputTokens: number
+  /** True when the model streams `reasoning_content`. */
+  reasoning: boolean
+}
+
+/** Runtime schema of {@link ModelCapabilities}. */
+export const modelCapabilitiesSchema = z.strictObject({
+  contextWindow: z.number().int().positive(),
+  maxOutputTokens: z.number().int().positive(),
+  reasoning: z.boolean(),
+})
+
+/**
+ * Known DeepSeek models. V4 figures (1,048,576-token window, 384K output, thinking and
+ * non-thinking modes) are as reported by providers serving them; the older aliases keep
+ * their documented 128K window. Override per id with the `capabilities` option.
+ */
+export const knownModelCapabilities: Readonly<Record<string, ModelCapabilities>> = Object.freeze({
+  'deepseek-v4-flash': { contextWindow: 1_048_576, maxOutputTokens: 384_000, reasoning: true },
+  'deepseek-v4-pro': { contextWindow: 1_048_576, maxOutputTokens: 384_000, reasoning: true },
+  'deepseek-chat': { contextWindow: 128_000, maxOutputTokens: 8_192, reasoning: false },
+  'deepseek-reasoner': { contextWindow: 128_000, maxOutputTokens: 65_536, reasoning: true },
+})
+
+/** What an unknown model id is assumed to support: a conservative 128K window without reasoning. */
+export const defaultModelCapabilities: ModelCapabilities = Object.freeze({
+  contextWindow: 128_000,
+  maxOutputTokens: 8_192,
+  reasoning: false,
+})
+
+/** The capabilities of `model`: the known table, then the default, each overridden field by field. */
+export function resolveCapabilities(
+  model: string,
+  overrides: Readonly<Record<string, Partial<ModelCapabilities>>> = {},
+): ModelCapabilities {
+  return { ...(knownModelCapabilities[model] ?? defaultModelCapabilities), ...overrides[model] }
+}
