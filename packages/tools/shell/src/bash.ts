@@ -1,0 +1,329 @@
+import { spawn } from 'node:child_process'
+import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
+import { defineTool, type Tool, ToolError, type ToolOutput } from '@keel/tools'
+import { z } from 'zod'
+
+/** The `errorCode`s the bash tool returns. */
+export type ShellErrorCode =
+  /** The working directory does not exist. */
+  | 'CWD_NOT_FOUND'
+  /** The working directory is not a directory. */
+  | 'CWD_NOT_A_DIRECTORY'
+  /** The shell could not be started. */
+  | 'SPAWN_FAILED'
+  /** The command ran past its timeout; its process group was killed. The output so far is included. */
+  | 'TIMEOUT'
+  /** The turn was aborted; the process group was killed. The output so far is included. */
+  | 'TOOL_ABORTED'
+
+/** Thrown by the bash tool before the command starts. */
+export class ShellToolError extends ToolError<ShellErrorCode> {}
+
+/** Options of {@link bashTool}. */
+export interface BashToolOptions {
+  /** Timeout when the model gives none. Default 120,000 ms. */
+  defaultTimeoutMs?: number
+  /** The largest timeout the model may ask for. Default 600,000 ms. */
+  maxTimeoutMs?: number
+  /**
+   * Characters of combined stdout/stderr kept in memory: the first 40% and the last 60%,
+   * with a note counting what was dropped in between. Default 200,000. (The runtime's
+   * result cap then decides what the model sees and stores the rest aside.)
+   */
+  maxOutputChars?: number
+  /** Between SIGTERM and SIGKILL to the process group. Default 2,000 ms. */
+  killGraceMs?: number
+  /** The shell binary. Default `bash`. */
+  shell?: string
+  /** Extra environment variables (merged over the agent process's environment). */
+  env?: Record<string, string>
+}
+
+/** Keeps the head and the tail of a stream of text within a character budget. */
+class OutputBuffer {
+  #head = ''
+  #tail = ''
+  #dropped = 0
+  readonly #headCap: number
+  readonly #tailCap: number
+
+  constructor(maxChars: number) {
+    this.#headCap = Math.floor(maxChars * 0.4)
+    this.#tailCap = maxChars - this.#headCap
+  }
+
+  push(text: string): void {
+    if (text === '') return
+    if (this.#dropped === 0 && this.#tail === '' && this.#head.length < this.#headCap) {
+      const room = this.#headCap - this.#head.length
+      this.#head += text.slice(0, room)
+      text = text.slice(room)
+      if (text === '') return
+    }
+    this.#tail += text
+    if (this.#tail.length > this.#tailCap * 2) {
+      const cut = this.#tail.length - this.#tailCap
+      this.#dropped += cut
+      this.#tail = this.#tail.slice(cut)
+    }
+  }
+
+  toString(): string {
+    let tail = this.#tail
+    let dropped = this.#dropped
+    if (tail.length > this.#tailCap) {
+      dropped += tail.length - this.#tailCap
+      tail = tail.slice(tail.length - this.#tailCap)
+    }
+    if (dropped === 0) return this.#head + tail
+    return `${this.#head}\n[… ${dropped.toLocaleString('en-US')} characters of output omitted …]\n${tail}`
+  }
+}
+
+const live = new Set<number>()
+let exitHookInstalled = false
+
+function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function trackGroup(pid: number): () => void {
+  live.add(pid)
+  if (!exitHookInstalled) {
+    exitHookInstalled = true
+    // Commands are detached into their own process groups; do not leave them behind if the agent exits.
+    process.once('exit', () => {
+      for (const p of live) killGroup(p, 'SIGKILL')
+    })
+  }
+  return () => live.delete(pid)
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/**
+ * `bash`: runs a command with `bash -c` (not a login shell: no profile scripts, so start-up
+ * is fast and predictable) in its own process group (`detached`), stdin closed. On timeout
+ * or abort the whole group gets SIGTERM, then SIGKILL after `killGraceMs`, so background
+ * children and grandchildren die too. Reports the combined stdout/stderr (capped in
+ * memory) and the exit code or signal. A non-zero exit is reported, not an error result:
+ * the command ran and its status is information for the model.
+ */
+export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
+  const defaultTimeout = options.defaultTimeoutMs ?? 120_000
+  const maxTimeout = Math.max(options.maxTimeoutMs ?? 600_000, defaultTimeout)
+  const maxOutputChars = options.maxOutputChars ?? 200_000
+  const grace = options.killGraceMs ?? 2_000
+  const shell = options.shell ?? 'bash'
+  const schema = bashInputSchema(maxTimeout, defaultTimeout)
+  return defineTool<BashInput>({
+    name: 'bash',
+    description:
+      'Run a shell command with bash -c and return its combined stdout/stderr and exit code. ' +
+      `Non-interactive: stdin is closed. Default timeout ${seconds(defaultTimeout)} (max ${seconds(maxTimeout)}); on timeout the command and all its child processes are killed. ` +
+      'Each call starts a fresh shell in the working directory (or `cwd`): cd and exported variables do not carry over. ' +
+      'Prefer read_file/edit_file/glob/grep for reading, editing and searching files.',
+    inputSchema: schema,
+    annotations: { readOnly: false, destructive: true, openWorld: true, idempotent: false },
+    isConcurrencySafe: false,
+    facts: (input, cwd) =>
+      input.cwd === undefined
+        ? { command: input.command }
+        : { command: input.command, rawPaths: [input.cwd], resolvedPaths: [resolve(cwd, input.cwd)] },
+    async call(input, ctx): Promise<ToolOutput> {
+      const cwd = resolve(ctx.cwd, input.cwd ?? '.')
+      try {
+        const st = await stat(cwd)
+        if (!st.isDirectory()) {
+          throw new ShellToolError('CWD_NOT_A_DIRECTORY', `the working directory ${cwd} is not a directory`, {
+            cwd,
+          })
+        }
+      } catch (error) {
+        if (error instanceof ShellToolError) throw error
+        throw new ShellToolError(
+          'CWD_NOT_FOUND',
+          `the working directory ${cwd} does not exist; pick an existing directory`,
+          {
+            cwd,
+          },
+        )
+      }
+      const timeoutMs = input.timeoutMs ?? defaultTimeout
+      const output = new OutputBuffer(maxOutputChars)
+      return await new Promise<ToolOutput>((resolvePromise, reject) => {
+        let child: ReturnType<typeof spawn>
+        try {
+          child = spawn(shell, ['-c', input.command], {
+            cwd,
+            detached: true,
+            stdio: ['ignore', 'pipe', 'pipe'],
+            env: { ...process.env, PAGER: 'cat', GIT_PAGER: 'cat', ...options.env },
+          })
+        } catch (error) {
+          reject(
+            new ShellToolError(
+              'SPAWN_FAILED',
+              `could not start ${shell}: ${error instanceof Error ? error.message : String(error)}`,
+              {
+                shell,
+              },
+            ),
+          )
+          return
+        }
+        const pid = child.pid
+        const untrack = pid === undefined ? () => {} : trackGroup(pid)
+        const decoders = { out: new StringDecoder('utf8'), err: new StringDecoder('utf8') }
+        child.stdout?.on('data', (chunk: Buffer) => output.push(decoders.out.write(chunk)))
+        child.stderr?.on('data', (chunk: Buffer) => output.push(decoders.err.write(chunk)))
+
+        let stopReason: 'timeout' | 'aborted' | undefined
+        let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+        let closed = false
+        let settled = false
+        let straggling = false
+        const timers: ReturnType<typeof setTimeout>[] = []
+
+        const finish = () => {
+          if (settled || exit === undefined) return
+          settled = true
+          for (const t of timers) clearTimeout(t)
+          ctx.signal.removeEventListener('abort', onAbort)
+          untrack()
+          output.push(decoders.out.end())
+          output.push(decoders.err.end())
+          let text = output.toString()
+          if (text === '') text = '(no output)'
+          else if (!text.endsWith('\n')) text += '\n'
+          const notes: string[] = []
+          if (straggling)
+            notes.push(
+              '[background processes started by the command still hold its output open; their later output is not captured]',
+            )
+          if (stopReason === 'timeout') {
+            notes.push(
+              `[timed out after ${seconds(timeoutMs)}; the command and its child processes were killed]`,
+            )
+            resolvePromise({
+              content: [{ type: 'text', text: text + notes.join('\n') }],
+              isError: true,
+              errorCode: 'TIMEOUT',
+            })
+            return
+          }
+          if (stopReason === 'aborted') {
+            notes.push('[aborted; the command and its child processes were killed]')
+            resolvePromise({
+              content: [{ type: 'text', text: text + notes.join('\n') }],
+              isError: true,
+              errorCode: 'TOOL_ABORTED',
+            })
+            return
+          }
+          notes.push(
+            exit.signal ? `[killed by signal ${exit.signal}]` : `[exit code ${exit.code ?? 'unknown'}]`,
+          )
+          resolvePromise({ content: [{ type: 'text', text: text + notes.join('\n') }] })
+        }
+
+        const stop = (reason: 'timeout' | 'aborted') => {
+          if (stopReason !== undefined || settled || pid === undefined) return
+          stopReason = reason
+          killGroup(pid, 'SIGTERM')
+          const t = setTimeout(() => {
+            killGroup(pid, 'SIGKILL')
+            // Anything that escaped the group (setsid) may still hold the pipes: stop waiting for it.
+            const t2 = setTimeout(() => {
+              if (!closed) {
+                straggling = true
+                child.stdout?.destroy()
+                child.stderr?.destroy()
+                closed = true
+                finish()
+              }
+            }, 500)
+            timers.push(t2)
+          }, grace)
+          timers.push(t)
+        }
+        const onAbort = () => stop('aborted')
+
+        child.on('error', (error) => {
+          if (settled) return
+          settled = true
+          for (const t of timers) clearTimeout(t)
+          ctx.signal.removeEventListener('abort', onAbort)
+          untrack()
+          reject(new ShellToolError('SPAWN_FAILED', `could not start ${shell}: ${error.message}`, { shell }))
+        })
+        child.on('exit', (code, signal) => {
+          exit = { code, signal }
+          if (closed) finish()
+          else if (stopReason === undefined) {
+            // The shell is gone; give the pipes a moment to drain, then stop waiting for background children.
+            const t = setTimeout(() => {
+              if (!closed) {
+                straggling = true
+                child.stdout?.destroy()
+                child.stderr?.destroy()
+                closed = true
+                finish()
+              }
+            }, 250)
+            timers.push(t)
+          }
+        })
+        child.on('close', () => {
+          closed = true
+          finish()
+        })
+
+        timers.push(setTimeout(() => stop('timeout'), timeoutMs))
+        if (ctx.signal.aborted) stop('aborted')
+        else ctx.signal.addEventListener('abort', onAbort, { once: true })
+      })
+    },
+  })
+}
+
+function bashInputSchema(maxTimeoutMs: number, defaultTimeoutMs: number) {
+  return z.strictObject({
+    command: z.string().min(1).describe('The command line, run with bash -c. Use && to chain steps.'),
+    cwd: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Directory to run in, absolute or relative to the working directory. Default: the working directory.',
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(maxTimeoutMs)
+      .optional()
+      .describe(`Timeout in milliseconds (max ${maxTimeoutMs}). Default ${defaultTimeoutMs}.`),
+    description: z
+      .string()
+      .optional()
+      .describe('A few words saying what the command does, shown to the user (e.g. "run the unit tests").'),
+  })
+}
+
+/** Input of `bash`. */
+export interface BashInput {
+  command: string
+  cwd?: string
+  timeoutMs?: number
+  description?: string
+}
