@@ -18,7 +18,11 @@ import type {
   TurnStoppingInfo,
 } from './plugin.js'
 
-/** A plugin together with the config it runs with (plain JSON, validated by the plugin's schema). */
+/**
+ * A plugin together with the config it runs with (plain JSON, validated by the plugin's
+ * schema). An absent config is validated as `undefined`, then as `{}`, so a plugin whose
+ * config fields all have defaults can be used bare.
+ */
 export interface PluginUse<Config = unknown> {
   readonly plugin: PluginDefinition<Config>
   readonly config?: unknown
@@ -315,7 +319,9 @@ function validateConfig(plugin: PluginDefinition<unknown>, config: unknown): unk
     }
     return undefined
   }
-  const result = schema.safeParse(config)
+  let result = schema.safeParse(config)
+  // A plugin used bare gets its defaults: an absent config is read as `{}` when the schema refuses undefined.
+  if (!result.success && config === undefined) result = schema.safeParse({})
   if (result.success) return result.data
   const issues = result.error.issues.map((issue) => ({
     path: formatPath(issue.path),
