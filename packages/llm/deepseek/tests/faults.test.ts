@@ -145,6 +145,25 @@ describe('transport failures', () => {
     ])
   })
 
+  it('a cut after the finish chunk keeps every tool call in the partial', async () => {
+    const server = await startServer({
+      script: [
+        {
+          toolCalls: [
+            { id: 'c1', name: 'ls', arguments: '{}' },
+            { id: 'c2', name: 'ls', arguments: '{"path":"src"}' },
+          ],
+          chunking: { arguments: 100 },
+          // role, 2 × (first fragment + arguments), finish = 6 chunks; cut before the usage chunk.
+          fault: { type: 'cut', afterChunks: 6 },
+        },
+      ],
+    })
+    const { error } = await failure(adapterFor(server))
+    expect(error.kind).toBe('stream-cut')
+    expect(error.partial?.content.map((b) => (b.type === 'tool-call' ? b.id : b.type))).toEqual(['c1', 'c2'])
+  })
+
   it('a malformed chunk is a malformed-response error carrying the prefix', async () => {
     const server = await startServer({
       script: [{ text: 'good start', chunking: { text: 5 }, fault: { type: 'malformed', afterChunks: 2 } }],
