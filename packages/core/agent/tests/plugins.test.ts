@@ -139,7 +139,13 @@ describe('plugin lifecycle', () => {
     const session = Session.create('d')
     const agent = await createAgent({
       llm: silentLlm,
-      session: { session, flush: async () => {}, close: async () => void (storeClosed = true) },
+      session: {
+        session,
+        flush: async () => {},
+        close: async () => {
+          storeClosed = true
+        },
+      },
       cwd: '.',
       plugins: [
         definePlugin({ name: 'x', setup: () => () => void log.push('dispose x') }),
@@ -180,7 +186,9 @@ describe('plugin lifecycle', () => {
     const withTool = definePlugin({
       name: 'tooling',
       tools: [probes.tools[0]!],
-      setup: () => () => void (disposed = true),
+      setup: () => () => {
+        disposed = true
+      },
     })
     expect(
       await rejection(
@@ -202,7 +210,14 @@ describe('plugin lifecycle', () => {
       llm: silentLlm,
       session: Session.create('late'),
       cwd: '.',
-      plugins: [definePlugin({ name: 'late', setup: (ctx) => void (saved = ctx) })],
+      plugins: [
+        definePlugin({
+          name: 'late',
+          setup: (ctx) => {
+            saved = ctx
+          },
+        }),
+      ],
     })
     expect(() => saved!.registerTool(probeTools(1).tools[0]!)).toThrow(
       expect.objectContaining({ code: 'PLUGIN_CONTEXT_CLOSED' }),
