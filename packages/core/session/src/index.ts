@@ -7,6 +7,15 @@ import './events.js'
 
 export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 export {
+  migrateEvent,
+  migrationChain,
+  registerMigration,
+  SESSION_MIGRATIONS,
+  type SessionMigration,
+  SessionMigrationError,
+  type StoredEventJson,
+} from './migrations.js'
+export {
   type CheckedEventSchema,
   type EventRegistration,
   EventRegistrationError,

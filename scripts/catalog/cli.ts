@@ -1,0 +1,114 @@
+// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--root DIR] [--time]`
+// `pnpm verify-persistence-catalog [--root DIR] [--time]`
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CatalogError } from './errors.js'
+import { draftRecords, generateCatalog, historyOf, writeFiles, writeSnapshot } from './generate.js'
+import { renderFormatReference } from './history.js'
+import { loadProject } from './model.js'
+import { verifyCatalog } from './verify.js'
+
+interface Args {
+  command: string
+  root: string
+  snapshot: boolean
+  force: boolean
+  record?: string
+  time: boolean
+}
+
+const USAGE = `usage:
+  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
+
+function parseArgs(argv: string[]): Args {
+  const here = fileURLToPath(new URL('.', import.meta.url))
+  const args: Args = {
+    command: argv[0] ?? '',
+    root: resolve(here, '../..'),
+    snapshot: false,
+    force: false,
+    time: false,
+  }
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--') continue
+    if (a === '--snapshot') args.snapshot = true
+    else if (a === '--force') args.force = true
+    else if (a === '--time') args.time = true
+    else if (a === '--record') {
+      const note = argv[++i]
+      if (note === undefined || note.startsWith('--'))
+        throw new Error('--record needs a note: --record "why it changed"')
+      args.record = note
+    } else if (a.startsWith('--record=')) args.record = a.slice('--record='.length)
+    else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
+    else throw new Error(`unknown argument ${a}\n${USAGE}`)
+  }
+  return args
+}
+
+function main(): number {
+  let args: Args
+  try {
+    args = parseArgs(process.argv.slice(2))
+  } catch (e) {
+    console.error((e as Error).message)
+    return 2
+  }
+  const t0 = performance.now()
+  const loaded = loadProject(args.root)
+  const timing = () => {
+    if (args.time) console.error(`(${args.command} took ${((performance.now() - t0) / 1000).toFixed(2)} s)`)
+  }
+  if (args.command === 'verify') {
+    const result = verifyCatalog({ root: args.root, loaded })
+    for (const m of result.messages) (result.ok ? console.log : console.error)(m)
+    timing()
+    return result.ok ? 0 : 1
+  }
+  if (args.command !== 'generate') {
+    console.error(USAGE)
+    return 2
+  }
+  try {
+    const gen = generateCatalog({ root: args.root, loaded })
+    const files = { ...gen.files }
+    if (args.snapshot) {
+      const snap = writeSnapshot(args.root, gen, args.force)
+      console.log(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
+      for (const r of snap.removedRecords)
+        console.log(`removed change records folded into the snapshot: ${r}`)
+    }
+    if (args.record !== undefined) {
+      const records = draftRecords(args.root, gen.catalog, args.record)
+      const written = writeFiles(args.root, records)
+      for (const w of written) console.log(`drafted ${w}`)
+      if (written.length === 0) console.log('no change record needed drafting')
+    }
+    // The format reference reads snapshots and records: render it after writing them.
+    files['docs/persistence/format-reference.md'] = renderFormatReference(args.root, gen.model.formatVersion)
+    const changed = writeFiles(args.root, files)
+    for (const c of changed) console.log(`wrote ${c}`)
+    console.log(
+      `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
+    )
+    const history = historyOf(args.root, gen)
+    if (history.problems.length > 0) {
+      console.log('\nverify will still fail until the format history is settled:')
+      for (const p of history.problems) console.log(`  ${p}`)
+    }
+    timing()
+    return 0
+  } catch (e) {
+    if (e instanceof CatalogError) {
+      console.error('The persistence catalog cannot be generated:')
+      for (const p of e.problems) console.error(`  ${p.message}`)
+      return 1
+    }
+    console.error((e as Error).message)
+    return 1
+  }
+}
+
+process.exitCode = main()

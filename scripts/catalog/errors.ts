@@ -1,0 +1,41 @@
+import { KeelError } from '@keel/base'
+
+/**
+ * Why the catalog could not be generated or verified. Each problem names `path:line`.
+ * - `NO_SESSION_MODULE`: the session package or its `SessionEventMap` was not found.
+ * - `EVENT_WITHOUT_JSDOC`: an event member has no JSDoc (it is rendered into the catalog).
+ * - `NON_PERSISTABLE_TYPE`: a payload type is not plain JSON (function, Date, bigint, …).
+ * - `DUPLICATE_EVENT_TYPE`: the same event type is declared twice.
+ * - `WRONG_MERGE_MODULE`: `SessionEventMap` merged into a module other than the session's.
+ * - `EVENT_TYPE_NOT_A_STRING`: a `SessionEventMap` member whose key is not a string literal.
+ */
+export type CatalogErrorCode =
+  | 'NO_SESSION_MODULE'
+  | 'EVENT_WITHOUT_JSDOC'
+  | 'NON_PERSISTABLE_TYPE'
+  | 'DUPLICATE_EVENT_TYPE'
+  | 'WRONG_MERGE_MODULE'
+  | 'EVENT_TYPE_NOT_A_STRING'
+
+/** One problem found in the sources. */
+export interface CatalogProblem {
+  code: CatalogErrorCode
+  /** `path:line` relative to the repository root. */
+  loc: string
+  message: string
+  event?: string
+  path?: string
+}
+
+/** Thrown by {@link generateCatalog} when the sources have problems; `problems` lists them all. */
+export class CatalogError extends KeelError<'CATALOG_SOURCE_INVALID'> {
+  readonly problems: readonly CatalogProblem[]
+  constructor(problems: CatalogProblem[]) {
+    super(
+      'CATALOG_SOURCE_INVALID',
+      `the persistence catalog cannot be generated:\n${problems.map((p) => `  ${p.message}`).join('\n')}`,
+      { problems: problems.map((p) => ({ ...p })) },
+    )
+    this.problems = problems
+  }
+}

@@ -1,0 +1,474 @@
+// Builds the catalog's source model from a repository: loads the packages' sources into one
+// ts-morph Project, finds `SessionEventMap` and every merge through the type checker, and
+// normalizes every payload type.
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+import { Project, ts } from 'ts-morph'
+import { CatalogError, type CatalogProblem } from './errors.js'
+import { type Canonical, canonicalize, compareLoc, GraphBuilder, type SourceLoc } from './normalize.js'
+
+/** The envelope declarations rendered at the top of the catalog, by module. */
+export const ENVELOPE_DECLARATIONS: ReadonlyArray<{
+  module: string
+  names: readonly string[]
+  optional?: boolean
+}> = [
+  {
+    module: '@keel/session',
+    names: [
+      'SessionEventType',
+      'SurfaceEventType',
+      'SurfaceOp',
+      'SurfaceFields',
+      'NoSurfaceFields',
+      'EventEnvelope',
+      'SessionEvent',
+      'SessionHeader',
+    ],
+  },
+  {
+    module: '@keel/jsonl',
+    names: ['JsonlPhysicalHeader', 'PhysicalHeader', 'JsonlHeaderLine'],
+    optional: true,
+  },
+]
+
+/** A workspace package found under `packages/<group>/<name>`. */
+export interface WorkspacePackage {
+  name: string
+  /** Directory relative to the root, `/`-separated. */
+  dir: string
+  /** Absolute path of `src/index.ts`. */
+  entry: string
+}
+
+export interface EventModel {
+  type: string
+  namespace: string
+  owner: string
+  surface: boolean
+  loc: SourceLoc
+  /** The member as written: JSDoc and type, containing-interface indentation removed. */
+  declaration: string
+  /** Referenced type names in the declaration and the class each resolves to. */
+  refs: Array<{ name: string; classId: number }>
+  rootClass: number
+}
+
+export interface EnvelopeDecl {
+  name: string
+  module: string
+  loc: SourceLoc
+  text: string
+}
+
+export interface MigrationRef {
+  from: number
+  to: number
+  loc: SourceLoc
+}
+
+export interface SourceModel {
+  root: string
+  sessionModule: string
+  formatVersion: number
+  events: EventModel[]
+  envelope: EnvelopeDecl[]
+  header?: { classId: number; loc: SourceLoc }
+  canonical: Canonical
+  /** Classes reachable from the events and the header. */
+  reachable: number[]
+  migrations: MigrationRef[]
+}
+
+export interface LoadOptions {
+  /** Repository root (holds `packages/<group>/<name>`). */
+  root: string
+  /** The module that declares `SessionEventMap`. Default `@keel/session`. */
+  sessionModule?: string
+}
+
+export interface LoadedProject {
+  root: string
+  project: Project
+  packages: WorkspacePackage[]
+}
+
+const posix = (p: string) => p.split(sep).join('/')
+
+/** Finds `packages/<group>/<name>/package.json` under `root`, sorted by directory. */
+export function findPackages(root: string): WorkspacePackage[] {
+  const out: WorkspacePackage[] = []
+  const base = join(root, 'packages')
+  if (!existsSync(base)) return out
+  for (const group of readdirSync(base, { withFileTypes: true })) {
+    if (!group.isDirectory()) continue
+    for (const pkg of readdirSync(join(base, group.name), { withFileTypes: true })) {
+      if (!pkg.isDirectory()) continue
+      const dir = join(base, group.name, pkg.name)
+      const manifest = join(dir, 'package.json')
+      if (!existsSync(manifest)) continue
+      const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name
+      if (!name) continue
+      out.push({ name, dir: posix(relative(root, dir)), entry: join(dir, 'src', 'index.ts') })
+    }
+  }
+  return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
+}
+
+function listSources(dir: string, out: string[]): void {
+  if (!existsSync(dir)) return
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules' && e.name !== 'dist') listSources(p, out)
+    } else if (
+      e.name.endsWith('.ts') &&
+      !e.name.endsWith('.d.ts') &&
+      !/\.(test|spec|bench)\.ts$/.test(e.name)
+    ) {
+      out.push(p)
+    }
+  }
+}
+
+/**
+ * Creates the one Project used for a run: every package's `src/**` (no tests), workspace
+ * package names mapped to their `src/index.ts` so cross-package imports resolve without
+ * `node_modules`. Creating it dominates the run time, so build it once and reuse it.
+ */
+export function loadProject(root: string): LoadedProject {
+  const packages = findPackages(root)
+  const paths: Record<string, string[]> = {}
+  for (const p of packages) paths[p.name] = [p.entry]
+  const project = new Project({
+    compilerOptions: {
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2023.d.ts'],
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      strict: true,
+      types: [],
+      noEmit: true,
+      skipLibCheck: true,
+      allowImportingTsExtensions: false,
+      paths,
+    },
+    skipAddingFilesFromTsConfig: true,
+  })
+  const files: string[] = []
+  for (const p of packages) listSources(join(root, p.dir, 'src'), files)
+  files.sort()
+  for (const f of files) project.addSourceFileAtPath(f)
+  return { root, project, packages }
+}
+
+function jsDocStart(node: ts.Node, sf: ts.SourceFile): number | undefined {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc)
+  if (docs.length === 0) return undefined
+  return docs[0]!.getStart(sf)
+}
+
+function hasDocText(node: ts.Node): boolean {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc)
+  return docs.some((d) => {
+    const c = d.comment
+    const text = typeof c === 'string' ? c : (c ?? []).map((x) => x.text).join('')
+    return text.trim().length > 0 || (d.tags?.length ?? 0) > 0
+  })
+}
+
+/** The text from the node's JSDoc (or its start) to its end, dedented by its column. */
+function declarationText(node: ts.Node, sf: ts.SourceFile): string {
+  const start = jsDocStart(node, sf) ?? node.getStart(sf)
+  const text = sf.text.slice(start, node.getEnd())
+  const col = start - sf.getLineAndCharacterOfPosition(start).character
+  const indent = sf.text.slice(col, start)
+  if (!/^[ \t]*$/.test(indent) || indent.length === 0) return text
+  return text
+    .split('\n')
+    .map((line, i) => (i > 0 && line.startsWith(indent) ? line.slice(indent.length) : line))
+    .join('\n')
+}
+
+/** Loads, discovers and normalizes. Throws {@link CatalogError} listing every problem. */
+export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session'): SourceModel {
+  const { root, project, packages } = loaded
+  const program = project.getProgram().compilerObject
+  const checker = program.getTypeChecker()
+  const problems: CatalogProblem[] = []
+
+  const pkgDirs = packages.map((p) => ({ abs: posix(join(root, p.dir)) + '/', pkg: p }))
+  const ownerOf = (fileName: string): WorkspacePackage | undefined => {
+    const f = posix(fileName)
+    let best: (typeof pkgDirs)[number] | undefined
+    for (const d of pkgDirs) if (f.startsWith(d.abs) && (!best || d.abs.length > best.abs.length)) best = d
+    return best?.pkg
+  }
+  const isRepoSource = (sf: ts.SourceFile) => {
+    const owner = ownerOf(sf.fileName)
+    return owner !== undefined && posix(sf.fileName).startsWith(`${posix(join(root, owner.dir))}/src/`)
+  }
+  const locate = (node: ts.Node): SourceLoc | undefined => {
+    const sf = node.getSourceFile()
+    if (!isRepoSource(sf)) return undefined
+    const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1
+    return `${posix(relative(root, sf.fileName))}:${line}`
+  }
+  const locOf = (node: ts.Node) => locate(node) ?? `${posix(relative(root, node.getSourceFile().fileName))}:?`
+
+  const sessionPkg = packages.find((p) => p.name === sessionModule)
+  const sessionSf = sessionPkg ? program.getSourceFile(sessionPkg.entry) : undefined
+  const moduleSymbol = sessionSf ? checker.getSymbolAtLocation(sessionSf) : undefined
+  if (!sessionPkg || !sessionSf || !moduleSymbol) {
+    throw new CatalogError([
+      {
+        code: 'NO_SESSION_MODULE',
+        loc: `${root}/packages:0`,
+        message: `no package named '${sessionModule}' with a src/index.ts under ${root}/packages`,
+      },
+    ])
+  }
+  const exportsOf = (mod: ts.Symbol) => {
+    const map = new Map<string, ts.Symbol>()
+    for (const s of checker.getExportsOfModule(mod)) {
+      map.set(s.name, s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s)
+    }
+    return map
+  }
+  const sessionExports = exportsOf(moduleSymbol)
+  const mapSymbol = sessionExports.get('SessionEventMap')
+  if (!mapSymbol) {
+    throw new CatalogError([
+      {
+        code: 'NO_SESSION_MODULE',
+        loc: `${posix(relative(root, sessionPkg.entry))}:1`,
+        message: `${posix(relative(root, sessionPkg.entry))}:1: '${sessionModule}' does not export SessionEventMap`,
+      },
+    ])
+  }
+
+  // Merges into a wrong module: any `declare module 'x'` in a package source that declares an
+  // interface named SessionEventMap where 'x' is not the session module.
+  for (const sf of program.getSourceFiles()) {
+    if (!isRepoSource(sf)) continue
+    for (const stmt of sf.statements) {
+      if (!ts.isModuleDeclaration(stmt) || !ts.isStringLiteral(stmt.name)) continue
+      const body = stmt.body
+      if (!body || !ts.isModuleBlock(body)) continue
+      for (const inner of body.statements) {
+        if (
+          ts.isInterfaceDeclaration(inner) &&
+          inner.name.text === 'SessionEventMap' &&
+          stmt.name.text !== sessionModule
+        ) {
+          const loc = locOf(stmt)
+          problems.push({
+            code: 'WRONG_MERGE_MODULE',
+            loc,
+            message: `${loc}: SessionEventMap is merged into module '${stmt.name.text}'; events must be merged into '${sessionModule}' (write \`declare module '${sessionModule}'\`), otherwise they are not part of the session's event map`,
+          })
+        }
+      }
+    }
+  }
+
+  // The events: every member of every declaration merged into SessionEventMap.
+  const surfaceSymbol = sessionExports.get('SurfaceEventType')
+  const surface = new Set<string>()
+  if (surfaceSymbol) {
+    const t = checker.getDeclaredTypeOfSymbol(surfaceSymbol)
+    for (const m of t.flags & ts.TypeFlags.Union ? (t as ts.UnionType).types : [t]) {
+      if (m.flags & ts.TypeFlags.StringLiteral) surface.add((m as ts.StringLiteralType).value)
+    }
+  }
+  const builder = new GraphBuilder(program, locate)
+  const seen = new Map<string, string>()
+  const events: EventModel[] = []
+  const mapType = checker.getDeclaredTypeOfSymbol(mapSymbol)
+  const decls = (mapSymbol.declarations ?? []).filter(ts.isInterfaceDeclaration)
+  for (const decl of decls) {
+    const sf = decl.getSourceFile()
+    for (const member of decl.members) {
+      const loc = locOf(member.name ?? member)
+      if (!ts.isPropertySignature(member) || !member.name || !ts.isStringLiteral(member.name)) {
+        const what =
+          member.name && ts.isIdentifier(member.name) ? member.name.text : member.getText(sf).slice(0, 40)
+        problems.push({
+          code: 'EVENT_TYPE_NOT_A_STRING',
+          loc,
+          message: `${loc}: SessionEventMap member '${what}' must be a property with a quoted event type key ('owner/verb': payload)`,
+        })
+        continue
+      }
+      const type = member.name.text
+      const earlier = seen.get(type)
+      if (earlier) {
+        problems.push({
+          code: 'DUPLICATE_EVENT_TYPE',
+          loc,
+          event: type,
+          message: `${loc}: event type '${type}' is declared twice (first at ${earlier}); an event type has exactly one owner — rename one of them`,
+        })
+        continue
+      }
+      seen.set(type, loc)
+      if (!hasDocText(member)) {
+        problems.push({
+          code: 'EVENT_WITHOUT_JSDOC',
+          loc,
+          event: type,
+          message: `${loc}: event '${type}' has no JSDoc; write a /** … */ comment describing its contract (it is rendered into the catalog)`,
+        })
+      }
+      const owner = ownerOf(sf.fileName)?.name ?? '(unknown)'
+      const prop = checker.getPropertyOfType(mapType, type)
+      const payload = prop ? checker.getTypeOfSymbol(prop) : checker.getTypeAtLocation(member)
+      const rootNode = builder.nodeFor(payload, { event: type, path: 'data', loc })
+      const refs: Array<{ name: string; node: number }> = []
+      const visit = (n: ts.Node) => {
+        if (ts.isTypeReferenceNode(n)) {
+          const name = ts.isIdentifier(n.typeName) ? n.typeName.text : n.typeName.getText(sf)
+          if (!refs.some((r) => r.name === name)) {
+            const t = checker.getTypeFromTypeNode(n)
+            if (!(t.flags & (ts.TypeFlags.Any | ts.TypeFlags.TypeParameter))) {
+              refs.push({ name, node: builder.nodeFor(t, { event: type, path: 'data', loc }) })
+            }
+          }
+        }
+        ts.forEachChild(n, visit)
+      }
+      if (member.type) visit(member.type)
+      events.push({
+        type,
+        namespace: type.includes('/') ? type.slice(0, type.indexOf('/')) : type,
+        owner,
+        surface: surface.has(type),
+        loc,
+        declaration: declarationText(member, sf),
+        refs: refs.map((r) => ({ name: r.name, classId: r.node })),
+        rootClass: rootNode,
+      })
+    }
+  }
+
+  // The logical header is persisted beside the log: fingerprint it too.
+  let header: { node: number; loc: SourceLoc } | undefined
+  const headerSymbol = sessionExports.get('SessionHeader')
+  if (headerSymbol?.declarations?.[0]) {
+    const loc = locOf(headerSymbol.declarations[0])
+    header = {
+      node: builder.nodeFor(checker.getDeclaredTypeOfSymbol(headerSymbol), {
+        event: '(header)',
+        path: 'header',
+        loc,
+      }),
+      loc,
+    }
+  }
+
+  for (const p of builder.problems) problems.push({ ...p })
+
+  // Envelope declarations, as written.
+  const envelope: EnvelopeDecl[] = []
+  for (const group of ENVELOPE_DECLARATIONS) {
+    const pkg = packages.find((p) => p.name === group.module)
+    const sf = pkg ? program.getSourceFile(pkg.entry) : undefined
+    const mod = sf ? checker.getSymbolAtLocation(sf) : undefined
+    if (!mod) continue
+    const exported = exportsOf(mod)
+    for (const name of group.names) {
+      const sym = exported.get(name)
+      const d = sym?.declarations?.[0]
+      if (!d) continue
+      const stmt = ts.isVariableDeclaration(d) ? d.parent.parent : d
+      envelope.push({
+        name,
+        module: group.module,
+        loc: locOf(d),
+        text: declarationText(stmt, stmt.getSourceFile()),
+      })
+    }
+  }
+
+  // SESSION_FORMAT_VERSION and the registered migrations (read statically).
+  let formatVersion = 1
+  const versionSymbol = sessionExports.get('SESSION_FORMAT_VERSION')
+  if (versionSymbol) {
+    const t = checker.getTypeOfSymbol(versionSymbol)
+    if (t.flags & ts.TypeFlags.NumberLiteral) formatVersion = (t as ts.NumberLiteralType).value
+  }
+  const migrations: MigrationRef[] = []
+  const numberAt = (e: ts.Expression | undefined) => {
+    if (!e) return undefined
+    const t = checker.getTypeAtLocation(e)
+    return t.flags & ts.TypeFlags.NumberLiteral ? (t as ts.NumberLiteralType).value : undefined
+  }
+  for (const sf of program.getSourceFiles()) {
+    if (!isRepoSource(sf) || !sf.text.includes('registerMigration')) continue
+    const visit = (n: ts.Node) => {
+      if (ts.isCallExpression(n)) {
+        const callee = n.expression
+        const name = ts.isIdentifier(callee)
+          ? callee.text
+          : ts.isPropertyAccessExpression(callee)
+            ? callee.name.text
+            : ''
+        const arg = n.arguments[0]
+        if (name === 'registerMigration' && arg && ts.isObjectLiteralExpression(arg)) {
+          const field = (key: string) => {
+            const p = arg.properties.find(
+              (x): x is ts.PropertyAssignment => ts.isPropertyAssignment(x) && x.name.getText(sf) === key,
+            )
+            return numberAt(p?.initializer)
+          }
+          const from = field('from')
+          const to = field('to')
+          if (from !== undefined && to !== undefined) migrations.push({ from, to, loc: locOf(n) })
+        }
+      }
+      ts.forEachChild(n, visit)
+    }
+    visit(sf)
+  }
+
+  if (problems.length > 0) {
+    const unique = new Map<string, CatalogProblem>()
+    for (const p of problems) unique.set(p.message, p)
+    throw new CatalogError(
+      [...unique.values()].sort((a, b) => compareLoc(a.loc, b.loc) || (a.message < b.message ? -1 : 1)),
+    )
+  }
+
+  const canonical = canonicalize(builder.nodes)
+  const cls = (node: number) => canonical.classOf[node]!
+  for (const e of events) {
+    e.rootClass = cls(e.rootClass)
+    e.refs = e.refs
+      .map((r) => ({ name: r.name, classId: cls(r.classId) }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+  }
+  events.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0))
+  const roots = events.map((e) => e.rootClass)
+  const headerModel = header ? { classId: cls(header.node), loc: header.loc } : undefined
+  if (headerModel) roots.push(headerModel.classId)
+  const reach = new Set<number>()
+  const stack = [...roots]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    if (reach.has(c)) continue
+    reach.add(c)
+    for (const k of canonical.children[c]!) stack.push(k)
+  }
+  return {
+    root,
+    sessionModule,
+    formatVersion,
+    events,
+    envelope,
+    header: headerModel,
+    canonical,
+    reachable: [...reach],
+    migrations: migrations.sort((a, b) => a.from - b.from || a.to - b.to),
+  }
+}

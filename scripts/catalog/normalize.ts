@@ -1,0 +1,694 @@
+// Type normalization and fingerprints (DESIGN §4 "Type fingerprints").
+//
+// 1. `GraphBuilder` walks checker types into a graph of normalized nodes: brands erased,
+//    `true | false` folded to `boolean`, `undefined` stripped from optional members,
+//    intersections of objects merged, readonly and ReadonlyArray ignored, symbol-keyed
+//    members dropped. Non-persistable types are reported with the event and property path.
+// 2. `canonicalize` computes structural equivalence classes over the whole graph by
+//    partition refinement (bisimulation: two nodes are equivalent when their labels match
+//    and their children are pairwise equivalent, unions compared as sets). Because
+//    equivalence is computed over the graph and not by type-object identity, a recursive
+//    type gets the same class — and the same digest — however it is entered (`a?: JsonValue`,
+//    `b: JsonValue` and `c: JsonValue[]` all reach one `JsonValue` class).
+// 3. The canonical form of a class is a depth-first serialization of the quotient graph from
+//    that class: object members in name order, union members in a canonical order, and a
+//    `{ "$ref": i }` back-reference (i = first-visit index) for every composite class seen
+//    before. Union members are ordered by a depth-bounded structural hash whose depth is the
+//    number of classes reachable from the union — deep enough to tell every pair of distinct
+//    reachable classes apart (Moore's bound), and a function of the union's own structure
+//    only, so unrelated types never move it. Digest = SHA-256 of
+//    fast-json-stable-stringify(canonical form).
+import { createHash } from 'node:crypto'
+import stableStringify from 'fast-json-stable-stringify'
+import { ts } from 'ts-morph'
+
+/** A source location `path:line`, path relative to the repository root. */
+export type SourceLoc = string
+
+export type NodeKind =
+  | 'string'
+  | 'number'
+  | 'boolean'
+  | 'null'
+  | 'unknown'
+  | 'never'
+  | 'literal'
+  | 'template'
+  | 'array'
+  | 'tuple'
+  | 'object'
+  | 'union'
+
+export interface GProp {
+  name: string
+  optional: boolean
+  child: number
+}
+
+export interface GElement {
+  optional: boolean
+  rest: boolean
+  child: number
+}
+
+/** One node of the normalized type graph. */
+export interface GNode {
+  id: number
+  kind: NodeKind
+  value?: string | number | boolean
+  text?: string
+  element?: number
+  elements?: GElement[]
+  props?: GProp[]
+  index?: number
+  members?: number[]
+  names: Set<string>
+  sources: Set<SourceLoc>
+}
+
+/** A problem found while walking a payload type: the generator reports it and exits 1. */
+export interface NormalizeProblem {
+  code: 'NON_PERSISTABLE_TYPE'
+  message: string
+  loc: SourceLoc
+  event: string
+  path: string
+}
+
+/** Where the walk is, for error messages. */
+export interface WalkContext {
+  event: string
+  path: string
+  loc: SourceLoc
+}
+
+const LEAF_KINDS = new Set<NodeKind>([
+  'string',
+  'number',
+  'boolean',
+  'null',
+  'unknown',
+  'never',
+  'literal',
+  'template',
+])
+
+export function isLeafKind(kind: NodeKind): boolean {
+  return LEAF_KINDS.has(kind)
+}
+
+/** Builds the normalized graph from checker types. One builder per generation run. */
+export class GraphBuilder {
+  readonly nodes: GNode[] = []
+  readonly problems: NormalizeProblem[] = []
+  readonly #byType = new Map<ts.Type, number>()
+  readonly #byKey = new Map<string, number>()
+  readonly #checker: ts.TypeChecker
+  readonly #program: ts.Program
+  readonly #locate: (node: ts.Node) => SourceLoc | undefined
+
+  constructor(program: ts.Program, locate: (node: ts.Node) => SourceLoc | undefined) {
+    this.#program = program
+    this.#checker = program.getTypeChecker()
+    this.#locate = locate
+  }
+
+  #new(kind: NodeKind, key?: string): GNode {
+    const node: GNode = { id: this.nodes.length, kind, names: new Set(), sources: new Set() }
+    this.nodes.push(node)
+    if (key !== undefined) this.#byKey.set(key, node.id)
+    return node
+  }
+
+  #leaf(kind: NodeKind, key: string, init?: (n: GNode) => void): number {
+    const found = this.#byKey.get(key)
+    if (found !== undefined) return found
+    const node = this.#new(kind, key)
+    init?.(node)
+    return node.id
+  }
+
+  #problem(ctx: WalkContext, what: string): number {
+    this.problems.push({
+      code: 'NON_PERSISTABLE_TYPE',
+      message: `${ctx.loc}: event '${ctx.event}' payload at ${ctx.path}: ${what}; only plain JSON can be persisted`,
+      loc: ctx.loc,
+      event: ctx.event,
+      path: ctx.path,
+    })
+    return this.#leaf('unknown', 'unknown')
+  }
+
+  #name(type: ts.Type): { name?: string; decls: ts.Declaration[] } {
+    const alias = type.aliasSymbol
+    if (alias) {
+      const args = type.aliasTypeArguments
+      const name =
+        args && args.length > 0
+          ? `${alias.name}<${args.map((a) => this.#checker.typeToString(a)).join(', ')}>`
+          : alias.name
+      return { name, decls: alias.declarations ?? [] }
+    }
+    const sym = type.getSymbol()
+    if (sym && sym.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.Class)) {
+      return { name: this.#checker.typeToString(type), decls: sym.declarations ?? [] }
+    }
+    return { decls: [] }
+  }
+
+  #annotate(node: GNode, type: ts.Type): void {
+    const { name, decls } = this.#name(type)
+    const repoLocs = decls.map((d) => this.#locate(d)).filter((l): l is string => l !== undefined)
+    if (name && repoLocs.length > 0) node.names.add(name)
+    for (const l of repoLocs) node.sources.add(l)
+  }
+
+  #isLib(type: ts.Type): boolean {
+    const sym = type.getSymbol() ?? type.aliasSymbol
+    const decls = sym?.declarations ?? []
+    return decls.length > 0 && decls.every((d) => this.#program.isSourceFileDefaultLibrary(d.getSourceFile()))
+  }
+
+  #isBrandMarker(type: ts.Type): boolean {
+    if (!(type.flags & ts.TypeFlags.Object)) return false
+    const props = this.#checker.getPropertiesOfType(type)
+    if (this.#checker.getSignaturesOfType(type, ts.SignatureKind.Call).length > 0) return false
+    if (this.#checker.getIndexInfosOfType(type).length > 0) return false
+    return props.every((p) => p.name.startsWith('__@'))
+  }
+
+  /** The node of a property's value, `undefined` stripped when the property is optional. */
+  #propNode(prop: ts.Symbol, ctx: WalkContext): { optional: boolean; child: number } {
+    const optional = (prop.flags & ts.SymbolFlags.Optional) !== 0
+    const type = this.#checker.getTypeOfSymbol(prop)
+    if (!optional) return { optional, child: this.nodeFor(type, ctx) }
+    const members = type.flags & ts.TypeFlags.Union ? (type as ts.UnionType).types : [type]
+    const kept = members.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
+    if (kept.length === 0) return { optional, child: this.#problem(ctx, '`undefined` is not a value type') }
+    if (kept.length === 1) return { optional, child: this.nodeFor(kept[0]!, ctx) }
+    // Prefer the declared type object (it carries the alias name) when it is the same union.
+    const decl = prop.valueDeclaration
+    if (
+      decl &&
+      !(prop.flags & ts.SymbolFlags.Transient) &&
+      (ts.isPropertySignature(decl) || ts.isPropertyDeclaration(decl)) &&
+      decl.type
+    ) {
+      const declared = this.#checker.getTypeFromTypeNode(decl.type)
+      const dm = declared.flags & ts.TypeFlags.Union ? (declared as ts.UnionType).types : [declared]
+      if (dm.length === kept.length && dm.every((m) => kept.includes(m))) {
+        return { optional, child: this.nodeFor(declared, ctx) }
+      }
+    }
+    return { optional, child: this.#unionOf(kept, ctx, undefined) }
+  }
+
+  #unionOf(members: readonly ts.Type[], ctx: WalkContext, named: ts.Type | undefined): number {
+    const hasTrue = members.some((m) => m.flags & ts.TypeFlags.BooleanLiteral && this.#boolValue(m) === true)
+    const hasFalse = members.some(
+      (m) => m.flags & ts.TypeFlags.BooleanLiteral && this.#boolValue(m) === false,
+    )
+    const fold = hasTrue && hasFalse
+    // A checker union may be recursive (JsonValue): register its node before the members.
+    const node = named ? this.#new('union') : undefined
+    if (node && named) {
+      this.#byType.set(named, node.id)
+      this.#annotate(node, named)
+    }
+    const childIds: number[] = []
+    const push = (id: number) => {
+      const n = this.nodes[id]!
+      const inner = n.kind === 'union' && n.members && n !== node ? n.members : [id]
+      for (const m of inner) if (!childIds.includes(m)) childIds.push(m)
+    }
+    if (fold) push(this.#leaf('boolean', 'boolean'))
+    for (const m of members) {
+      if (fold && m.flags & ts.TypeFlags.BooleanLiteral) continue
+      if (m.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) {
+        push(this.#problem(ctx, '`undefined` is not a value type (make the property optional instead)'))
+        continue
+      }
+      push(this.nodeFor(m, ctx))
+    }
+    if (node) {
+      node.members = childIds
+      return node.id
+    }
+    if (childIds.length === 1) return childIds[0]!
+    const key = `union:${[...childIds].sort((a, b) => a - b).join(',')}`
+    const found = this.#byKey.get(key)
+    if (found !== undefined) return found
+    const fresh = this.#new('union', key)
+    fresh.members = childIds
+    return fresh.id
+  }
+
+  #boolValue(type: ts.Type): boolean {
+    return (type as { intrinsicName?: string }).intrinsicName === 'true'
+  }
+
+  /** The node of `type`; memoized per type object, recursion-safe. */
+  nodeFor(type: ts.Type, ctx: WalkContext): number {
+    const memo = this.#byType.get(type)
+    if (memo !== undefined) return memo
+    const id = this.#build(type, ctx)
+    this.#byType.set(type, id)
+    return id
+  }
+
+  #build(type: ts.Type, ctx: WalkContext): number {
+    const f = type.flags
+    const F = ts.TypeFlags
+    if (f & F.Any)
+      return this.#problem(ctx, '`any` (or an unresolved type) has no persisted shape; use a declared type')
+    if (f & F.Unknown) return this.#leaf('unknown', 'unknown')
+    if (f & F.Never) return this.#leaf('never', 'never')
+    if (f & F.Null) return this.#leaf('null', 'null')
+    if (f & (F.Undefined | F.Void))
+      return this.#problem(ctx, '`undefined` is not a value type (make the property optional instead)')
+    if (f & (F.BigInt | F.BigIntLiteral)) return this.#problem(ctx, '`bigint` is not JSON')
+    if (f & (F.ESSymbol | F.UniqueESSymbol)) return this.#problem(ctx, '`symbol` is not JSON')
+    if (f & F.Boolean) return this.#leaf('boolean', 'boolean')
+    if (f & F.BooleanLiteral) {
+      const v = this.#boolValue(type)
+      return this.#leaf('literal', `lit:b:${v}`, (n) => {
+        n.value = v
+      })
+    }
+    if (f & F.StringLiteral) {
+      const v = (type as ts.StringLiteralType).value
+      return this.#leaf('literal', `lit:s:${v}`, (n) => {
+        n.value = v
+      })
+    }
+    if (f & F.NumberLiteral) {
+      const v = (type as ts.NumberLiteralType).value
+      return this.#leaf('literal', `lit:n:${v}`, (n) => {
+        n.value = v
+      })
+    }
+    if (f & F.String) return this.#leaf('string', 'string')
+    if (f & F.Number) return this.#leaf('number', 'number')
+    if (f & (F.TemplateLiteral | F.StringMapping)) {
+      const text = this.#checker.typeToString(type)
+      return this.#leaf('template', `tpl:${text}`, (n) => {
+        n.text = text
+      })
+    }
+    if (f & F.Union) return this.#unionOf((type as ts.UnionType).types, ctx, type)
+    if (f & F.Intersection) return this.#intersection(type as ts.IntersectionType, ctx)
+    if (f & F.TypeParameter)
+      return this.#problem(ctx, `unresolved type parameter ${this.#checker.typeToString(type)}`)
+    if (f & F.NonPrimitive)
+      return this.#problem(ctx, '`object` has no declared shape; declare its properties')
+    if (f & F.Object) return this.#object(type as ts.ObjectType, ctx)
+    return this.#problem(ctx, `unsupported type ${this.#checker.typeToString(type)}`)
+  }
+
+  #intersection(type: ts.IntersectionType, ctx: WalkContext): number {
+    const parts = type.types.filter((t) => !this.#isBrandMarker(t))
+    const primitives = parts.filter((t) => !(t.flags & ts.TypeFlags.Object))
+    if (primitives.length > 0) {
+      // `string & {}` and brands: the primitive is what is persisted.
+      const objectsWithShape = parts.filter(
+        (t) =>
+          t.flags & ts.TypeFlags.Object &&
+          this.#checker.getPropertiesOfType(t).some((p) => !p.name.startsWith('__@')),
+      )
+      if (primitives.length === 1 && objectsWithShape.length === 0) return this.nodeFor(primitives[0]!, ctx)
+      return this.#problem(ctx, `unsupported intersection ${this.#checker.typeToString(type)}`)
+    }
+    if (parts.length === 1) return this.nodeFor(parts[0]!, ctx)
+    return this.#objectFromProps(type, ctx)
+  }
+
+  #object(type: ts.ObjectType, ctx: WalkContext): number {
+    const checker = this.#checker
+    if (
+      checker.getSignaturesOfType(type, ts.SignatureKind.Call).length > 0 ||
+      checker.getSignaturesOfType(type, ts.SignatureKind.Construct).length > 0
+    ) {
+      return this.#problem(ctx, `a function type (${checker.typeToString(type)}) is not JSON`)
+    }
+    if (checker.isArrayType(type)) {
+      const node = this.#new('array')
+      this.#byType.set(type, node.id)
+      const [elem] = checker.getTypeArguments(type as ts.TypeReference)
+      node.element = this.nodeFor(elem!, { ...ctx, path: `${ctx.path}[]` })
+      return node.id
+    }
+    if (checker.isTupleType(type)) {
+      const node = this.#new('tuple')
+      this.#byType.set(type, node.id)
+      const target = (type as ts.TypeReference).target as ts.TupleType
+      const args = checker.getTypeArguments(type as ts.TypeReference)
+      node.elements = target.elementFlags.map((flag, i) => {
+        const optional = (flag & ts.ElementFlags.Optional) !== 0
+        const rest = (flag & (ts.ElementFlags.Rest | ts.ElementFlags.Variadic)) !== 0
+        let t = args[i]!
+        if (optional && t.flags & ts.TypeFlags.Union) {
+          const kept = (t as ts.UnionType).types.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
+          if (kept.length === 1) t = kept[0]!
+        }
+        const sub = { ...ctx, path: `${ctx.path}[${i}]` }
+        return { optional, rest, child: this.nodeFor(t, sub) }
+      })
+      return node.id
+    }
+    const sym = type.getSymbol()
+    if (this.#isLib(type)) {
+      return this.#problem(
+        ctx,
+        `${checker.typeToString(type)} is not JSON (it does not survive JSON.stringify/parse)`,
+      )
+    }
+    if (sym && sym.flags & ts.SymbolFlags.Class) {
+      return this.#problem(ctx, `class instance ${sym.name} is not JSON; declare a plain object type`)
+    }
+    return this.#objectFromProps(type, ctx)
+  }
+
+  #objectFromProps(type: ts.Type, ctx: WalkContext): number {
+    const checker = this.#checker
+    const node = this.#new('object')
+    this.#byType.set(type, node.id)
+    this.#annotate(node, type)
+    const props = checker
+      .getPropertiesOfType(type)
+      .filter((p) => !p.name.startsWith('__@'))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    node.props = props.map((p) => {
+      const decl = p.valueDeclaration ?? p.declarations?.[0]
+      const loc = (decl && this.#locate(decl)) ?? ctx.loc
+      const sub: WalkContext = { event: ctx.event, path: `${ctx.path}.${p.name}`, loc }
+      if (p.flags & ts.SymbolFlags.Method) {
+        return { name: p.name, optional: false, child: this.#problem(sub, 'a method (function) is not JSON') }
+      }
+      const { optional, child } = this.#propNode(p, sub)
+      return { name: p.name, optional, child }
+    })
+    for (const info of checker.getIndexInfosOfType(type)) {
+      const sub = { ...ctx, path: `${ctx.path}[key]` }
+      if (info.keyType.flags & ts.TypeFlags.String) {
+        let value = info.type
+        if (value.flags & ts.TypeFlags.Union) {
+          const kept = (value as ts.UnionType).types.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
+          if (kept.length === 1) value = kept[0]!
+        }
+        node.index = this.nodeFor(value, sub)
+      } else {
+        this.#problem(
+          sub,
+          `index key ${checker.typeToString(info.keyType)} is not a string (JSON object keys are strings)`,
+        )
+      }
+    }
+    return node.id
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical forms and digests
+
+/** One structural equivalence class of the graph. */
+export interface TypeClass {
+  id: number
+  kind: NodeKind
+  rep: GNode
+  /** Child classes in canonical order (object: props by name then index; union: canonical). */
+  digest: string
+  names: string[]
+  sources: SourceLoc[]
+}
+
+/** A shallow, digest-referencing form of one class (what the machine catalog stores). */
+export type ShallowForm =
+  | { k: 'string' | 'number' | 'boolean' | 'null' | 'unknown' | 'never' }
+  | { k: 'literal'; v: string | number | boolean }
+  | { k: 'template'; text: string }
+  | { k: 'array'; of: string }
+  | { k: 'tuple'; items: Array<{ t: string; opt?: true; rest?: true }> }
+  | { k: 'object'; props: Record<string, { t: string; opt?: true }>; index?: string }
+  | { k: 'union'; of: string[] }
+
+export interface Canonical {
+  /** Class id of each graph node. */
+  classOf: number[]
+  classes: TypeClass[]
+  /** Children of each class, canonical order (unions already ordered). */
+  children: number[][]
+  /** Canonical JSON form rooted at a class (self-contained, with back-references). */
+  formOf(classId: number): unknown
+  shallow(classId: number): ShallowForm
+}
+
+function label(n: GNode): string {
+  switch (n.kind) {
+    case 'literal':
+      return `literal:${typeof n.value}:${JSON.stringify(n.value)}`
+    case 'template':
+      return `template:${n.text}`
+    case 'object':
+      return `object:${JSON.stringify(n.props!.map((p) => [p.name, p.optional]))}:${n.index !== undefined}`
+    case 'tuple':
+      return `tuple:${JSON.stringify(n.elements!.map((e) => [e.optional, e.rest]))}`
+    default:
+      return n.kind
+  }
+}
+
+function childList(n: GNode): number[] {
+  switch (n.kind) {
+    case 'array':
+      return [n.element!]
+    case 'tuple':
+      return n.elements!.map((e) => e.child)
+    case 'object':
+      return n.index === undefined ? n.props!.map((p) => p.child) : [...n.props!.map((p) => p.child), n.index]
+    case 'union':
+      return n.members!
+    default:
+      return []
+  }
+}
+
+const sha1 = (s: string) => createHash('sha1').update(s).digest('base64')
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
+
+/** Structural equivalence by partition refinement, then canonical forms and digests. */
+export function canonicalize(allNodes: readonly GNode[]): Canonical {
+  // A union whose members collapsed to one (`Brand<string, 'A'> | string`) is that member.
+  const redirect = (id: number): number => {
+    let n = allNodes[id]!
+    for (let guard = 0; n.kind === 'union' && n.members!.length === 1 && guard < 64; guard++) {
+      n = allNodes[n.members![0]!]!
+    }
+    return n.id
+  }
+  const kidsOf = (n: GNode) => childList(n).map(redirect)
+  const nodes = allNodes.filter((n) => redirect(n.id) === n.id)
+  // Partition refinement (Moore): start from labels, split by children's classes until stable.
+  let cls = new Array<number>(allNodes.length)
+  {
+    const intern = new Map<string, number>()
+    for (const n of nodes) {
+      const l = label(n)
+      let c = intern.get(l)
+      if (c === undefined) {
+        c = intern.size
+        intern.set(l, c)
+      }
+      cls[n.id] = c
+    }
+    let count = intern.size
+    for (;;) {
+      const next = new Map<string, number>()
+      const nc = new Array<number>(allNodes.length)
+      for (const n of nodes) {
+        const kids = kidsOf(n).map((k) => cls[k]!)
+        const sig =
+          n.kind === 'union'
+            ? `${cls[n.id]}|${[...new Set(kids)].sort((a, b) => a - b).join(',')}`
+            : `${cls[n.id]}|${kids.join(',')}`
+        let c = next.get(sig)
+        if (c === undefined) {
+          c = next.size
+          next.set(sig, c)
+        }
+        nc[n.id] = c
+      }
+      cls = nc
+      if (next.size === count) break
+      count = next.size
+    }
+  }
+  for (const n of allNodes) if (redirect(n.id) !== n.id) cls[n.id] = cls[redirect(n.id)]!
+  const classCount = Math.max(-1, ...cls) + 1
+  const reps: GNode[] = new Array(classCount)
+  const names: Array<Set<string>> = Array.from({ length: classCount }, () => new Set())
+  const sources: Array<Set<string>> = Array.from({ length: classCount }, () => new Set())
+  for (const n of allNodes) {
+    const c = cls[n.id]!
+    if (!reps[c] && redirect(n.id) === n.id) reps[c] = n
+    for (const x of n.names) names[c]!.add(x)
+    for (const x of n.sources) sources[c]!.add(x)
+  }
+  const rawKids: number[][] = reps.map((r) => {
+    const kids = kidsOf(r).map((k) => cls[k]!)
+    return r.kind === 'union' ? [...new Set(kids)] : kids
+  })
+  const labels = reps.map(label)
+
+  // Depth-bounded structural keys, memoized per (depth, class).
+  const keyMemo = new Map<number, string[]>()
+  const keyAt = (d: number, c: number): string => {
+    let row = keyMemo.get(d)
+    if (!row) {
+      row = []
+      keyMemo.set(d, row)
+    }
+    const hit = row[c]
+    if (hit !== undefined) return hit
+    let k: string
+    if (d === 0) k = sha1(labels[c]!)
+    else {
+      const kids = rawKids[c]!.map((x) => keyAt(d - 1, x))
+      k = sha1(
+        `${labels[c]}|${reps[c]!.kind === 'union' ? [...new Set(kids)].sort().join(',') : kids.join(',')}`,
+      )
+    }
+    row[c] = k
+    return k
+  }
+  const reachCount = (c: number): number => {
+    const seen = new Set<number>([c])
+    const stack = [c]
+    while (stack.length > 0) {
+      for (const k of rawKids[stack.pop()!]!) {
+        if (!seen.has(k)) {
+          seen.add(k)
+          stack.push(k)
+        }
+      }
+    }
+    return seen.size
+  }
+  // Iterative deepening for the key depth would also work; the reach count is a structural
+  // invariant of the union, so the order it induces is canonical.
+  const children: number[][] = rawKids.map((kids, c) => {
+    if (reps[c]!.kind !== 'union') return kids
+    const depth = reachCount(c)
+    return [...kids].sort((a, b) => {
+      const ka = keyAt(depth, a)
+      const kb = keyAt(depth, b)
+      return ka < kb ? -1 : ka > kb ? 1 : 0
+    })
+  })
+
+  const formOf = (root: number): unknown => {
+    const index = new Map<number, number>()
+    const visit = (c: number): unknown => {
+      const r = reps[c]!
+      switch (r.kind) {
+        case 'literal':
+          return { k: 'literal', v: r.value }
+        case 'template':
+          return { k: 'template', text: r.text }
+        case 'string':
+        case 'number':
+        case 'boolean':
+        case 'null':
+        case 'unknown':
+        case 'never':
+          return { k: r.kind }
+      }
+      const seen = index.get(c)
+      if (seen !== undefined) return { $ref: seen }
+      index.set(c, index.size)
+      const kids = children[c]!
+      switch (r.kind) {
+        case 'array':
+          return { k: 'array', of: visit(kids[0]!) }
+        case 'tuple':
+          return {
+            k: 'tuple',
+            items: r.elements!.map((e, i) => ({
+              t: visit(kids[i]!),
+              ...(e.optional ? { opt: true } : {}),
+              ...(e.rest ? { rest: true } : {}),
+            })),
+          }
+        case 'object': {
+          const props: Record<string, unknown> = {}
+          r.props!.forEach((p, i) => {
+            props[p.name] = { t: visit(kids[i]!), ...(p.optional ? { opt: true } : {}) }
+          })
+          const out: Record<string, unknown> = { k: 'object', props }
+          if (r.index !== undefined) out.index = visit(kids[r.props!.length]!)
+          return out
+        }
+        case 'union':
+          return { k: 'union', of: kids.map(visit) }
+      }
+      throw new Error(`unreachable kind ${r.kind}`)
+    }
+    return visit(root)
+  }
+
+  const digests = reps.map((_, c) => sha256(stableStringify(formOf(c))))
+  const classes: TypeClass[] = reps.map((rep, c) => ({
+    id: c,
+    kind: rep.kind,
+    rep,
+    digest: digests[c]!,
+    names: [...names[c]!].sort(),
+    sources: [...sources[c]!].sort(compareLoc),
+  }))
+
+  const shallow = (c: number): ShallowForm => {
+    const r = reps[c]!
+    const kids = children[c]!
+    switch (r.kind) {
+      case 'literal':
+        return { k: 'literal', v: r.value! }
+      case 'template':
+        return { k: 'template', text: r.text! }
+      case 'array':
+        return { k: 'array', of: digests[kids[0]!]! }
+      case 'tuple':
+        return {
+          k: 'tuple',
+          items: r.elements!.map((e, i) => ({
+            t: digests[kids[i]!]!,
+            ...(e.optional ? { opt: true as const } : {}),
+            ...(e.rest ? { rest: true as const } : {}),
+          })),
+        }
+      case 'object': {
+        const props: Record<string, { t: string; opt?: true }> = {}
+        r.props!.forEach((p, i) => {
+          props[p.name] = { t: digests[kids[i]!]!, ...(p.optional ? { opt: true as const } : {}) }
+        })
+        return r.index !== undefined
+          ? { k: 'object', props, index: digests[kids[r.props!.length]!]! }
+          : { k: 'object', props }
+      }
+      case 'union':
+        return { k: 'union', of: kids.map((k) => digests[k]!) }
+      default:
+        return { k: r.kind }
+    }
+  }
+
+  return { classOf: cls, classes, children, formOf, shallow }
+}
+
+/** Orders `path:line` locations by path, then numerically by line. */
+export function compareLoc(a: string, b: string): number {
+  const ia = a.lastIndexOf(':')
+  const ib = b.lastIndexOf(':')
+  const pa = a.slice(0, ia)
+  const pb = b.slice(0, ib)
+  if (pa !== pb) return pa < pb ? -1 : 1
+  return Number(a.slice(ia + 1)) - Number(b.slice(ib + 1))
+}
