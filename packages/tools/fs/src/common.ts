@@ -154,7 +154,7 @@ export function ignoreGlobs(pattern: string): string[] {
   return DEFAULT_IGNORES.filter((dir) => !pattern.includes(dir)).map((dir) => `**/${dir}/**`)
 }
 
-/** `1 line` / `3 lines`. */
-export function plural(n: number, word: string): string {
-  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+/** `1 line` / `3 lines`; `many` for irregular plurals (`match` → `matches`). */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? word : many}`
 }

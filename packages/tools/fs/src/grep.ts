@@ -170,7 +170,7 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
         return `No matches for /${input.pattern}/${input.ignoreCase ? 'i' : ''} in ${plural(files.length, 'file')} under ${raw}${tail}.`
       }
       const summary = truncated
-        ? `[Stopped at ${plural(maxMatches, 'match')}; there are more. Narrow the pattern, path or glob, or raise maxMatches.${tail}]`
+        ? `[Stopped at ${plural(maxMatches, 'match', 'matches')}; there are more. Narrow the pattern, path or glob, or raise maxMatches.${tail}]`
         : `[${plural(matches, 'matching line')} in ${plural(filesWithMatches, 'file')}${tail}]`
       return `${out.join('\n')}\n${summary}`
     },

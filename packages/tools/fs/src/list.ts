@@ -85,7 +85,7 @@ export function listDirTool(options: ListDirOptions = {}): Tool<ListDirInput> {
           lines.push(bytes === undefined ? entry.name : `${entry.name}  (${size(bytes)})`)
         } else lines.push(`${entry.name}  (special file)`)
       }
-      const header = `${absolute} (${plural(entries.length, 'entry').replace('entrys', 'entries')}):`
+      const header = `${absolute} (${plural(entries.length, 'entry', 'entries')}):`
       const more =
         entries.length > maxEntries
           ? `\n[${entries.length - maxEntries} more entries not shown; use glob to narrow down.]`
