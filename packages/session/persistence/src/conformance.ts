@@ -265,8 +265,12 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       appendSampleTurn(handle.session)
       await handle.close()
       await f.setFormatVersion('future', SESSION_FORMAT_VERSION + 1)
-      for (const attempt of [f.store.load('future'), f.store.open('future'), f.store.inspect('future')]) {
-        const error = await rejection(attempt)
+      for (const attempt of [
+        () => f.store.load('future'),
+        () => f.store.open('future'),
+        () => f.store.inspect('future'),
+      ]) {
+        const error = await rejection(attempt())
         expectCode(error, 'SESSION_FORMAT_UNSUPPORTED')
         expect((error as { details: Record<string, unknown> }).details).toMatchObject({ direction: 'newer' })
       }

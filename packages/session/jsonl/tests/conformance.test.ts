@@ -1,0 +1,4 @@
+import { runStoreConformance } from '@keel/persistence/conformance'
+import { jsonlFixture } from './helpers.js'
+
+runStoreConformance('jsonl', jsonlFixture)
