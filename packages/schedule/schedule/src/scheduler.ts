@@ -1,0 +1,231 @@
+import type { Clock } from '@keel/agent'
+import type { UserMessage } from '@keel/llm'
+import type { Session } from '@keel/session'
+import {
+  describeTrigger,
+  formatDuration,
+  isOneShot,
+  missedRuns,
+  nextDueAt,
+  resolveTrigger,
+  type Schedule,
+  type ScheduleBook,
+  ScheduleError,
+  type ScheduleRequest,
+  type ScheduleRules,
+  scheduleProjection,
+} from './schedules.js'
+
+/** The longest delay a timer can be armed for (setTimeout's limit); longer waits re-arm. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** What a {@link Scheduler} works with. */
+export interface SchedulerOptions extends ScheduleRules {
+  /** The session whose schedules this is; its log is the only state. */
+  session: Session
+  /** Time and timers; a fake clock makes tests exact. */
+  clock: Clock
+  /** Delivers a fired schedule's message as a new turn (queued while the agent is busy). */
+  deliver(message: UserMessage, source: string): void
+  /**
+   * Makes every event appended so far durable (the store handle's `flush`). Awaited after a
+   * dispatch is appended and before its message is delivered. Without it, log order alone
+   * still guarantees that a durable delivery has a durable dispatch.
+   */
+  flush?(): Promise<void>
+  /** Tells the user something happened (a schedule fired, expired, or could not deliver). */
+  notify?(kind: string, text: string): void
+  /** Firings later than this (ms) say so in the delivered message. */
+  lateNoteAfterMs: number
+  /** How many schedules may be live at once. */
+  maxLive: number
+}
+
+/**
+ * Fires one session's schedules. The schedules themselves are the fold of the log
+ * ({@link scheduleProjection}); the scheduler only holds a timer armed for the earliest
+ * due time, re-armed whenever a `schedule/change` is appended.
+ *
+ * A firing appends `dispatch`, awaits `flush`, then delivers: a crash can lose a delivery
+ * but never repeat one. On `start` (a new, resumed or forked session) whatever came due
+ * while no scheduler ran fires at once: a one-shot once, with a note saying how late; a
+ * recurring schedule once, its other missed runs skipped. Recurring schedules past their
+ * `expiresAt` are deleted with reason `expired` instead of firing.
+ */
+export class Scheduler {
+  readonly #options: SchedulerOptions
+  #timer: unknown = null
+  #running = false
+  #unsubscribe: (() => void) | null = null
+  #work: Promise<void> = Promise.resolve()
+
+  constructor(options: SchedulerOptions) {
+    this.#options = options
+  }
+
+  /** The fold of the log. Throws `ScheduleStreamError` when the stored stream is invalid. */
+  get book(): ScheduleBook {
+    return this.#options.session.project(scheduleProjection)
+  }
+
+  /** The live schedules, in creation order. */
+  get schedules(): Schedule[] {
+    return [...this.book.live.values()]
+  }
+
+  /**
+   * Validates the stored stream (throwing `ScheduleStreamError` when it is invalid) and arms
+   * the timer. What is already overdue fires from a zero-delay timer, never inside `start`,
+   * so the host is fully set up before anything is delivered. Idempotent.
+   */
+  start(): void {
+    if (this.#running) return
+    void this.book
+    this.#running = true
+    this.#unsubscribe = this.#options.session.subscribe((event) => {
+      if (event.type === 'schedule/change') this.#arm()
+    })
+    this.#arm()
+  }
+
+  /** Disarms the timer. Deliveries already past their flush still happen. Idempotent. */
+  stop(): void {
+    this.#running = false
+    this.#unsubscribe?.()
+    this.#unsubscribe = null
+    this.#disarm()
+  }
+
+  /** Resolves once every firing started so far has been delivered (or failed). */
+  settled(): Promise<void> {
+    return this.#work
+  }
+
+  /** Checks a request, appends its `create`, and returns the new schedule. Throws {@link ScheduleError}. */
+  create(request: ScheduleRequest): Schedule {
+    const { session, clock, maxLive } = this.#options
+    const book = this.book
+    if (book.live.size >= maxLive) {
+      throw new ScheduleError(
+        'SCHEDULE_LIMIT_REACHED',
+        `this session already has ${book.live.size} live schedules (the maximum); delete one with schedule_delete first`,
+        { live: book.live.size, max: maxLive },
+      )
+    }
+    const now = clock.now()
+    const { trigger, expiresAt } = resolveTrigger(request, now, this.#options)
+    const id = `s${book.created + 1}`
+    session.append('schedule/change', {
+      v: 1,
+      op: 'create',
+      id,
+      prompt: request.prompt,
+      trigger,
+      createdAt: now,
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    })
+    return this.book.live.get(id)!
+  }
+
+  /** Appends a `delete` for a live schedule and returns it. Throws `SCHEDULE_NOT_FOUND`. */
+  delete(id: string): Schedule {
+    const book = this.book
+    const schedule = book.live.get(id)
+    if (!schedule) {
+      const ended = book.ended.get(id)
+      throw new ScheduleError(
+        'SCHEDULE_NOT_FOUND',
+        ended
+          ? `schedule '${id}' is no longer live (it ${ended === 'finished' ? 'already fired' : `was ${ended}`})`
+          : `there is no schedule '${id}'; schedule_list shows the live ones`,
+        { id, ...(ended ? { ended } : {}) },
+      )
+    }
+    this.#options.session.append('schedule/change', { v: 1, op: 'delete', id, reason: 'deleted' })
+    return schedule
+  }
+
+  /** When `schedule` fires next (Unix ms), or null when it will not (finished, or expiring first). */
+  nextRunAt(schedule: Schedule): number | null {
+    const due = nextDueAt(schedule)
+    if (due === null || (schedule.expiresAt !== undefined && due >= schedule.expiresAt)) return null
+    return due
+  }
+
+  #tick(): void {
+    if (!this.#running) return
+    this.#disarm()
+    const { session, clock } = this.#options
+    const now = clock.now()
+    const fired: Array<{ schedule: Schedule; dueAt: number }> = []
+    for (const schedule of this.book.live.values()) {
+      if (schedule.expiresAt !== undefined && now >= schedule.expiresAt) {
+        session.append('schedule/change', { v: 1, op: 'delete', id: schedule.id, reason: 'expired' })
+        this.#options.notify?.(
+          'schedule-expired',
+          `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) expired.`,
+        )
+        continue
+      }
+      const dueAt = nextDueAt(schedule)
+      if (dueAt === null || dueAt > now) continue
+      session.append('schedule/change', { v: 1, op: 'dispatch', id: schedule.id, dueAt, firedAt: now })
+      fired.push({ schedule, dueAt })
+    }
+    if (fired.length > 0) this.#work = this.#work.then(() => this.#deliver(fired, now))
+    this.#arm()
+  }
+
+  async #deliver(fired: Array<{ schedule: Schedule; dueAt: number }>, now: number): Promise<void> {
+    const { flush, deliver, notify } = this.#options
+    try {
+      await flush?.()
+    } catch (error) {
+      const ids = fired.map((f) => f.schedule.id).join(', ')
+      notify?.(
+        'schedule-error',
+        `Schedules ${ids} fired but the log could not be saved, so they were not delivered: ${String(error)}`,
+      )
+      return
+    }
+    for (const { schedule, dueAt } of fired) {
+      const text = `${schedule.prompt}\n\n${this.#note(schedule, dueAt, now)}`
+      deliver({ role: 'user', content: [{ type: 'text', text }] }, `schedule/${schedule.id}`)
+      notify?.('schedule-fired', `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) fired.`)
+    }
+  }
+
+  /** The line that tells the model where the message came from, and how late it is. */
+  #note(schedule: Schedule, dueAt: number, now: number): string {
+    const late = now - dueAt
+    const origin = `(Sent by schedule ${schedule.id}, ${describeTrigger(schedule.trigger)}.`
+    if (late < this.#options.lateNoteAfterMs) return `${origin})`
+    const lateness = ` It was due at ${new Date(dueAt).toISOString()} and is delivered ${formatDuration(late)} late`
+    if (isOneShot(schedule.trigger)) return `${origin}${lateness}.)`
+    const skipped = missedRuns(schedule, dueAt, now)
+    return `${origin}${lateness}${skipped > 0 ? `; ${skipped} later missed run${skipped === 1 ? ' was' : 's were'} skipped` : ''}.)`
+  }
+
+  #arm(): void {
+    if (!this.#running) return
+    this.#disarm()
+    const { clock } = this.#options
+    let wake = Number.POSITIVE_INFINITY
+    for (const schedule of this.book.live.values()) {
+      const due = nextDueAt(schedule)
+      if (due !== null) wake = Math.min(wake, due)
+      if (schedule.expiresAt !== undefined) wake = Math.min(wake, schedule.expiresAt)
+    }
+    if (wake === Number.POSITIVE_INFINITY) return
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, wake - clock.now()))
+    this.#timer = clock.setTimeout(() => {
+      this.#timer = null
+      this.#tick()
+    }, delay)
+  }
+
+  #disarm(): void {
+    if (this.#timer !== null) this.#options.clock.clearTimeout(this.#timer)
+    this.#timer = null
+  }
+}
