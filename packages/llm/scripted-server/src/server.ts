@@ -52,7 +52,7 @@ export interface RecordedRequest {
   path: string
   /** Lower-cased header names; repeated headers joined with `, `. */
   headers: Record<string, string>
-  /** The parsed JSON body; `undefined` when the body was not JSON. */
+  /** The parsed JSON body; `undefined` when the body was not a JSON object (see `rawBody`). */
   body: RecordedChatBody | undefined
   rawBody: string
   /** Unix epoch milliseconds. */
@@ -161,11 +161,9 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       return reject(404, `no route for ${record.method} ${path}; use POST /chat/completions`, 'not_found')
     }
     if (options.apiKey !== undefined && record.headers.authorization !== `Bearer ${options.apiKey}`) {
-      record.outcome = 'rejected'
-      sendJson(res, 401, errorBody('Authentication Fails, your api key is invalid', 'authentication_error'))
-      return
+      return reject(401, 'Authentication Fails, your api key is invalid', 'authentication_error')
     }
-    if (record.body === undefined || typeof record.body !== 'object' || Array.isArray(record.body)) {
+    if (record.body === undefined) {
       return reject(400, 'the request body is not a JSON object', 'invalid_request_error')
     }
 
@@ -321,7 +319,10 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 
 function parseJson(raw: string): RecordedChatBody | undefined {
   try {
-    return JSON.parse(raw) as RecordedChatBody
+    const value: unknown = JSON.parse(raw)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as RecordedChatBody)
+      : undefined
   } catch {
     return undefined
   }
