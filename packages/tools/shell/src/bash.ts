@@ -203,7 +203,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           output.push(decoders.out.end())
           output.push(decoders.err.end())
           let text = output.toString()
-          if (text === '') text = '(no output)'
+          if (text === '') text = '(no output)\n'
           else if (!text.endsWith('\n')) text += '\n'
           const notes: string[] = []
           if (straggling)
