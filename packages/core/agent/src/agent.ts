@@ -31,7 +31,7 @@ import {
 import { AgentError } from './errors.js'
 import './events.js'
 import { type HostServices, type PluginEntry, PluginHost } from './host.js'
-import type { AgentObserver } from './observer.js'
+import type { AgentObserver, ToolCallDelta } from './observer.js'
 import type { BeforeToolDecision, Clock, ToolCallInfo } from './plugin.js'
 import { backoffDelay, defaultRetryOptions, type RetryOptions, sleep, systemClock } from './retry.js'
 import { PartialMessage } from './stream.js'
@@ -634,6 +634,8 @@ export class Agent {
         signal,
       })
       for await (const chunk of stream) {
+        // Chunks the adapter had buffered before the abort are not part of the delivered prefix.
+        if (signal.aborted) throw new LlmError('aborted', 'the turn was aborted during the model stream')
         chunks++
         if (firstChunkAt === undefined) firstChunkAt = this.#clock.now()
         switch (chunk.type) {
@@ -647,6 +649,17 @@ export class Agent {
             break
           case 'tool-call-delta':
             partial.toolCall(chunk.index, chunk.id, chunk.name, chunk.argumentsDelta)
+            if (observers.length > 0) {
+              const delta: { -readonly [K in keyof ToolCallDelta]: ToolCallDelta[K] } = {
+                turn,
+                step,
+                index: chunk.index,
+                argumentsDelta: chunk.argumentsDelta,
+              }
+              if (chunk.id !== undefined) delta.id = chunk.id
+              if (chunk.name !== undefined) delta.name = chunk.name
+              this.#notify('onToolCallDelta', delta)
+            }
             break
           case 'usage':
             usage = chunk.usage

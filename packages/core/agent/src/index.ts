@@ -24,6 +24,7 @@ export type {
   AgentObserver,
   RetryNotice,
   StreamDelta,
+  ToolCallDelta,
   ToolCallFinished,
   ToolCallStarted,
   ToolProgressNotice,

@@ -10,6 +10,17 @@ export interface StreamDelta {
   readonly text: string
 }
 
+/** A fragment of a tool call the model is streaming (`id` and `name` arrive with the first one). */
+export interface ToolCallDelta {
+  readonly turn: number
+  readonly step: number
+  /** The call's position in the message's tool calls. */
+  readonly index: number
+  readonly id?: string
+  readonly name?: string
+  readonly argumentsDelta: string
+}
+
 /** A tool call that is about to run (its permission was granted). */
 export interface ToolCallStarted {
   readonly turn: number
@@ -57,6 +68,8 @@ export interface AgentObserver {
   onEvent?(event: SessionEvent): void
   onTextDelta?(delta: StreamDelta): void
   onReasoningDelta?(delta: StreamDelta): void
+  /** The model is streaming a tool call (before it is complete or run). */
+  onToolCallDelta?(delta: ToolCallDelta): void
   onToolCallStarted?(info: ToolCallStarted): void
   onToolCallFinished?(info: ToolCallFinished): void
   onToolProgress?(notice: ToolProgressNotice): void

@@ -417,7 +417,7 @@ describe('abort', () => {
 
   it('drops an incomplete tool call from the interrupted prefix and answers complete ones as aborted', async () => {
     const probes = probeTools(1)
-    let deltas = 0
+    const fragments: string[] = []
     const r = await open(
       [
         {
@@ -427,27 +427,24 @@ describe('abort', () => {
             { id: 'partial', name: 'poke', arguments: { key: 'second-key-that-streams-slowly' } },
           ],
           chunking: { arguments: 3 },
-          delayMs: 10,
         },
       ],
-      { tools: probes.tools },
+      {
+        tools: probes.tools,
+        observers: [
+          {
+            onToolCallDelta: (d) => {
+              fragments.push(`${d.index}:${d.argumentsDelta}`)
+              // abort a few fragments into the second call
+              if (d.index === 1 && fragments.filter((f) => f.startsWith('1:')).length === 3) r.agent.abort()
+            },
+          },
+        ],
+      },
     )
-    // Abort once the second call is well into streaming (tool deltas have no live callback, so
-    // watch the server's chunk count): text ≈ 2 chunks, call 1 ≈ 6, call 2 ≈ 16 of 3 characters.
-    r.agent.send('poke twice').catch(() => {})
-    await new Promise<void>((resolve) => {
-      const tick = setInterval(() => {
-        const sent = r.server.requests[0]?.chunksSent ?? 0
-        if (sent >= 16) {
-          clearInterval(tick)
-          r.agent.abort()
-          resolve()
-        }
-        deltas = sent
-      }, 2)
-    })
-    await r.agent.idle()
-    expect(deltas).toBeGreaterThan(0)
+    const result = await r.agent.send('poke twice')
+    expect(result.reason).toBe('aborted')
+    expect(fragments.filter((f) => f.startsWith('1:'))).toHaveLength(3)
     const msg = r.events('assistant/message')[0]!.data
     expect(msg.interrupted).toBe(true)
     const calls = msg.message.content.filter((b) => b.type === 'tool-call')
@@ -461,9 +458,18 @@ describe('abort', () => {
 
   it('logs an attempt (not a message) when aborted before any content', async () => {
     const controller = new AbortController()
-    const r = await open([{ text: 'late', headersDelayMs: 200 }])
+    const r = await open([{ text: 'late', headersDelayMs: 10_000 }])
     const pending = r.agent.send('hi', { signal: controller.signal })
-    setTimeout(() => controller.abort(), 30)
+    // abort once the request reached the server, long before any header or content can come back
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        if (r.server.requests.length > 0) {
+          clearInterval(tick)
+          resolve()
+        }
+      }, 2)
+    })
+    controller.abort()
     const result = await pending
     expect(result.reason).toBe('aborted')
     expect(r.events('assistant/message')).toHaveLength(0)
