@@ -1,0 +1,76 @@
+import type pg from 'pg'
+
+/**
+ * The schema migrations of the PostgreSQL store, applied in order on first use and
+ * recorded in `<schema>.keel_migrations`. Append new versions; never edit an applied one.
+ */
+export const MIGRATIONS: ReadonlyArray<{
+  version: number
+  description: string
+  sql: (schema: string) => string
+}> = [
+  {
+    version: 1,
+    description: 'sessions and events tables',
+    sql: (s) => `
+      CREATE TABLE ${s}.sessions (
+        id text PRIMARY KEY,
+        format_version integer NOT NULL,
+        header jsonb NOT NULL,
+        created_at double precision NOT NULL,
+        cwd text,
+        event_count integer NOT NULL DEFAULT 0,
+        writer jsonb
+      );
+      CREATE INDEX sessions_created_at ON ${s}.sessions (created_at DESC);
+      CREATE INDEX sessions_cwd_created_at ON ${s}.sessions (cwd, created_at DESC);
+      CREATE TABLE ${s}.events (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        type text NOT NULL,
+        time double precision NOT NULL,
+        payload jsonb NOT NULL,
+        envelope jsonb,
+        PRIMARY KEY (session_id, seq)
+      );`,
+  },
+]
+
+/** Quotes a schema name after checking it is a plain identifier. */
+export function quoteSchema(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(
+      `PostgreSQL schema name ${JSON.stringify(schema)} must match [a-z_][a-z0-9_]* (at most 63 chars)`,
+    )
+  }
+  return `"${schema}"`
+}
+
+/** Creates the schema and applies every missing migration, serialized by an advisory lock. */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<void> {
+  const s = quoteSchema(schema)
+  await client.query('BEGIN')
+  try {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`keel-migrate:${schema}`])
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${s}.keel_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+    )
+    const { rows } = await client.query<{ v: number | null }>(
+      `SELECT max(version) AS v FROM ${s}.keel_migrations`,
+    )
+    const current = rows[0]?.v ?? 0
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue
+      await client.query(m.sql(s))
+      await client.query(`INSERT INTO ${s}.keel_migrations (version, description) VALUES ($1, $2)`, [
+        m.version,
+        m.description,
+      ])
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw error
+  }
+}
