@@ -1,0 +1,199 @@
+// Session storage: JSONL durable append and 1M-event load vs raw baselines, and PostgreSQL
+// batched append / 100k-event load. Each load runs in its own process so peak RSS is its own.
+//   pnpm bench storage
+import { spawnSync } from 'node:child_process'
+import {
+  closeSync,
+  promises as fs,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { JsonlStore } from '@keel/jsonl'
+import { appendSampleTurn, MemoryStore, SAMPLE_TURN_EVENTS } from '@keel/persistence'
+import { PostgresStore } from '@keel/postgres'
+import { SESSION_FORMAT_VERSION } from '@keel/session'
+
+const self = fileURLToPath(import.meta.url)
+const [phase, ...args] = process.argv.slice(2)
+const secs = (ns: bigint) => Number(ns) / 1e9
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
+const peakRss = () => process.resourceUsage().maxRSS * 1024
+
+/** The JSON lines of `turns` sample turns, built through a real session (so they are valid). */
+async function sampleLines(turns: number, pad: string): Promise<string[]> {
+  const store = new MemoryStore()
+  const handle = await store.create({ id: 'sample' })
+  for (let i = 0; i < turns; i++) appendSampleTurn(handle.session, pad)
+  await handle.close()
+  return handle.session.events.map((e) => JSON.stringify(e))
+}
+
+async function appendBench(): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
+  try {
+    const batches = 400
+    const pad = 'x'.repeat(300)
+    // Keel: one sample turn (11 events) per batch, flush() after each
+    const store = new JsonlStore({ home })
+    const handle = await store.create({ id: 'append' })
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < batches; i++) {
+      appendSampleTurn(handle.session, pad)
+      await handle.flush()
+    }
+    const keel = secs(process.hrtime.bigint() - t0)
+    await handle.close()
+    // Baseline: the same lines, appendFile + fsync per batch of the same size
+    const lines = (await fs.readFile(store.fileOf('append'), 'utf8')).split('\n').slice(1, -1)
+    const file = join(home, 'raw.jsonl')
+    const fh = await fs.open(file, 'a')
+    const t1 = process.hrtime.bigint()
+    for (let i = 0; i < batches; i++) {
+      let text = ''
+      for (let j = i * SAMPLE_TURN_EVENTS; j < (i + 1) * SAMPLE_TURN_EVENTS; j++) text += `${lines[j]}\n`
+      await fh.appendFile(text)
+      await fh.sync()
+    }
+    const raw = secs(process.hrtime.bigint() - t1)
+    await fh.close()
+    const events = batches * SAMPLE_TURN_EVENTS
+    console.log(
+      `jsonl durable append: ${events} events in ${batches} fsynced batches of ${SAMPLE_TURN_EVENTS}: keel ${keel.toFixed(3)} s (${Math.round(events / keel)} events/s), raw appendFile+fsync ${raw.toFixed(3)} s -> ratio ${(keel / raw).toFixed(2)}x (goal <= 1.25x)`,
+    )
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+/** Writes a valid 1M-event session file directly (templated sample turns with renumbered seqs). */
+async function writeBigSession(home: string, id: string, events: number): Promise<string> {
+  const template = (await sampleLines(1, 'y'.repeat(120))).map(
+    (l) => JSON.parse(l) as Record<string, unknown>,
+  )
+  const dir = join(home, 'sessions', id)
+  await fs.mkdir(dir, { recursive: true })
+  const file = join(dir, 'session.jsonl')
+  const fd = openSync(file, 'w')
+  const header = { version: SESSION_FORMAT_VERSION, id, createdAt: Date.now() }
+  writeSync(
+    fd,
+    `${JSON.stringify({ format: 'keel-session', formatVersion: SESSION_FORMAT_VERSION, header })}\n`,
+  )
+  let seq = 0
+  let chunk = ''
+  for (let turn = 1; seq < events; turn++) {
+    for (const t of template) {
+      if (seq === events) break
+      const data = JSON.parse(JSON.stringify(t.data)) as Record<string, unknown>
+      if ('turn' in data) data.turn = turn
+      const message = data.message as { toolCallId?: string; content?: { id?: string }[] } | undefined
+      if (message?.toolCallId) message.toolCallId = `call-${turn}`
+      for (const block of message?.content ?? []) if (block.id) block.id = `call-${turn}`
+      if (typeof data.callId === 'string') data.callId = `call-${turn}`
+      chunk += `${JSON.stringify({ ...t, seq, data })}\n`
+      seq++
+    }
+    if (chunk.length > 1 << 22) {
+      writeSync(fd, chunk)
+      chunk = ''
+    }
+  }
+  writeSync(fd, chunk)
+  closeSync(fd)
+  return file
+}
+
+function runPhase(name: string, ...rest: string[]): Record<string, number> {
+  const result = spawnSync(
+    process.execPath,
+    ['--max-old-space-size=8192', '--import', 'tsx', '--expose-gc', self, name, ...rest],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  if (result.status !== 0) throw new Error(`phase ${name} failed (${result.status ?? result.signal})`)
+  return JSON.parse(result.stdout.trim().split('\n').pop()!) as Record<string, number>
+}
+
+async function loadBench(): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
+  try {
+    const events = 1_000_000 - (1_000_000 % SAMPLE_TURN_EVENTS)
+    const file = await writeBigSession(home, 'big', events)
+    const size = statSync(file).size
+    const raw = runPhase('raw-load', file)
+    const keel = runPhase('keel-load', home, 'big')
+    if (keel.events !== events || raw.events !== events + 1)
+      throw new Error(`event counts differ: ${JSON.stringify({ raw, keel })}`)
+    console.log(
+      `jsonl load of ${events} events (${mib(size)}): keel ${keel.seconds!.toFixed(2)} s, peak RSS ${mib(keel.rss!)}; raw read+split+JSON.parse ${raw.seconds!.toFixed(2)} s, peak RSS ${mib(raw.rss!)} -> ratio ${(keel.seconds! / raw.seconds!).toFixed(2)}x (goal <= 2x)`,
+    )
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+async function postgresBench(): Promise<void> {
+  const url = process.env.KEEL_PG_URL
+  if (!url) {
+    console.log(
+      'postgres: skipped (KEEL_PG_URL is not set; as root, `source scripts/ci/start-postgres.sh` sets it)',
+    )
+    return
+  }
+  const schema = `keel_bench_${process.pid}`
+  const store = new PostgresStore({ url, schema })
+  try {
+    const turns = Math.ceil(100_000 / SAMPLE_TURN_EVENTS)
+    const perBatch = 100 // turns per flush: 1,100 events per transaction
+    const handle = await store.create({ id: 'pg-bench' })
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < turns; i++) {
+      appendSampleTurn(handle.session, 'z'.repeat(120))
+      if ((i + 1) % perBatch === 0) await handle.flush()
+    }
+    await handle.flush()
+    const appendS = secs(process.hrtime.bigint() - t0)
+    const events = handle.session.nextSeq
+    await handle.close()
+    const t1 = process.hrtime.bigint()
+    const loaded = await store.load('pg-bench')
+    const loadS = secs(process.hrtime.bigint() - t1)
+    if (loaded.nextSeq !== events) throw new Error('postgres load lost events')
+    console.log(
+      `postgres: batched append ${events} events (${perBatch * SAMPLE_TURN_EVENTS} per transaction) in ${appendS.toFixed(2)} s = ${Math.round(events / appendS)} events/s; load of ${events} events ${loadS.toFixed(2)} s`,
+    )
+  } finally {
+    await store.close()
+    const { default: pg } = await import('pg')
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await client.end()
+  }
+}
+
+if (phase === 'raw-load') {
+  const t0 = process.hrtime.bigint()
+  const text = readFileSync(args[0]!, 'utf8')
+  const parsed = text
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as unknown)
+  const seconds = secs(process.hrtime.bigint() - t0)
+  console.log(JSON.stringify({ seconds, rss: peakRss(), events: parsed.length }))
+} else if (phase === 'keel-load') {
+  const t0 = process.hrtime.bigint()
+  const session = await new JsonlStore({ home: args[0]! }).load(args[1]!)
+  const seconds = secs(process.hrtime.bigint() - t0)
+  console.log(JSON.stringify({ seconds, rss: peakRss(), events: session.nextSeq }))
+} else {
+  await appendBench()
+  await loadBench()
+  await postgresBench()
+}
