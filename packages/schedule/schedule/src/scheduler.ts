@@ -88,7 +88,10 @@ export class Scheduler {
     this.#arm()
   }
 
-  /** Disarms the timer. Deliveries already past their flush still happen. Idempotent. */
+  /**
+   * Disarms the timer. Schedules already dispatched are still delivered (a delivery the
+   * host refuses, e.g. after it closed, is reported through `notify`, not thrown). Idempotent.
+   */
   stop(): void {
     this.#running = false
     this.#unsubscribe?.()
@@ -190,7 +193,15 @@ export class Scheduler {
     }
     for (const { schedule, dueAt } of fired) {
       const text = `${schedule.prompt}\n\n${this.#note(schedule, dueAt, now)}`
-      deliver({ role: 'user', content: [{ type: 'text', text }] }, `schedule/${schedule.id}`)
+      try {
+        deliver({ role: 'user', content: [{ type: 'text', text }] }, `schedule/${schedule.id}`)
+      } catch (error) {
+        notify?.(
+          'schedule-error',
+          `Schedule ${schedule.id} fired but could not be delivered: ${String(error)}`,
+        )
+        continue
+      }
       notify?.('schedule-fired', `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) fired.`)
     }
   }

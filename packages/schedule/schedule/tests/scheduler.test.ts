@@ -313,3 +313,29 @@ describe('fork', () => {
     expect(child.delivered.find((d) => d.source === 'schedule/s3')!.text).toContain('child only')
   })
 })
+
+describe('delivery failures', () => {
+  it('a delivery the host refuses is reported, and later firings still happen', async () => {
+    let refuse = true
+    const notices: string[] = []
+    const delivered: string[] = []
+    const h = harness({
+      deliver: (_message, source) => {
+        if (refuse) throw new Error('agent closed')
+        delivered.push(source)
+      },
+      notify: (kind, text) => notices.push(`${kind}: ${text}`),
+    })
+    h.scheduler.start()
+    h.scheduler.create({ kind: 'every', when: '5m', prompt: 'tick' })
+    await h.clock.advance(5 * MINUTE)
+    await h.scheduler.settled()
+    expect(notices).toEqual([
+      'schedule-error: Schedule s1 fired but could not be delivered: Error: agent closed',
+    ])
+    refuse = false
+    await h.clock.advance(5 * MINUTE)
+    await h.scheduler.settled()
+    expect(delivered).toEqual(['schedule/s1'])
+  })
+})

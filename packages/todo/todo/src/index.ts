@@ -1,3 +1,5 @@
+import './events.js'
+
 export { type TodoItem, type TodoStatus, todoItemSchema, todoStatusSchema } from './events.js'
 export { type TodoConfig, todoConfigSchema, todoPlugin } from './plugin.js'
 export {
