@@ -1,7 +1,16 @@
 import { defineTool, type Tool } from '@keel/tools'
 import { glob } from 'tinyglobby'
 import { z } from 'zod'
-import { displayPath, FsToolError, ignoreGlobs, pathFacts, plural, resolvePath, statPath } from './common.js'
+import {
+  checkAborted,
+  displayPath,
+  FsToolError,
+  ignoreGlobs,
+  pathFacts,
+  plural,
+  resolvePath,
+  statPath,
+} from './common.js'
 
 /** Options of {@link globTool}. */
 export interface GlobOptions {
@@ -68,6 +77,7 @@ export function globTool(options: GlobOptions = {}): Tool<GlobInput> {
         ignore: ignoreGlobs(input.pattern),
         signal: ctx.signal,
       })
+      checkAborted(ctx.signal) // tinyglobby may stop early on abort and return a partial list
       const shown = found.map((p) => displayPath(ctx.cwd, p)).sort()
       if (shown.length === 0) return `No files match ${JSON.stringify(input.pattern)} under ${raw}.`
       const more =

@@ -118,6 +118,7 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
           resolvedPath: base,
         })
       }
+      checkAborted(ctx.signal) // tinyglobby may stop early on abort and return a partial list
       const out: string[] = []
       let matches = 0
       let filesWithMatches = 0

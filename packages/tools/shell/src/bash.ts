@@ -82,6 +82,9 @@ class OutputBuffer {
   }
 }
 
+/** At most one progress report (the latest output line) per this many ms. */
+const PROGRESS_INTERVAL_MS = 250
+
 const live = new Set<number>()
 let exitHookInstalled = false
 
@@ -115,7 +118,8 @@ function seconds(ms: number): string {
  * is fast and predictable) in its own process group (`detached`), stdin closed. On timeout
  * or abort the whole group gets SIGTERM, then SIGKILL after `killGraceMs`, so background
  * children and grandchildren die too. Reports the combined stdout/stderr (capped in
- * memory) and the exit code or signal. A non-zero exit is reported, not an error result:
+ * memory) and the exit code or signal; the latest output line goes to `ctx.progress`
+ * (throttled) for live UIs. A non-zero exit is reported, not an error result:
  * the command ran and its status is information for the model.
  */
 export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
@@ -184,8 +188,19 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
         const pid = child.pid
         const untrack = pid === undefined ? () => {} : trackGroup(pid)
         const decoders = { out: new StringDecoder('utf8'), err: new StringDecoder('utf8') }
-        child.stdout?.on('data', (chunk: Buffer) => output.push(decoders.out.write(chunk)))
-        child.stderr?.on('data', (chunk: Buffer) => output.push(decoders.err.write(chunk)))
+        let lastProgress = 0
+        const onText = (text: string) => {
+          output.push(text)
+          const now = Date.now()
+          if (now - lastProgress < PROGRESS_INTERVAL_MS) return
+          const lines = text.split('\n').filter((l) => l.trim() !== '')
+          const last = lines[lines.length - 1]
+          if (last === undefined) return
+          lastProgress = now
+          ctx.progress({ message: last.length > 200 ? `${last.slice(0, 200)}…` : last })
+        }
+        child.stdout?.on('data', (chunk: Buffer) => onText(decoders.out.write(chunk)))
+        child.stderr?.on('data', (chunk: Buffer) => onText(decoders.err.write(chunk)))
 
         let stopReason: 'timeout' | 'aborted' | undefined
         let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined

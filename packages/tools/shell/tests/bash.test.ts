@@ -172,6 +172,13 @@ describe('bash', () => {
     expect(r.text).toContain('background processes')
   })
 
+  it('reports the latest output line as progress', async () => {
+    const seen: string[] = []
+    const ctx = createToolContext({ cwd: dir, progress: (p) => seen.push(p.message) })
+    await runToolCall(bashTool(), JSON.stringify({ command: 'echo first-line' }), ctx)
+    expect(seen).toEqual(['first-line'])
+  })
+
   it('facts give the command (and the cwd paths when given); annotations are truthful', () => {
     const bash = bashTool()
     expect(bash.facts?.({ command: 'rm -rf x' }, dir)).toEqual({ command: 'rm -rf x' })
