@@ -3,8 +3,7 @@
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './errors.js'
-import { draftRecords, generateCatalog, historyOf, writeFiles, writeSnapshot } from './generate.js'
-import { renderFormatReference } from './history.js'
+import { generateAndWrite } from './generate.js'
 import { loadProject } from './model.js'
 import { verifyCatalog } from './verify.js'
 
@@ -72,28 +71,14 @@ function main(): number {
     return 2
   }
   try {
-    const gen = generateCatalog({ root: args.root, loaded })
-    const files = { ...gen.files }
-    if (args.snapshot) {
-      const snap = writeSnapshot(args.root, gen, args.force)
-      console.log(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
-      for (const r of snap.removedRecords)
-        console.log(`removed change records folded into the snapshot: ${r}`)
-    }
-    if (args.record !== undefined) {
-      const records = draftRecords(args.root, gen.catalog, args.record)
-      const written = writeFiles(args.root, records)
-      for (const w of written) console.log(`drafted ${w}`)
-      if (written.length === 0) console.log('no change record needed drafting')
-    }
-    // The format reference reads snapshots and records: render it after writing them.
-    files['docs/persistence/format-reference.md'] = renderFormatReference(args.root, gen.model.formatVersion)
-    const changed = writeFiles(args.root, files)
-    for (const c of changed) console.log(`wrote ${c}`)
-    console.log(
-      `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
-    )
-    const history = historyOf(args.root, gen)
+    const { lines, history } = generateAndWrite({
+      root: args.root,
+      loaded,
+      snapshot: args.snapshot,
+      force: args.force,
+      record: args.record,
+    })
+    for (const l of lines) console.log(l)
     if (history.problems.length > 0) {
       console.log('\nverify will still fail until the format history is settled:')
       for (const p of history.problems) console.log(`  ${p}`)

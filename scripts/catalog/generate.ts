@@ -149,4 +149,45 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
   return { path, removedRecords: removed, replaced: existing !== undefined && existing !== content }
 }
 
+export interface GenerateAndWriteOptions extends GenerateOptions {
+  snapshot?: boolean
+  force?: boolean
+  /** Draft change records with this note. */
+  record?: string
+}
+
+/**
+ * What `pnpm gen-persistence-catalog` does: generate, optionally snapshot and draft change
+ * records, render the format reference from what is then on disk, write changed files.
+ * Returns the lines to print and the history problems verify would still report.
+ */
+export function generateAndWrite(options: GenerateAndWriteOptions): {
+  gen: GeneratedCatalog
+  lines: string[]
+  history: HistoryReport
+} {
+  const { root } = options
+  const gen = generateCatalog(options)
+  const lines: string[] = []
+  const files = { ...gen.files }
+  if (options.snapshot) {
+    const snap = writeSnapshot(root, gen, options.force ?? false)
+    lines.push(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
+    for (const r of snap.removedRecords) lines.push(`removed change records folded into the snapshot: ${r}`)
+  }
+  if (options.record !== undefined) {
+    const written = writeFiles(root, draftRecords(root, gen.catalog, options.record))
+    for (const w of written) lines.push(`drafted ${w}`)
+    if (written.length === 0) lines.push('no change record needed drafting')
+  }
+  files[FORMAT_REFERENCE] = renderFormatReference(root, gen.model.formatVersion)
+  gen.files[FORMAT_REFERENCE] = files[FORMAT_REFERENCE]
+  const changed = writeFiles(root, files)
+  for (const c of changed) lines.push(`wrote ${c}`)
+  lines.push(
+    `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
+  )
+  return { gen, lines, history: historyOf(root, gen) }
+}
+
 export { draftRecords, readSnapshots }

@@ -1,0 +1,35 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+const made: string[] = []
+
+/** A temp copy of fixture mini-projects overlaid in order (never the real repository). */
+export function makeRepo(...fixtures: string[]): string {
+  const root = mkdtempSync(join(tmpdir(), 'keel-catalog-'))
+  made.push(root)
+  for (const f of fixtures) cpSync(join(FIXTURES, f), root, { recursive: true })
+  return root
+}
+
+/** Removes every repository made by {@link makeRepo}. */
+export function cleanRepos(): void {
+  for (const r of made.splice(0)) rmSync(r, { recursive: true, force: true })
+}
+
+export function edit(root: string, rel: string, change: (text: string) => string): void {
+  const abs = join(root, rel)
+  const before = readFileSync(abs, 'utf8')
+  const after = change(before)
+  if (after === before) throw new Error(`edit of ${rel} changed nothing`)
+  writeFileSync(abs, after)
+}
+
+export function write(root: string, rel: string, text: string): void {
+  const abs = join(root, rel)
+  mkdirSync(dirname(abs), { recursive: true })
+  writeFileSync(abs, text)
+}
