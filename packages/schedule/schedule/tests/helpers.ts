@@ -18,7 +18,11 @@ export class FakeClock implements Clock {
     return this.#now
   }
 
+  /** Every delay a timer was requested with, in order. */
+  readonly requested: number[] = []
+
   setTimeout(callback: () => void, ms: number): unknown {
+    this.requested.push(ms)
     const id = this.#next++
     this.#timers.set(id, { at: this.#now + Math.max(0, ms), callback })
     return id

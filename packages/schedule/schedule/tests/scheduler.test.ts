@@ -82,6 +82,16 @@ describe('firing each kind', () => {
     ])
   })
 
+  it('a time beyond the longest timer delay is reached by re-arming, exactly on time', async () => {
+    const h = harness()
+    h.scheduler.start()
+    h.scheduler.create({ kind: 'at', when: '2026-03-01T00:00:00Z', prompt: 'far away' })
+    await h.clock.advance(60 * DAY)
+    await h.scheduler.settled()
+    expect(h.delivered.map((d) => new Date(d.at).toISOString())).toEqual(['2026-03-01T00:00:00.000Z'])
+    expect(Math.max(...h.clock.requested)).toBeLessThanOrEqual(2 ** 31 - 1)
+  })
+
   it('several schedules due at once fire together, in creation order', async () => {
     const h = harness()
     h.scheduler.start()
