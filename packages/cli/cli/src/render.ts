@@ -1,0 +1,144 @@
+import type { AgentObserver } from '@keel/agent'
+import type { ToolResultMessage } from '@keel/llm'
+import type { SessionEvent } from '@keel/session'
+
+/** Where the renderer writes, and whether it may use ANSI styling. */
+export interface RenderTarget {
+  write(text: string): void
+  /** Style with ANSI escapes (dim reasoning, colours); set it when the output is a TTY. */
+  color: boolean
+}
+
+const DIM = '\x1b[2m'
+const NORMAL = '\x1b[22m'
+const CYAN = '\x1b[36m'
+const GREEN = '\x1b[32m'
+const RED = '\x1b[31m'
+const YELLOW = '\x1b[33m'
+const RESET = '\x1b[39m'
+
+/** One line, at most `max` characters, with newlines shown as `⏎`. */
+export function oneLine(text: string, max = 100): string {
+  const flat = text
+    .replace(/\s*\n\s*/g, ' ⏎ ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+/** `path=greet.mjs oldString="…"`: a tool call's arguments summarized on one line. */
+export function summarizeArguments(raw: string, max = 100): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    return oneLine(raw, max)
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return oneLine(raw, max)
+  const parts = Object.entries(parsed as Record<string, unknown>).map(([key, value]) => {
+    const shown =
+      typeof value === 'string'
+        ? /^[\w./-]+$/.test(value)
+          ? value
+          : JSON.stringify(value)
+        : JSON.stringify(value)
+    return `${key}=${shown}`
+  })
+  return oneLine(parts.join(' '), max)
+}
+
+/** A tool result summarized on one line: its first meaningful line and how many lines it had. */
+export function summarizeResult(result: ToolResultMessage, max = 90): string {
+  const text = result.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
+  const lines = text.split('\n').filter((l) => l.trim() !== '')
+  const first = lines[0] ?? '(no output)'
+  const more = lines.length > 1 ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : ''
+  return `${oneLine(first, max)}${more}`
+}
+
+/**
+ * An agent observer that prints the conversation as it streams: model text as it arrives,
+ * reasoning dimmed (or marked `thinking:` without colour), one line per tool call and per
+ * result, retries and plugin notices, and a line per turn end. Nothing here is persisted:
+ * the session log is the record.
+ */
+export function createRenderer(target: RenderTarget): AgentObserver & { finish(): void } {
+  let atLineStart = true
+  let mode: 'none' | 'text' | 'reasoning' = 'none'
+  const style = (code: string, text: string, reset: string) =>
+    target.color ? `${code}${text}${reset}` : text
+  const write = (text: string) => {
+    if (text === '') return
+    target.write(text)
+    atLineStart = text.endsWith('\n')
+  }
+  const endBlock = () => {
+    if (mode === 'reasoning' && target.color) target.write(NORMAL)
+    mode = 'none'
+    if (!atLineStart) write('\n')
+  }
+  const line = (text: string) => {
+    endBlock()
+    write(`${text}\n`)
+  }
+  return {
+    onEvent(event: SessionEvent) {
+      if (event.type === 'user/message') {
+        const text = event.data.message.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join(' ')
+        const from = event.data.source ? ` (${event.data.source})` : ''
+        line(style(CYAN, `> you${from}: ${text}`, RESET))
+      } else if (event.type === 'turn/end') {
+        const error = event.data.error
+          ? `: ${event.data.error.code} ${oneLine(event.data.error.message, 120)}`
+          : ''
+        line(
+          style(
+            event.data.reason === 'completed' ? GREEN : YELLOW,
+            `· turn ${event.data.turn} ${event.data.reason}${error}`,
+            RESET,
+          ),
+        )
+      } else if (event.type === 'assistant/message' && event.data.interrupted) {
+        line(style(YELLOW, '· (interrupted: the delivered prefix was kept)', RESET))
+      }
+    },
+    onReasoningDelta(delta) {
+      if (mode !== 'reasoning') {
+        endBlock()
+        mode = 'reasoning'
+        write(target.color ? `${DIM}thinking: ` : 'thinking: ')
+      }
+      write(delta.text)
+    },
+    onTextDelta(delta) {
+      if (mode !== 'text') {
+        endBlock()
+        mode = 'text'
+      }
+      write(delta.text)
+    },
+    onToolCallStarted(info) {
+      line(style(CYAN, `→ ${info.call.name} ${summarizeArguments(info.call.arguments)}`, RESET))
+    },
+    onToolCallFinished(info) {
+      const summary = summarizeResult(info.result)
+      if (info.errorCode) line(style(RED, `← ${info.call.name} ✗ ${info.errorCode}: ${summary}`, RESET))
+      else line(style(GREEN, `← ${info.call.name} ✓ ${summary}`, RESET))
+    },
+    onRetry(notice) {
+      line(
+        style(
+          YELLOW,
+          `· model call failed (${notice.error.code}); retry ${notice.attempt} in ${notice.delayMs} ms`,
+          RESET,
+        ),
+      )
+    },
+    onDisplay(notice) {
+      line(`[${notice.source}] ${notice.text}`)
+    },
+    finish() {
+      endBlock()
+    },
+  }
+}

@@ -1,0 +1,169 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { createAgent } from '@keel/agent'
+import { createDeepSeekAdapter } from '@keel/deepseek'
+import { fsTools } from '@keel/fs'
+import { JsonlStore } from '@keel/jsonl'
+import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
+import { shellTools } from '@keel/shell'
+import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
+import { createRenderer, type RenderTarget } from './render.js'
+
+/** What {@link runDemo} reads and where it writes. */
+export interface DemoIo {
+  argv: readonly string[]
+  env: Readonly<Record<string, string | undefined>>
+  out: RenderTarget
+  err(text: string): void
+  /** Aborts the running turn (the entry wires Ctrl-C to it). */
+  signal?: AbortSignal
+}
+
+/** What a demo run produced, for callers that go on inspecting it. */
+export interface DemoOutcome {
+  exitCode: number
+  sessionId?: string
+  sessionFile?: string
+  workspace?: string
+  home?: string
+}
+
+const usage = `usage: pnpm demo [--live "task"] [--model id] [--cwd dir]
+
+Runs a Keel agent with the fs and shell tools end to end and prints the conversation.
+
+  (no flags)      a scripted model on a local server (no network, no key): it reads a
+                  file, fixes a bug, runs the test and answers
+  --live "task"   the same agent talks to DeepSeek (needs DEEPSEEK_API_KEY; DEEPSEEK_BASE_URL
+                  points it at any OpenAI-compatible endpoint)
+  --model id      model id for --live (default deepseek-v4-flash)
+  --cwd dir       workspace for --live (default: a fresh temp copy of the demo files)
+
+The session log goes to $KEEL_HOME (default for the demo: a fresh temp directory).`
+
+/**
+ * The demo: an agent with the fs and shell tools in a temporary workspace, logging to the
+ * JSONL store, talking to the scripted local server through the real `openai` client (or
+ * to DeepSeek with `--live`). Returns the exit code: 0 when the turn completed.
+ */
+export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
+  let args: ReturnType<typeof parse>
+  try {
+    args = parse(io.argv)
+  } catch (error) {
+    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${usage}\n`)
+    return { exitCode: 2 }
+  }
+  if (args.help) {
+    io.out.write(`${usage}\n`)
+    return { exitCode: 0 }
+  }
+  const live = args.live
+  if (live !== undefined && !io.env.DEEPSEEK_API_KEY) {
+    io.err(
+      '--live talks to DeepSeek and needs DEEPSEEK_API_KEY in the environment; run without --live for the offline demo.\n',
+    )
+    return { exitCode: 2 }
+  }
+  if (live !== undefined && live.trim() === '') {
+    io.err('--live needs a task, e.g. --live "add a --verbose flag to cli.mjs"\n')
+    return { exitCode: 2 }
+  }
+
+  const home =
+    io.env.KEEL_HOME && io.env.KEEL_HOME !== ''
+      ? io.env.KEEL_HOME
+      : await mkdtemp(join(tmpdir(), 'keel-demo-home-'))
+  let workspace: string
+  if (args.cwd !== undefined) workspace = resolve(args.cwd)
+  else {
+    workspace = await mkdtemp(join(tmpdir(), 'keel-demo-workspace-'))
+    await writeDemoWorkspace(workspace)
+  }
+
+  let server: ScriptedServer | undefined
+  let llm: ReturnType<typeof createDeepSeekAdapter>
+  if (live === undefined) {
+    server = await startScriptedServer({ script: demoScript, handler: demoAnswer })
+    // `env: {}`: the scripted run ignores DEEPSEEK_* variables, so it can never reach the network.
+    llm = createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-demo', env: {} })
+  } else {
+    llm = createDeepSeekAdapter({ env: { ...io.env }, ...(args.model ? { model: args.model } : {}) })
+  }
+
+  const store = new JsonlStore({ home })
+  const handle = await store.create({
+    header: { cwd: workspace, title: live === undefined ? 'keel demo' : 'keel demo (live)' },
+  })
+  const sessionId = handle.session.id
+  const sessionFile = store.fileOf(sessionId)
+  const out = io.out
+  const paint = (code: string, text: string) => (out.color ? `\x1b[${code}m${text}\x1b[0m` : text)
+  out.write(
+    `${paint('1', 'Keel demo')}: ${live === undefined ? `scripted model at ${server!.url} (local, no network)` : `DeepSeek (${llm.model})`}\n`,
+  )
+  out.write(`  workspace  ${workspace}\n`)
+  out.write(
+    `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n\n`,
+  )
+
+  const renderer = createRenderer(out)
+  let exitCode = 1
+  try {
+    const agent = await createAgent({
+      llm,
+      session: handle,
+      tools: [...fsTools(), ...shellTools()],
+      cwd: workspace,
+      systemPrompt: demoSystemPrompt,
+      maxSteps: 20,
+      observers: [renderer],
+      toolOutputDir: join(dirname(sessionFile), 'tool-outputs'),
+      retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
+    })
+    try {
+      const result = await agent.send(live ?? demoTask, io.signal ? { signal: io.signal } : {})
+      renderer.finish()
+      exitCode = result.reason === 'completed' ? 0 : 1
+    } finally {
+      await agent.close()
+    }
+  } finally {
+    await store.close()
+    await server?.close()
+  }
+
+  const events = (await store.load(sessionId)).events
+  let input = 0
+  let output = 0
+  let cached = 0
+  for (const event of events) {
+    if (event.type !== 'assistant/message' || !event.data.usage) continue
+    input += event.data.usage.inputTokens
+    output += event.data.usage.outputTokens
+    cached += event.data.usage.cacheHitTokens ?? 0
+  }
+  out.write(
+    `\n  tokens     ${input} in (${cached} from cache), ${output} out${live === undefined ? ' (scripted)' : ''}\n`,
+  )
+  out.write(`  session    ${sessionId} (${events.length} events)\n`)
+  out.write(`  log        ${sessionFile}\n`)
+  return { exitCode, sessionId, sessionFile, workspace, home }
+}
+
+function parse(argv: readonly string[]) {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      live: { type: 'string' },
+      model: { type: 'string' },
+      cwd: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
+  return values
+}

@@ -1,0 +1,113 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { createAgent } from '@keel/agent'
+import { createDeepSeekAdapter } from '@keel/deepseek'
+import { fsTools } from '@keel/fs'
+import { JsonlStore } from '@keel/jsonl'
+import { startScriptedServer } from '@keel/scripted-server'
+import { shellTools } from '@keel/shell'
+import { describe, expect, it } from 'vitest'
+import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from '../src/index.js'
+
+describe('end to end: the scripted coding task over real HTTP, real tools and the JSONL store', () => {
+  it('fixes the file on disk and leaves a complete, reloadable session log', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'keel-e2e-home-'))
+    const workspace = await mkdtemp(join(tmpdir(), 'keel-e2e-ws-'))
+    await writeDemoWorkspace(workspace)
+    expect(() => execFileSync(process.execPath, ['test.mjs'], { cwd: workspace, stdio: 'pipe' })).toThrow()
+
+    const server = await startScriptedServer({ script: demoScript, handler: demoAnswer })
+    const store = new JsonlStore({ home })
+    const handle = await store.create({ header: { cwd: workspace } })
+    const id = handle.session.id
+    const agent = await createAgent({
+      llm: createDeepSeekAdapter({ baseURL: server.baseURL, env: {} }),
+      session: handle,
+      tools: [...fsTools(), ...shellTools()],
+      cwd: workspace,
+      systemPrompt: demoSystemPrompt,
+      toolOutputDir: join(dirname(store.fileOf(id)), 'tool-outputs'),
+    })
+    const result = await agent.send(demoTask)
+    await agent.close()
+    await store.close()
+    await server.close()
+    expect(result.reason).toBe('completed')
+    expect(result.text).toContain('passes')
+
+    // the file on disk
+    expect(readFileSync(join(workspace, 'greet.mjs'), 'utf8')).toContain("return 'Hello, ' + name + '!'")
+    expect(execFileSync(process.execPath, ['test.mjs'], { cwd: workspace, encoding: 'utf8' })).toContain(
+      'PASS',
+    )
+
+    // the session log, reloaded by a fresh store from disk
+    expect(existsSync(store.fileOf(id))).toBe(true)
+    const reloaded = await new JsonlStore({ home }).load(id)
+    const types = reloaded.events.map((e) => e.type)
+    expect(types).toEqual([
+      'system/message',
+      'turn/start',
+      'user/message',
+      'step/start',
+      'assistant/message',
+      'tool/call',
+      'tool/call',
+      'tool/result',
+      'tool/result',
+      'step/end',
+      'step/start',
+      'assistant/message',
+      'tool/call',
+      'tool/result',
+      'step/end',
+      'step/start',
+      'assistant/message',
+      'tool/call',
+      'tool/result',
+      'step/end',
+      'step/start',
+      'assistant/message',
+      'step/end',
+      'turn/end',
+    ])
+    const calls = reloaded.events.flatMap((e) => (e.type === 'tool/call' ? [e.data] : []))
+    expect(calls.map((c) => c.name)).toEqual(['read_file', 'read_file', 'edit_file', 'bash'])
+    expect(JSON.parse(calls[3]!.arguments)).toEqual({ command: 'node test.mjs' })
+    const results = reloaded.events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
+    expect(results.map((r) => r.errorCode)).toEqual([undefined, undefined, undefined, undefined])
+    expect(JSON.stringify(results[0]!.message.content)).toContain('Greets someone by name')
+    expect(JSON.stringify(results[3]!.message.content)).toContain('PASS')
+    const first = reloaded.events.find((e) => e.type === 'assistant/message')!
+    expect(first.type === 'assistant/message' && first.data.message.content[0]).toMatchObject({
+      type: 'reasoning',
+    })
+    expect(first.type === 'assistant/message' && first.data.usage).toMatchObject({
+      inputTokens: 812,
+      cacheHitTokens: 512,
+    })
+    expect(reloaded.events[reloaded.events.length - 1]).toMatchObject({
+      type: 'turn/end',
+      data: { reason: 'completed' },
+    })
+    expect(reloaded.header.cwd).toBe(workspace)
+    // what the model saw last is the surface of the reloaded log minus the final answer
+    expect(reloaded.deriveMessages().map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ])
+    expect(server.requests).toHaveLength(4)
+    expect(server.requests[3]!.body!.messages!.length).toBe(9)
+  })
+})
