@@ -7,6 +7,7 @@ import type {
 } from 'openai/resources/chat/completions'
 import { StreamAssembly, type WireChunk } from './assembly.js'
 import { type ModelCapabilities, resolveCapabilities } from './capabilities.js'
+import { createWatchingFetch, sawDone } from './done-watch.js'
 import { classifyError } from './errors.js'
 import { buildRequestBody } from './mapping.js'
 import { type DeepSeekOptions, type ResolvedOptions, resolveOptions } from './options.js'
@@ -37,6 +38,7 @@ export class DeepSeekAdapter implements LlmAdapter {
       timeout: this.#options.timeoutMs,
       defaultHeaders: this.#options.headers,
       logLevel: 'off',
+      fetch: createWatchingFetch(),
     })
   }
 
@@ -84,13 +86,17 @@ export class DeepSeekAdapter implements LlmAdapter {
     })
     let iterator: AsyncIterator<ChatCompletionChunk>
     let stream: { controller: AbortController }
+    let response: Response
     try {
-      const opened = await this.#client.chat.completions.create(
-        body as unknown as ChatCompletionCreateParamsStreaming,
-        request.signal ? { signal: request.signal } : {},
-      )
-      stream = opened
-      iterator = opened[Symbol.asyncIterator]()
+      const opened = await this.#client.chat.completions
+        .create(
+          body as unknown as ChatCompletionCreateParamsStreaming,
+          request.signal ? { signal: request.signal } : {},
+        )
+        .withResponse()
+      stream = opened.data
+      response = opened.response
+      iterator = opened.data[Symbol.asyncIterator]()
     } catch (error) {
       throw failure(error, 'request')
     }
@@ -110,7 +116,11 @@ export class DeepSeekAdapter implements LlmAdapter {
       // The openai stream ends quietly when its fetch is aborted.
       if (request.signal?.aborted) throw failure(request.signal.reason, 'stream')
       if (assembly.finishReason === undefined) {
-        throw failure(new Error('the stream ended without a finish reason or [DONE]'), 'stream')
+        throw failure(new Error('the stream ended without a finish reason'), 'stream')
+      }
+      // A finish reason without the closing marker: the server stopped early (usage may be missing).
+      if (sawDone(response) === false) {
+        throw failure(new Error('the stream ended without data: [DONE]'), 'stream')
       }
       let message: ReturnType<StreamAssembly['message']>
       try {

@@ -125,6 +125,23 @@ describe('transport failures', () => {
     expect(error.partial?.content).toEqual([{ type: 'text', text: 'abcd' }])
   })
 
+  it('a finish reason without the closing data: [DONE] is still a stream cut', async () => {
+    const server = await startServer({
+      script: [
+        // role, 2 text chunks, finish, usage = 5 chunks; the response ends cleanly before [DONE].
+        { text: 'done?', chunking: { text: 3 }, fault: { type: 'cut', afterChunks: 4, graceful: true } },
+        { text: 'done?', chunking: { text: 3 }, fault: { type: 'cut', afterChunks: 5, graceful: true } },
+      ],
+    })
+    for (let i = 0; i < 2; i++) {
+      const { error, chunks } = await failure(adapterFor(server))
+      expect(error.kind).toBe('stream-cut')
+      expect(error.message).toContain('[DONE]')
+      expect(error.partial?.content).toEqual([{ type: 'text', text: 'done?' }])
+      expect(chunks.some((c) => c.type === 'finish')).toBe(false)
+    }
+  })
+
   it('keeps finished tool calls in the partial and drops the one that was cut', async () => {
     const server = await startServer({
       script: [
