@@ -117,7 +117,9 @@ export class Scheduler {
     }
     const now = clock.now()
     const { trigger, expiresAt } = resolveTrigger(request, now, this.#options)
-    const id = `s${book.created + 1}`
+    let n = book.created + 1
+    while (book.live.has(`s${n}`) || book.ended.has(`s${n}`)) n++ // ids written by another writer
+    const id = `s${n}`
     session.append('schedule/change', {
       v: 1,
       op: 'create',

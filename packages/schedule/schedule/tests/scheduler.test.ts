@@ -102,6 +102,21 @@ describe('firing each kind', () => {
     expect(h.delivered.map((d) => d.source)).toEqual(['schedule/s1', 'schedule/s2'])
   })
 
+  it('never reuses an id, even one a different writer chose', () => {
+    const h = harness()
+    h.session.append('schedule/change', {
+      v: 1,
+      op: 'create',
+      id: 's2',
+      prompt: 'written elsewhere',
+      trigger: { kind: 'after', delayMs: HOUR },
+      createdAt: T0,
+    })
+    expect(h.scheduler.create({ kind: 'after', when: '1h', prompt: 'a' }).id).toBe('s3')
+    expect(h.scheduler.create({ kind: 'after', when: '1h', prompt: 'b' }).id).toBe('s4')
+    expect(h.scheduler.schedules.map((s) => s.id)).toEqual(['s2', 's3', 's4'])
+  })
+
   it('refuses more live schedules than configured, and deleting an unknown one, by code', () => {
     const h = harness({ maxLive: 2 })
     h.scheduler.create({ kind: 'after', when: '10m', prompt: 'a' })

@@ -45,13 +45,8 @@ export function checkTodos(todos: readonly TodoWriteItem[], rules: TodoRules): T
   const out: TodoItem[] = []
   todos.forEach((item, index) => {
     if (item.id.trim() === '') {
-      throw new TodoError(
-        'TODO_ID_EMPTY',
-        `todos[${index}] has an empty id; give every item a short unique id`,
-        {
-          index,
-        },
-      )
+      const message = `todos[${index}] has an empty id; give every item a short unique id`
+      throw new TodoError('TODO_ID_EMPTY', message, { index })
     }
     const first = seen.get(item.id)
     if (first !== undefined) {
@@ -70,8 +65,9 @@ export function checkTodos(todos: readonly TodoWriteItem[], rules: TodoRules): T
       )
     }
     const normalized: TodoItem = { id: item.id, content: item.content, status: item.status }
-    if (item.activeForm !== undefined && item.activeForm.trim() !== '')
+    if (item.activeForm !== undefined && item.activeForm.trim() !== '') {
       normalized.activeForm = item.activeForm
+    }
     out.push(normalized)
   })
   const inProgress = out.filter((t) => t.status === 'in_progress').map((t) => t.id)
@@ -146,7 +142,7 @@ export function createTodoWriteTool(options: TodoWriteToolOptions): Tool<TodoWri
     name: 'todo_write',
     description: [
       'Replace your todo list for this task. Send the whole list every time: items left out are removed.',
-      'Use it for work of three or more steps; keep exactly one item in_progress while you work,',
+      `Use it for work of three or more steps; keep ${options.maxInProgress === 1 ? 'exactly one item' : `at most ${options.maxInProgress} items`} in_progress while you work,`,
       'mark items completed as soon as they are done, and cancelled when you decide against them.',
     ].join(' '),
     inputSchema: todoWriteInputSchema,
@@ -165,8 +161,9 @@ export function createTodoWriteTool(options: TodoWriteToolOptions): Tool<TodoWri
       }
       const before = session.project(todoProjection)
       session.append('todo/write', { todos })
-      if (JSON.stringify(before) !== JSON.stringify(todos))
+      if (JSON.stringify(before) !== JSON.stringify(todos)) {
         options.onChange?.(session.project(todoProjection))
+      }
       const open = openTodos(todos).length
       return `Todo list saved: ${todos.length} items, ${open} open. Keep it current as you work.`
     },
