@@ -1,4 +1,5 @@
 import { Session } from '@keel/session'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { type ScheduleChange, scheduleProjection } from '../src/index.js'
 import { DAY, FakeClock, HOUR, harness, MINUTE, stored, T0 } from './helpers.js'
@@ -362,5 +363,85 @@ describe('delivery failures', () => {
     await h.clock.advance(5 * MINUTE)
     await h.scheduler.settled()
     expect(delivered).toEqual(['schedule/s1'])
+  })
+})
+
+describe('property: restarts never repeat or invent a delivery', () => {
+  const create = fc.record({
+    do: fc.constant('create' as const),
+    recurring: fc.boolean(),
+    minutes: fc.integer({ min: 1, max: 90 }),
+  })
+  const remove = fc.record({ do: fc.constant('delete' as const), pick: fc.nat() })
+  const advance = fc.record({
+    do: fc.constant('advance' as const),
+    minutes: fc.integer({ min: 0, max: 240 }),
+  })
+  const restart = fc.record({
+    do: fc.constant('restart' as const),
+    gapMinutes: fc.integer({ min: 0, max: 600 }),
+  })
+  const action = fc.oneof(
+    { weight: 3, arbitrary: create },
+    { weight: 1, arbitrary: remove },
+    { weight: 3, arbitrary: advance },
+    { weight: 2, arbitrary: restart },
+  )
+
+  it('every dispatch is delivered exactly once, never early, one-shots once, recurring at most one catch-up', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 3, maxLength: 25 }), async (actions) => {
+        const deliveries: string[] = []
+        let h = harness({ expireAfterMs: 6 * HOUR, deliver: (_m, source) => deliveries.push(source) })
+        h.scheduler.start()
+        for (const a of actions) {
+          if (a.do === 'create') {
+            const when = `${a.minutes}m`
+            h.scheduler.create({ kind: a.recurring ? 'every' : 'after', when, prompt: 'p' })
+          } else if (a.do === 'delete') {
+            const live = h.scheduler.schedules
+            if (live.length > 0) h.scheduler.delete(live[a.pick % live.length]!.id)
+          } else if (a.do === 'advance') {
+            await h.clock.advance(a.minutes * MINUTE)
+            await h.scheduler.settled()
+          } else {
+            h.scheduler.stop()
+            const clock = new FakeClock(h.clock.now() + a.gapMinutes * MINUTE)
+            const session = Session.create('sched', {}, stored(h.session), { clock: () => clock.now() })
+            h = harness({
+              session,
+              clock,
+              expireAfterMs: 6 * HOUR,
+              deliver: (_m, source) => deliveries.push(source),
+            })
+            h.scheduler.start()
+          }
+        }
+        await h.clock.advance(0)
+        await h.scheduler.settled()
+
+        const changes = h.session.events
+          .filter((e) => e.type === 'schedule/change')
+          .map((e) => e.data as ScheduleChange)
+        const dispatches = changes.filter((c) => c.op === 'dispatch')
+        // exactly one delivery per dispatch, in the same order
+        expect(deliveries).toEqual(dispatches.map((d) => `schedule/${d.id}`))
+        for (const d of dispatches) expect(d.firedAt).toBeGreaterThanOrEqual(d.dueAt)
+        const byId = new Map<string, Array<Extract<ScheduleChange, { op: 'dispatch' }>>>()
+        for (const d of dispatches) byId.set(d.id, [...(byId.get(d.id) ?? []), d])
+        for (const c of changes) {
+          if (c.op !== 'create') continue
+          const own = byId.get(c.id) ?? []
+          if (c.trigger.kind === 'after') expect(own.length).toBeLessThanOrEqual(1)
+          // a recurring schedule never fires for a due time at or before its previous firing
+          for (let i = 1; i < own.length; i++) expect(own[i]!.dueAt).toBeGreaterThan(own[i - 1]!.firedAt)
+        }
+        // nothing overdue is left behind
+        const now = h.clock.now()
+        for (const s of h.scheduler.schedules)
+          expect(h.scheduler.nextRunAt(s) ?? Number.POSITIVE_INFINITY).toBeGreaterThan(now)
+      }),
+      { numRuns: 120 },
+    )
   })
 })
