@@ -1,4 +1,4 @@
-import { NonJsonValueError, toFrozenJson } from '@keel/base'
+import { deepFreezeJson, NonJsonValueError, toFrozenJson } from '@keel/base'
 import type { Message } from '@keel/llm'
 import type { z } from 'zod'
 import { SessionError } from './errors.js'
@@ -46,6 +46,12 @@ export interface SessionOptions {
    * {@link KNOWN_EVENT_TYPES}.
    */
   knownEventTypes?: Readonly<Record<string, KnownEventType>>
+  /**
+   * The seed's values come straight from `JSON.parse` and nothing else holds them (a store
+   * reading its log): they are plain JSON by construction, so they are frozen in place
+   * instead of checked and copied. Schemas and every other rule still apply.
+   */
+  parsedSeed?: boolean
 }
 
 /**
@@ -130,6 +136,7 @@ export class Session {
   readonly #events: SessionEvent[] = []
   readonly #clock: () => number
   readonly #beforeCommit: ((event: SessionEvent, session: Session) => void) | undefined
+  readonly #parsedSeed: boolean
   readonly #known: Readonly<Record<string, KnownEventType>>
   readonly #listeners = new Set<SessionListener>()
   readonly #projections = new Map<Projection<unknown>, ProjectionCache>()
@@ -156,6 +163,7 @@ export class Session {
     this.#header = Object.freeze({ ...header })
     this.#clock = options.clock ?? Date.now
     this.#beforeCommit = options.beforeCommit
+    this.#parsedSeed = options.parsedSeed === true
     this.#known = options.knownEventTypes ?? KNOWN_EVENT_TYPES
   }
 
@@ -446,7 +454,7 @@ export class Session {
       surfaceOp: stored.surfaceOp,
       sourceEventSeqs: stored.sourceEventSeqs,
     })
-    const frozenData = this.#checkData(type, seq, event.data, registration?.schema)
+    const frozenData = this.#checkData(type, seq, event.data, registration?.schema, this.#parsedSeed)
     this.#commit(Object.freeze({ ...event, data: frozenData }) as SessionEvent, true)
   }
 
@@ -507,10 +515,16 @@ export class Session {
   }
 
   /** JSON check + copy + freeze, then the registered schema (or JSON only when unloaded). */
-  #checkData(type: string, seq: number, data: unknown, schema: z.ZodType<unknown> | undefined): unknown {
+  #checkData(
+    type: string,
+    seq: number,
+    data: unknown,
+    schema: z.ZodType<unknown> | undefined,
+    parsed = false,
+  ): unknown {
     let frozen: unknown
     try {
-      frozen = toFrozenJson(data, 'data', `event '${type}' (seq ${seq})`)
+      frozen = parsed ? deepFreezeJson(data) : toFrozenJson(data, 'data', `event '${type}' (seq ${seq})`)
     } catch (error) {
       throw asSessionError(error, 'data', type, seq)
     }

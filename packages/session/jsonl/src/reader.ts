@@ -131,48 +131,82 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
   const { header, bodyOffset } = readHeader(id, file)
   const notices: StoreNotice[] = []
   const state: ReadState = { validLength: bodyOffset, needsNewline: false, complete: false }
-  let current = { line: 1, offset: 0 }
+  /** The line being read: enough to compute its byte offset lazily (only errors need it). */
+  let current = { line: 1, text: '', start: 0, base: 0 }
+  const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
   function* events(): Generator<unknown> {
     const fd = openSync(file, 'r')
     try {
-      const reader = new LineReader(fd, bodyOffset)
+      let pos = bodyOffset
+      let carry = Buffer.alloc(0)
+      let chunk = CHUNK
       let lineNo = 1
-      for (let line = reader.next(); line; line = reader.next()) {
-        lineNo++
-        current = { line: lineNo, offset: line.offset }
-        if (!line.newline) {
-          let parsed: unknown
-          try {
-            parsed = JSON.parse(line.text)
-          } catch {}
-          if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-            notices.push({
-              code: 'MISSING_FINAL_NEWLINE',
-              message: `${file}: the last line (${lineNo}) is complete but has no newline; kept (one is added before the next append)`,
-            })
-            state.validLength = line.offset + line.bytes
-            state.needsNewline = true
-            yield parsed
-          } else {
-            notices.push({
-              code: 'TORN_TAIL_DROPPED',
-              message: `${file}: dropped the torn last line ${lineNo} (${line.bytes} bytes at byte ${line.offset}, no newline): a write cut short by a crash, never acknowledged`,
-            })
+      for (;;) {
+        // Decode whole chunks up to their last newline (a newline byte never sits inside a
+        // multi-byte character), then cut lines out of the string: no per-line decoding.
+        const buf = Buffer.allocUnsafe(carry.length + chunk)
+        carry.copy(buf, 0)
+        const read = readSync(fd, buf, carry.length, chunk, pos)
+        const base = pos - carry.length
+        pos += read
+        const length = carry.length + read
+        const lastNewline = length === 0 ? -1 : buf.lastIndexOf(10, length - 1)
+        if (lastNewline === -1) {
+          if (read > 0) {
+            carry = buf.subarray(0, length)
+            chunk *= 2 // a line longer than the chunk: read more at once
+            continue
+          }
+          if (length > 0) {
+            // The final line has no newline: a write cut short, never acknowledged.
+            lineNo++
+            const text = buf.toString('utf8', 0, length)
+            current = { line: lineNo, text, start: 0, base }
+            let parsed: unknown
+            try {
+              parsed = JSON.parse(text)
+            } catch {}
+            if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+              notices.push({
+                code: 'MISSING_FINAL_NEWLINE',
+                message: `${file}: the last line (${lineNo}) is complete but has no newline; kept (one is added before the next append)`,
+              })
+              state.validLength = base + length
+              state.needsNewline = true
+              yield parsed
+            } else {
+              state.validLength = base
+              notices.push({
+                code: 'TORN_TAIL_DROPPED',
+                message: `${file}: dropped the torn last line ${lineNo} (${length} bytes at byte ${base}, no newline): a write cut short by a crash, never acknowledged`,
+              })
+            }
           }
           break
         }
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(line.text)
-        } catch (error) {
-          throw new SessionCorrupt(
-            id,
-            { file, line: lineNo, offset: line.offset },
-            line.bytes === 0 ? 'an empty line' : `the line is not valid JSON (${(error as Error).message})`,
-          )
+        const text = buf.toString('utf8', 0, lastNewline + 1)
+        carry = Buffer.from(buf.subarray(lastNewline + 1, length))
+        state.validLength = base + lastNewline + 1
+        let start = 0
+        while (start < text.length) {
+          const newline = text.indexOf('\n', start)
+          lineNo++
+          current = { line: lineNo, text, start, base }
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(text.slice(start, newline))
+          } catch (error) {
+            throw new SessionCorrupt(
+              id,
+              { file, line: lineNo, offset: offsetOf(current) },
+              newline === start
+                ? 'an empty line'
+                : `the line is not valid JSON (${(error as Error).message})`,
+            )
+          }
+          start = newline + 1
+          yield parsed
         }
-        state.validLength = line.offset + line.bytes + 1
-        yield parsed
       }
       state.complete = true
     } finally {
@@ -187,7 +221,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
     where: (seq) => {
       if (seq < 0) return { file, line: 1, offset: 0 }
       const line = seq + 2
-      return current.line === line ? { file, line, offset: current.offset, seq } : { file, line, seq }
+      return current.line === line ? { file, line, offset: offsetOf(current), seq } : { file, line, seq }
     },
   }
 }

@@ -97,6 +97,25 @@ describe('jsonl layout', () => {
     expect(await store.readRaw('layout')).toBe(readFileSync(store.fileOf('layout'), 'utf8'))
   })
 
+  it('streams lines of any length across read chunks, multi-byte text intact, events deep-frozen', async () => {
+    const store = new JsonlStore({ home: home(), maxEventBytes: 8 * 1024 * 1024 })
+    const handle = await store.create({ id: 'wide' })
+    // the last is longer than two read chunks (1 MiB each)
+    const texts = [1, 2, 3, 50].map((i) => `${'é😀'.repeat(60_000 + i * 7777)}|${i}`)
+    for (const text of texts) {
+      handle.session.append('developer/message', {
+        message: { role: 'developer', content: [{ type: 'text', text }] },
+      })
+    }
+    for (let i = 0; i < 2000; i++) appendSampleTurn(handle.session, 'ü'.repeat(i % 97))
+    await handle.close()
+    const loaded = await store.load('wide')
+    expect(JSON.stringify(loaded.events)).toBe(JSON.stringify(handle.session.events))
+    const first = loaded.events[0]!
+    expect(Object.isFrozen(first) && Object.isFrozen(first.data)).toBe(true)
+    expect(Object.isFrozen((first.data as { message: { content: object[] } }).message.content[0])).toBe(true)
+  })
+
   it('defaults to $KEEL_HOME, else ~/.keel', () => {
     expect(keelHome({ KEEL_HOME: '/x/y' })).toBe('/x/y')
     expect(keelHome({})).toMatch(/\.keel$/)

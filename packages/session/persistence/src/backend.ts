@@ -45,7 +45,8 @@ export interface StoredLog {
   /** The logical header, already checked for format version (and migrated). */
   readonly header: SessionHeader
   /**
-   * The stored events in order, as raw envelopes. May be a lazy, streaming iterable; it may
+   * The stored events in order, as raw envelopes fresh from `JSON.parse` that nothing else
+   * references (they are frozen in place, not copied). May be a lazy, streaming iterable; it may
    * throw `SessionCorrupt` while iterating and may push to `notices` (a dropped torn tail).
    */
   readonly events: Iterable<unknown>
@@ -132,7 +133,7 @@ export function headerInit(header: SessionHeader): SessionHeaderInit {
 /** Builds a validated `Session` from a stored log, turning validation failures into store errors. */
 export function materialize(id: string, log: StoredLog, options: SessionOptions = {}): Session {
   try {
-    return Session.create(id, headerInit(log.header), log.events, options)
+    return Session.create(id, headerInit(log.header), log.events, { ...options, parsedSeed: true })
   } catch (error) {
     throw toStoreError(error, id, log)
   }
