@@ -114,6 +114,7 @@ export function parseCron(expression: string, timezone: string): Cron {
   let cron = crons.get(key)
   if (!cron) {
     cron = new Cron(expression, { mode: '5-part', timezone, paused: true })
+    if (crons.size >= 256) crons.clear()
     crons.set(key, cron)
   }
   return cron
