@@ -1,9 +1,10 @@
-// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--root DIR] [--time]`
+// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
-import { resolve } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './errors.js'
-import { generateAndWrite } from './generate.js'
+import { generateAndWrite, generateCatalog } from './generate.js'
 import { loadProject } from './model.js'
 import { verifyCatalog } from './verify.js'
 
@@ -11,13 +12,14 @@ interface Args {
   command: string
   root: string
   snapshot: boolean
+  dryRun: boolean
   force: boolean
   record?: string
   time: boolean
 }
 
 const USAGE = `usage:
-  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
   tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
 
 function parseArgs(argv: string[]): Args {
@@ -26,6 +28,7 @@ function parseArgs(argv: string[]): Args {
     command: argv[0] ?? '',
     root: resolve(here, '../..'),
     snapshot: false,
+    dryRun: false,
     force: false,
     time: false,
   }
@@ -33,6 +36,7 @@ function parseArgs(argv: string[]): Args {
     const a = argv[i]!
     if (a === '--') continue
     if (a === '--snapshot') args.snapshot = true
+    else if (a === '--dry-run') args.dryRun = true
     else if (a === '--force') args.force = true
     else if (a === '--time') args.time = true
     else if (a === '--record') {
@@ -71,6 +75,17 @@ function main(): number {
     return 2
   }
   try {
+    if (args.dryRun) {
+      const gen = generateCatalog({ root: args.root, loaded })
+      const stale = Object.entries(gen.files).filter(([rel, content]) => {
+        const abs = join(args.root, rel)
+        return !existsSync(abs) || readFileSync(abs, 'utf8') !== content
+      })
+      for (const [rel] of stale) console.log(`would write ${rel}`)
+      console.log(`dry run: ${gen.model.events.length} events, ${stale.length} file(s) would change`)
+      timing()
+      return 0
+    }
     const { lines, history } = generateAndWrite({
       root: args.root,
       loaded,

@@ -25,6 +25,8 @@ export interface CatalogProblem {
   message: string
   event?: string
   path?: string
+  /** The problem is an `any` type (an unresolved import in a fast load triggers a full one). */
+  anyType?: boolean
 }
 
 /** Thrown by {@link generateCatalog} when the sources have problems; `problems` lists them all. */

@@ -92,6 +92,13 @@ export interface LoadedProject {
   root: string
   project: Project
   packages: WorkspacePackage[]
+  /**
+   * True when only the workspace sources were loaded: imports of npm packages (zod, openai,
+   * node types) are left unresolved, which roughly halves program creation. A payload that
+   * reaches such an import shows up as `any`; the generator then reloads in full mode, so
+   * the output is the same either way.
+   */
+  fast: boolean
 }
 
 const posix = (p: string) => p.split(sep).join('/')
@@ -137,7 +144,8 @@ function listSources(dir: string, out: string[]): void {
  * package names mapped to their `src/index.ts` so cross-package imports resolve without
  * `node_modules`. Creating it dominates the run time, so build it once and reuse it.
  */
-export function loadProject(root: string): LoadedProject {
+export function loadProject(root: string, options: { full?: boolean } = {}): LoadedProject {
+  const fast = options.full !== true
   const packages = findPackages(root)
   const paths: Record<string, string[]> = {}
   for (const p of packages) paths[p.name] = [p.entry]
@@ -152,6 +160,7 @@ export function loadProject(root: string): LoadedProject {
       noEmit: true,
       skipLibCheck: true,
       allowImportingTsExtensions: false,
+      noResolve: fast,
       paths,
     },
     skipAddingFilesFromTsConfig: true,
@@ -160,7 +169,7 @@ export function loadProject(root: string): LoadedProject {
   for (const p of packages) listSources(join(root, p.dir, 'src'), files)
   files.sort()
   for (const f of files) project.addSourceFileAtPath(f)
-  return { root, project, packages }
+  return { root, project, packages, fast }
 }
 
 function jsDocStart(node: ts.Node, sf: ts.SourceFile): number | undefined {

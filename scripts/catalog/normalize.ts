@@ -73,6 +73,8 @@ export interface NormalizeProblem {
   loc: SourceLoc
   event: string
   path: string
+  /** The type was `any` — possibly an import the fast program left unresolved. */
+  anyType?: boolean
 }
 
 /** Where the walk is, for error messages. */
@@ -128,13 +130,14 @@ export class GraphBuilder {
     return node.id
   }
 
-  #problem(ctx: WalkContext, what: string): number {
+  #problem(ctx: WalkContext, what: string, anyType = false): number {
     this.problems.push({
       code: 'NON_PERSISTABLE_TYPE',
       message: `${ctx.loc}: event '${ctx.event}' payload at ${ctx.path}: ${what}; only plain JSON can be persisted`,
       loc: ctx.loc,
       event: ctx.event,
       path: ctx.path,
+      ...(anyType ? { anyType } : {}),
     })
     return this.#leaf('unknown', 'unknown')
   }
@@ -260,7 +263,11 @@ export class GraphBuilder {
     const f = type.flags
     const F = ts.TypeFlags
     if (f & F.Any)
-      return this.#problem(ctx, '`any` (or an unresolved type) has no persisted shape; use a declared type')
+      return this.#problem(
+        ctx,
+        '`any` (or an unresolved type) has no persisted shape; use a declared type',
+        true,
+      )
     if (f & F.Unknown) return this.#leaf('unknown', 'unknown')
     if (f & F.Never) return this.#leaf('never', 'never')
     if (f & F.Null) return this.#leaf('null', 'null')

@@ -107,3 +107,31 @@ describe('normalization rules', () => {
     }
   })
 })
+
+describe('fast load', () => {
+  it('falls back to full module resolution when a payload reaches a type outside the workspace sources', async () => {
+    const { buildModel, loadProject } = await import('../model.js')
+    const root = makeRepo('mini', 'external')
+    const fast = loadProject(root)
+    expect(fast.fast).toBe(true)
+    let anyProblem = false
+    try {
+      buildModel(fast)
+    } catch (e) {
+      anyProblem =
+        (e as { problems?: Array<{ anyType?: boolean }> }).problems?.some((p) => p.anyType) ?? false
+    }
+    expect(anyProblem).toBe(true)
+    const gen = generateCatalog({ root, loaded: fast })
+    expect(fast.fast).toBe(false)
+    expect(gen.catalog.events['ext/vendor']!.digest).toBe(gen.catalog.events['ext/inline']!.digest)
+  })
+
+  it('a fast and a full load give the same files', async () => {
+    const { loadProject } = await import('../model.js')
+    const root = makeRepo('mini', 'rules')
+    const fast = generateCatalog({ root, loaded: loadProject(root) })
+    const full = generateCatalog({ root, loaded: loadProject(root, { full: true }) })
+    expect(fast.files).toEqual(full.files)
+  })
+})

@@ -1,0 +1,86 @@
+// `pnpm bench catalog`: how long the persistence catalog takes on the whole repository.
+//
+// Cold runs (a fresh `tsx` process each, as `pnpm gen-persistence-catalog` and the pre-stop
+// hook run them): `generate --dry-run` (everything but the writes) and `verify`. Then one
+// in-process run split into phases, to say what dominates. Ratios are against the baseline
+// measured in the same run: creating the TypeScript program for the same files, the part
+// no generator can skip.
+import { spawnSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildMachineCatalog } from '../catalog/catalog-json.js'
+import { generateCatalog } from '../catalog/generate.js'
+import { buildModel, loadProject } from '../catalog/model.js'
+import { renderMarkdown } from '../catalog/render.js'
+import { verifyCatalog } from '../catalog/verify.js'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const cli = join(root, 'scripts', 'catalog', 'cli.ts')
+const REPS = 3
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const time = (f: () => void) => {
+  const t = performance.now()
+  f()
+  return performance.now() - t
+}
+
+function cold(args: string[]): number {
+  const t = performance.now()
+  const run = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, encoding: 'utf8' })
+  const ms = performance.now() - t
+  if (run.status !== 0 && args[0] !== 'verify') throw new Error(`${args.join(' ')} failed:\n${run.stderr}`)
+  return ms
+}
+
+// Baseline: program creation (parse + bind of every package source and the .d.ts they import).
+const baseline = median(
+  Array.from({ length: REPS }, () => {
+    const loaded = loadProject(root)
+    return time(() => loaded.project.getProgram().compilerObject.getTypeChecker())
+  }),
+)
+
+const coldGenerate = median(Array.from({ length: REPS }, () => cold(['generate', '--dry-run'])))
+const coldVerify = median(Array.from({ length: REPS }, () => cold(['verify'])))
+
+// One in-process run on a fresh project, by phase (the checker caches types, so each phase
+// is timed the first time it runs).
+const phases: Record<string, number> = {}
+let loaded!: ReturnType<typeof loadProject>
+phases['load sources (ts-morph Project)'] = time(() => {
+  loaded = loadProject(root)
+})
+phases['create program + checker'] = time(() => loaded.project.getProgram().compilerObject.getTypeChecker())
+let model!: ReturnType<typeof buildModel>
+phases['discover + normalize + canonicalize'] = time(() => {
+  model = buildModel(loaded)
+})
+let catalog!: ReturnType<typeof buildMachineCatalog>
+phases['machine catalog + JSON Schemas'] = time(() => {
+  catalog = buildMachineCatalog(model)
+})
+phases['render en + zh markdown'] = time(() => {
+  renderMarkdown(model, catalog, 'en')
+  renderMarkdown(model, catalog, 'zh')
+})
+phases['verify, project reused'] = time(() => verifyCatalog({ root, loaded }))
+phases['generate, project reused'] = time(() => generateCatalog({ root, loaded }))
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+const r = (ms: number) => `${(ms / baseline).toFixed(2)}×`
+console.log(`repository: ${model.events.length} events, ${Object.keys(catalog.types).length} types`)
+console.log(`baseline (program creation, median of ${REPS}): ${s(baseline)}`)
+console.log(
+  `cold generate --dry-run (median of ${REPS}): ${s(coldGenerate)}  ${r(coldGenerate)} baseline  (goal < 10 s)`,
+)
+console.log(
+  `cold verify (median of ${REPS}):              ${s(coldVerify)}  ${r(coldVerify)} baseline  (goal < 10 s; hook timeout 45 s)`,
+)
+console.log('in-process phases:')
+for (const [name, ms] of Object.entries(phases))
+  console.log(`  ${name.padEnd(40)} ${s(ms).padStart(8)}  ${r(ms)}`)
+const dominant = Object.entries(phases)
+  .filter(([n]) => !n.includes('reused'))
+  .sort((a, b) => b[1] - a[1])[0]!
+console.log(`dominant phase: ${dominant[0]}`)
