@@ -1,0 +1,142 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Session } from '@keel/session'
+import { defineTool } from '@keel/tools'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { z } from 'zod'
+import { backoffDelay } from '../src/index.js'
+import { type Rig, rig } from './helpers.js'
+
+const rigs: Rig[] = []
+async function open(...args: Parameters<typeof rig>): Promise<Rig> {
+  const r = await rig(...args)
+  rigs.push(r)
+  return r
+}
+afterEach(async () => {
+  while (rigs.length > 0) await rigs.pop()!.close()
+})
+
+describe('backoffDelay', () => {
+  it('stays within [half, all] of the capped exponential, and never below Retry-After', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 0, max: 5000 }),
+        fc.integer({ min: 0, max: 60_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        fc.option(fc.integer({ min: 0, max: 120_000 }), { nil: undefined }),
+        (attempt, base, max, random, retryAfter) => {
+          const delay = backoffDelay(
+            attempt,
+            { maxRetries: 9, baseDelayMs: base, maxDelayMs: max },
+            () => random,
+            retryAfter,
+          )
+          const exponential = Math.min(max, base * 2 ** (attempt - 1))
+          expect(Number.isInteger(delay)).toBe(true)
+          expect(delay).toBeGreaterThanOrEqual(Math.max(Math.floor(exponential / 2), retryAfter ?? 0))
+          expect(delay).toBeLessThanOrEqual(Math.max(Math.ceil(exponential), retryAfter ?? 0))
+        },
+      ),
+    )
+  })
+})
+
+describe('durability and plumbing', () => {
+  it('flushes the store before every model call and at the turn end', async () => {
+    const session = Session.create('flushes')
+    const flushedAt: number[] = []
+    const requestsAtFlush: number[] = []
+    let r!: Rig
+    const handle = {
+      session,
+      flush: async () => {
+        flushedAt.push(session.nextSeq)
+        requestsAtFlush.push(r?.server.requests.length ?? 0)
+      },
+      close: async () => {},
+    }
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes.',
+      inputSchema: z.strictObject({ text: z.string() }),
+      annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+      call: async (input) => input.text,
+    })
+    r = await open([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }], {
+      tools: [echo],
+      session: handle as never,
+    })
+    await r.agent.send('go')
+    const types = session.events.map((e) => e.type)
+    // before call 1 (after the first step/start), before call 2 (after the second step/start), after turn/end
+    expect(flushedAt.map((seq) => types[seq - 1])).toEqual(['step/start', 'step/start', 'turn/end'])
+    expect(requestsAtFlush).toEqual([0, 1, 2])
+  })
+
+  it('stores an over-cap tool output aside in toolOutputDir and records where', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'keel-agent-aside-'))
+    const big = defineTool({
+      name: 'big',
+      description: 'Prints a lot.',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+      maxResultChars: 200,
+      call: async () => Array.from({ length: 100 }, (_, i) => `line ${i} of a long output`).join('\n'),
+    })
+    const r = await open([{ toolCalls: [{ id: 'c1', name: 'big', arguments: {} }] }, { text: 'ok' }], {
+      tools: [big],
+      toolOutputDir: dir,
+    })
+    await r.agent.send('print')
+    const result = r.events('tool/result')[0]!.data
+    expect(result.storedAside).toBeDefined()
+    expect(result.storedAside!.path.startsWith(dir)).toBe(true)
+    expect(existsSync(result.storedAside!.path)).toBe(true)
+    expect(readFileSync(result.storedAside!.path, 'utf8')).toContain('line 99 of a long output')
+    expect(JSON.stringify(result.message.content).length).toBeLessThan(600)
+  })
+
+  it('keeps running when an observer throws, and reports it on stderr', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const r = await open([{ text: 'fine' }], {
+        observers: [
+          {
+            onTextDelta: () => {
+              throw new Error('display broke')
+            },
+          },
+        ],
+      })
+      const result = await r.agent.send('hi')
+      expect(result).toMatchObject({ reason: 'completed', text: 'fine' })
+      expect(spy).toHaveBeenCalledWith(expect.stringContaining('display broke'))
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('close waits for queued turns before disposing and closing', async () => {
+    const r = await open([{ text: 'a', delayMs: 5 }, { text: 'b' }])
+    const first = r.agent.send('one')
+    const second = r.agent.send('two')
+    await r.agent.close()
+    expect((await first).text).toBe('a')
+    expect((await second).text).toBe('b')
+    expect(r.events('turn/end')).toHaveLength(2)
+  })
+
+  it('continues turn numbers of a session that already has turns', async () => {
+    const session = Session.create('resumed')
+    session.append('turn/start', { turn: 1 })
+    session.append('turn/end', { turn: 1, reason: 'interrupted' })
+    const r = await open([{ text: 'hello again' }], { session })
+    const result = await r.agent.send('hi')
+    expect(result.turn).toBe(2)
+  })
+})
