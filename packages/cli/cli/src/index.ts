@@ -1,3 +1,4 @@
+export { type CliIo, describeEvent, runCli } from './commands.js'
 export {
   demoAnswer,
   demoFiles,

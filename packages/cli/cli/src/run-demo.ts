@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAgent } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
@@ -150,6 +151,9 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   )
   out.write(`  session    ${sessionId} (${events.length} events)\n`)
   out.write(`  log        ${sessionFile}\n`)
+  const keel = fileURLToPath(new URL('../bin/keel.js', import.meta.url))
+  const prefix = io.env.KEEL_HOME ? '' : `KEEL_HOME=${home} `
+  out.write(`  inspect    ${prefix}node ${keel} sessions show ${sessionId}\n`)
   return { exitCode, sessionId, sessionFile, workspace, home }
 }
 

@@ -1,0 +1,166 @@
+import { parseArgs } from 'node:util'
+import { isKeelError } from '@keel/base'
+import { JsonlStore, keelHome } from '@keel/jsonl'
+import type { SessionEvent } from '@keel/session'
+import { oneLine, summarizeArguments, summarizeResult } from './render.js'
+import { runDemo } from './run-demo.js'
+
+/** Where a command reads its environment and writes its output. */
+export interface CliIo {
+  env: Readonly<Record<string, string | undefined>>
+  out(text: string): void
+  err(text: string): void
+  /** Style the demo with ANSI escapes. */
+  color?: boolean
+  signal?: AbortSignal
+}
+
+const usage = `usage: keel <command>
+
+  keel sessions list [--cwd dir] [--limit n]   stored sessions under $KEEL_HOME, newest first
+  keel sessions show <id> [--json]             one session's header, notices and events (read-only)
+  keel demo [--live "task"] [...]              the demo agent (see keel demo --help)
+
+Sessions live in $KEEL_HOME/sessions (default ~/.keel).`
+
+/** One line describing an event, for `keel sessions show`. */
+export function describeEvent(event: SessionEvent): string {
+  switch (event.type) {
+    case 'turn/start':
+      return `turn ${event.data.turn}`
+    case 'turn/end':
+      return `turn ${event.data.turn} ${event.data.reason}${event.data.error ? ` ${event.data.error.code}: ${oneLine(event.data.error.message, 80)}` : ''}`
+    case 'step/start':
+    case 'step/end':
+      return `turn ${event.data.turn} step ${event.data.step}`
+    case 'system/message':
+    case 'developer/message':
+    case 'user/message': {
+      const text = event.data.message.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join(' ')
+      return oneLine(text, 100)
+    }
+    case 'assistant/message': {
+      const blocks = event.data.message.content
+      const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+      const calls = blocks.filter((b) => b.type === 'tool-call').length
+      const usage = event.data.usage
+        ? ` · ${event.data.usage.inputTokens} in / ${event.data.usage.outputTokens} out`
+        : ''
+      const extra = [
+        calls > 0 ? `${calls} tool call${calls === 1 ? '' : 's'}` : '',
+        blocks.some((b) => b.type === 'reasoning') ? 'reasoning' : '',
+        event.data.interrupted ? 'INTERRUPTED' : '',
+      ].filter((s) => s !== '')
+      return `${oneLine(text, 80) || '(no text)'}${extra.length > 0 ? ` [${extra.join(', ')}]` : ''}${usage}`
+    }
+    case 'assistant/attempt':
+      return `attempt ${event.data.attempt} failed: ${event.data.error.code}`
+    case 'tool/call':
+      return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
+    case 'tool/result':
+      return `${event.data.message.toolName} ${event.data.errorCode ? `✗ ${event.data.errorCode}` : '✓'} ${summarizeResult(event.data.message, 70)}`
+    default:
+      return oneLine(JSON.stringify(event.data), 100)
+  }
+}
+
+/** Runs one `keel` command line; returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, sub, ...rest] = argv
+  try {
+    if (command === 'demo') {
+      const outcome = await runDemo({
+        argv: argv.slice(1),
+        env: io.env,
+        out: { write: io.out, color: io.color === true },
+        err: io.err,
+        ...(io.signal ? { signal: io.signal } : {}),
+      })
+      return outcome.exitCode
+    }
+    if (command === 'sessions' && sub === 'list') return await listSessions(rest, io)
+    if (command === 'sessions' && sub === 'show') return await showSession(rest, io)
+    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+      io.out(`${usage}\n`)
+      return 0
+    }
+    io.err(`unknown command: keel ${argv.join(' ')}\n\n${usage}\n`)
+    return 2
+  } catch (error) {
+    const code = isKeelError(error) ? `${error.code}: ` : ''
+    io.err(`keel: ${code}${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+}
+
+async function listSessions(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { cwd: { type: 'string' }, limit: { type: 'string' } },
+    strict: true,
+  })
+  const limit = values.limit === undefined ? 50 : Number(values.limit)
+  if (!Number.isInteger(limit) || limit < 1) {
+    io.err(`--limit must be a positive integer, got ${values.limit}\n`)
+    return 2
+  }
+  const home = keelHome(io.env as NodeJS.ProcessEnv)
+  const store = new JsonlStore({ home })
+  try {
+    const sessions = await store.list({ limit, ...(values.cwd ? { cwd: values.cwd } : {}) })
+    if (sessions.length === 0) {
+      io.out(`no sessions under ${home}\n`)
+      return 0
+    }
+    for (const s of sessions) {
+      const when = new Date(s.createdAt).toISOString().replace('T', ' ').slice(0, 19)
+      const parts = [
+        s.id,
+        when,
+        s.title ?? '',
+        s.cwd ?? '',
+        s.eventCount === undefined ? '' : `${s.eventCount} events`,
+      ]
+      io.out(`${parts.filter((p) => p !== '').join('  ')}\n`)
+    }
+    return 0
+  } finally {
+    await store.close()
+  }
+}
+
+async function showSession(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { json: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  })
+  const id = positionals[0]
+  if (id === undefined || positionals.length > 1) {
+    io.err('usage: keel sessions show <id> [--json]\n')
+    return 2
+  }
+  const store = new JsonlStore({ home: keelHome(io.env as NodeJS.ProcessEnv) })
+  try {
+    const inspection = await store.inspect(id)
+    if (values.json) {
+      io.out(`${JSON.stringify(inspection, null, 2)}\n`)
+      return 0
+    }
+    const h = inspection.header
+    io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
+    io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
+    if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
+    io.out(`  file    ${store.fileOf(h.id)}\n`)
+    for (const notice of inspection.notices) io.out(`  notice  ${notice.code}: ${notice.message}\n`)
+    io.out('\n')
+    const width = String(Math.max(0, inspection.events.length - 1)).length
+    for (const event of inspection.events) {
+      io.out(`${String(event.seq).padStart(width)}  ${event.type.padEnd(18)} ${describeEvent(event)}\n`)
+    }
+    return 0
+  } finally {
+    await store.close()
+  }
+}

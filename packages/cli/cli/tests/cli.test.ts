@@ -1,0 +1,74 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { runCli, runDemo } from '../src/index.js'
+
+function io(env: Record<string, string>) {
+  const out: string[] = []
+  const err: string[] = []
+  return {
+    env,
+    out: (t: string) => void out.push(t),
+    err: (t: string) => void err.push(t),
+    stdout: out,
+    stderr: err,
+  }
+}
+
+let home: string
+let sessionId: string
+
+beforeAll(async () => {
+  home = await mkdtemp(join(tmpdir(), 'keel-cli-test-'))
+  let printed = ''
+  const outcome = await runDemo({
+    argv: [],
+    env: { KEEL_HOME: home },
+    out: {
+      write: (t) => {
+        printed += t
+      },
+      color: false,
+    },
+    err: () => {},
+  })
+  expect(outcome.exitCode).toBe(0)
+  expect(printed).toContain(`sessions show ${outcome.sessionId}`)
+  sessionId = outcome.sessionId!
+})
+
+describe('keel sessions', () => {
+  it('lists the stored sessions under KEEL_HOME', async () => {
+    const x = io({ KEEL_HOME: home })
+    expect(await runCli(['sessions', 'list'], x)).toBe(0)
+    expect(x.stdout.join('')).toContain(sessionId)
+    expect(x.stdout.join('')).toContain('keel demo')
+  })
+
+  it('shows one session event by event, and as JSON', async () => {
+    const x = io({ KEEL_HOME: home })
+    expect(await runCli(['sessions', 'show', sessionId], x)).toBe(0)
+    const text = x.stdout.join('')
+    expect(text).toMatch(/tool\/call\s+edit_file path=greet\.mjs/)
+    expect(text).toMatch(/tool\/result\s+bash ✓ PASS/)
+    expect(text).toMatch(/turn\/end\s+turn 1 completed/)
+    const j = io({ KEEL_HOME: home })
+    expect(await runCli(['sessions', 'show', sessionId, '--json'], j)).toBe(0)
+    const parsed = JSON.parse(j.stdout.join(''))
+    expect(parsed.header.id).toBe(sessionId)
+    expect(parsed.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+  })
+
+  it('reports a missing session with its code and unknown commands with usage', async () => {
+    const x = io({ KEEL_HOME: home })
+    expect(await runCli(['sessions', 'show', 'no-such-session'], x)).toBe(1)
+    expect(x.stderr.join('')).toContain('SESSION_NOT_FOUND')
+    const y = io({ KEEL_HOME: home })
+    expect(await runCli(['frobnicate'], y)).toBe(2)
+    expect(y.stderr.join('')).toContain('usage: keel')
+    const empty = io({ KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-cli-empty-')) })
+    expect(await runCli(['sessions', 'list'], empty)).toBe(0)
+    expect(empty.stdout.join('')).toContain('no sessions')
+  })
+})
