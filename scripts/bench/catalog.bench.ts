@@ -41,6 +41,20 @@ const baseline = median(
   }),
 )
 
+// Process start: node + tsx + loading the TypeScript compiler (ts-morph), doing nothing.
+const startup = median(
+  Array.from({ length: REPS }, () => {
+    const t = performance.now()
+    spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', "await import('ts-morph')"],
+      {
+        cwd: join(root, 'scripts'),
+      },
+    )
+    return performance.now() - t
+  }),
+)
 const coldGenerate = median(Array.from({ length: REPS }, () => cold(['generate', '--dry-run'])))
 const coldVerify = median(Array.from({ length: REPS }, () => cold(['verify'])))
 
@@ -76,6 +90,10 @@ console.log(
 )
 console.log(
   `cold verify (median of ${REPS}):              ${s(coldVerify)}  ${r(coldVerify)} baseline  (goal < 10 s; hook timeout 45 s)`,
+)
+console.log(`process start + load TypeScript (median of ${REPS}): ${s(startup)}  ${r(startup)} baseline`)
+console.log(
+  `share of a cold verify spent starting the process and loading TypeScript: ${((100 * startup) / coldVerify).toFixed(0)}%`,
 )
 console.log('in-process phases:')
 for (const [name, ms] of Object.entries(phases))

@@ -108,6 +108,39 @@ describe('normalization rules', () => {
   })
 })
 
+describe('JSON Schema (draft 2020-12) of payloads', () => {
+  it('a tuple is fixed-length prefixItems; optional properties are not required', () => {
+    const schema = catalog.events['tuple/same-a']!.schema as Record<string, unknown>
+    expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema')
+    expect(schema.properties).toEqual({
+      t: {
+        type: 'array',
+        prefixItems: [{ type: 'string' }, { type: 'number' }],
+        minItems: 2,
+        maxItems: 2,
+        items: false,
+      },
+    })
+    const optional = catalog.events['optional-undefined/same-a']!.schema as Record<string, unknown>
+    expect(optional.required).toBeUndefined()
+    expect(optional.additionalProperties).toBe(false)
+  })
+
+  it('a recursive type goes through $defs and $ref', () => {
+    const schema = catalog.events['list/same-a']!.schema as {
+      properties: unknown
+      $defs: Record<string, unknown>
+    }
+    expect(schema.properties).toEqual({ head: { $ref: '#/$defs/ListNode' } })
+    expect(schema.$defs.ListNode).toEqual({
+      type: 'object',
+      properties: { next: { $ref: '#/$defs/ListNode' }, value: { type: 'string' } },
+      required: ['value'],
+      additionalProperties: false,
+    })
+  })
+})
+
 describe('fast load', () => {
   it('falls back to full module resolution when a payload reaches a type outside the workspace sources', async () => {
     const { buildModel, loadProject } = await import('../model.js')

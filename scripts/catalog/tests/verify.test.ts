@@ -136,6 +136,27 @@ describe('verify', () => {
     expect(verifyCatalog({ root }).ok).toBe(true)
   })
 
+  it('a JSDoc edit that moves lines changes source locations but no digest and needs no record', () => {
+    const root = fresh()
+    const line = (src: string) => Number(src.slice(src.lastIndexOf(':') + 1))
+    const before = line(JSON.parse(read(root, CATALOG_JSON)).events['tool/call'].source)
+    edit(root, CORE, (t) =>
+      t.replace(
+        '/** A turn began. */',
+        '/**\n   * A turn began.\n   *\n   * Turn numbers increase by one.\n   */',
+      ),
+    )
+    const result = verifyCatalog({ root })
+    expect(result.staleFiles).toContain(CATALOG_JSON)
+    expect(result.semanticChanges).toEqual([])
+    expect(result.messages.join('\n')).toContain('No persisted type digest changed.')
+    generateAndWrite({ root })
+    const after = verifyCatalog({ root })
+    expect(after.historyProblems).toEqual([])
+    expect(after.ok).toBe(true)
+    expect(line(JSON.parse(read(root, CATALOG_JSON)).events['tool/call'].source)).toBe(before + 4)
+  })
+
   it('an added optional property is additive and needs only a record', () => {
     const root = fresh()
     edit(root, TODO, (t) =>
