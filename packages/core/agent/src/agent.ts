@@ -242,6 +242,8 @@ export class Agent {
   readonly #queue: InboxItem[] = []
   readonly #injections: Array<{ message: DeveloperMessage; source?: string }> = []
   #running = false
+  /** False until plugins are set up: turns queued during setup wait for it. */
+  #started = false
   #idleWaiters: Array<() => void> = []
   #controller: AbortController | null = null
   #closed = false
@@ -309,18 +311,29 @@ export class Agent {
     try {
       agent.#host = await PluginHost.start(options.plugins ?? [], services)
     } catch (error) {
-      agent.#unsubscribe()
+      agent.#abandon(error)
       throw error
     }
     try {
       agent.#registry = new ToolRegistry([...agent.#host.tools, ...(options.tools ?? [])])
       agent.#specs = agent.#registry.specs()
     } catch (error) {
-      agent.#unsubscribe()
+      agent.#abandon(error)
       await agent.#host.close().catch(() => {})
       throw error
     }
+    agent.#started = true
+    if (agent.#queue.length > 0) void agent.#pump()
     return agent
+  }
+
+  /** Start failed: nothing will run the turns plugins queued during setup. */
+  #abandon(error: unknown): void {
+    this.#unsubscribe()
+    this.#closed = true
+    for (const item of this.#queue.splice(0)) {
+      item.reject(new AgentError('AGENT_CLOSED', 'the agent failed to start', {}, { cause: error }))
+    }
   }
 
   /** The tools the model is offered, in order (plugins' first). */
@@ -432,7 +445,7 @@ export class Agent {
   }
 
   async #pump(): Promise<void> {
-    if (this.#running) return
+    if (this.#running || !this.#started) return
     this.#running = true
     try {
       while (this.#queue.length > 0) {

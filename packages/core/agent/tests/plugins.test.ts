@@ -451,3 +451,33 @@ describe('interceptor decisions', () => {
     ])
   })
 })
+
+describe('turns queued during setup', () => {
+  it('wait until every plugin is set up, then run', async () => {
+    const log: string[] = []
+    const r = await open([{ text: 'good morning' }], {
+      plugins: [
+        definePlugin({
+          name: 'early',
+          setup: (ctx) => {
+            ctx.enqueue(
+              { role: 'user', content: [{ type: 'text', text: 'fired at startup' }] },
+              { source: 'schedule/s1' },
+            )
+            log.push('early set up')
+          },
+        }),
+        interceptor('late', {
+          beforeStep: () => {
+            log.push('late intercepted')
+            return { action: 'enter' }
+          },
+        }),
+      ],
+    })
+    await r.agent.idle()
+    expect(log).toEqual(['early set up', 'late intercepted'])
+    expect(r.events('user/message')[0]!.data).toMatchObject({ source: 'schedule/s1' })
+    expect(r.events('turn/end')[0]!.data.reason).toBe('completed')
+  })
+})
