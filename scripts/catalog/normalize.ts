@@ -187,7 +187,17 @@ export class GraphBuilder {
     if (!optional) return { optional, child: this.nodeFor(type, ctx) }
     const members = type.flags & ts.TypeFlags.Union ? (type as ts.UnionType).types : [type]
     const kept = members.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
-    if (kept.length === 0) return { optional, child: this.#problem(ctx, '`undefined` is not a value type') }
+    if (kept.length === 0) {
+      // `p?: never` says the property is always absent; `p?: undefined` is not a value type.
+      const decl = prop.valueDeclaration
+      const declared =
+        decl && (ts.isPropertySignature(decl) || ts.isPropertyDeclaration(decl)) && decl.type
+          ? this.#checker.getTypeFromTypeNode(decl.type)
+          : undefined
+      if (declared && declared.flags & ts.TypeFlags.Never)
+        return { optional, child: this.#leaf('never', 'never') }
+      return { optional, child: this.#problem(ctx, '`undefined` is not a value type') }
+    }
     if (kept.length === 1) return { optional, child: this.nodeFor(kept[0]!, ctx) }
     // Prefer the declared type object (it carries the alias name) when it is the same union.
     const decl = prop.valueDeclaration

@@ -126,6 +126,12 @@ describe('JSON Schema (draft 2020-12) of payloads', () => {
     expect(optional.additionalProperties).toBe(false)
   })
 
+  it('`p?: never` is a property that must be absent', () => {
+    const schema = catalog.events['absent/never']!.schema as { properties: Record<string, unknown> }
+    expect(schema.properties.gone).toBe(false)
+    expect(catalog.events['absent/never']!.digest).not.toBe(catalog.events['rename/same-a']!.digest)
+  })
+
   it('a recursive type goes through $defs and $ref', () => {
     const schema = catalog.events['list/same-a']!.schema as {
       properties: unknown
