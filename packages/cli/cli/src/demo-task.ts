@@ -36,8 +36,8 @@ export async function writeDemoWorkspace(dir: string): Promise<void> {
 
 /**
  * What the scripted model does, one response per model call: read both files (two reads in
- * one step, run in parallel), edit the bug, run the test, answer. The scripted usage is
- * plausible, not measured.
+ * one step, run in parallel), edit the bug, run the test, answer. Chunks are 12 ms apart so
+ * the streaming is visible. The scripted usage is plausible, not measured.
  */
 export const demoScript: readonly ScriptedResponse[] = [
   {
@@ -48,6 +48,7 @@ export const demoScript: readonly ScriptedResponse[] = [
       { name: 'read_file', arguments: { path: 'greet.mjs' } },
       { name: 'read_file', arguments: { path: 'test.mjs' } },
     ],
+    delayMs: 12,
     usage: { promptTokens: 812, completionTokens: 64, cacheHitTokens: 512, reasoningTokens: 24 },
   },
   {
@@ -64,11 +65,13 @@ export const demoScript: readonly ScriptedResponse[] = [
         },
       },
     ],
+    delayMs: 12,
     usage: { promptTokens: 1130, completionTokens: 71, cacheHitTokens: 896, reasoningTokens: 22 },
   },
   {
     text: 'Now I run the test.',
     toolCalls: [{ name: 'bash', arguments: { command: 'node test.mjs' } }],
+    delayMs: 12,
     usage: { promptTokens: 1262, completionTokens: 25, cacheHitTokens: 1152 },
   },
 ]
@@ -86,6 +89,7 @@ export function demoAnswer(request: RecordedRequest): ScriptedResponse {
     text: passed
       ? "Fixed: greet() now returns 'Hello, ' + name + '!', and `node test.mjs` passes."
       : `The test still fails after my edit; its output was: ${output.slice(0, 200)}`,
+    delayMs: 12,
     usage: { promptTokens: 1340, completionTokens: 30, cacheHitTokens: 1280 },
   }
 }

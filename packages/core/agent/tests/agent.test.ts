@@ -528,4 +528,16 @@ describe('abort', () => {
     expect(r.types()).toEqual(['turn/start', 'user/message', 'turn/end'])
     expect(r.server.requests).toHaveLength(0)
   })
+
+  it('aborts during a retry backoff without another model call', async () => {
+    const r = await open([{ fault: { type: 'rate-limit', retryAfter: 600 } }, { text: 'never' }], {
+      observers: [{ onRetry: () => r.agent.abort() }],
+      retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 5 },
+    })
+    const result = await r.agent.send('hi')
+    expect(result.reason).toBe('aborted')
+    expect(r.events('llm/retry')[0]!.data.delayMs).toBe(600_000)
+    expect(r.server.requests).toHaveLength(1)
+    expect(r.types().slice(-4)).toEqual(['assistant/attempt', 'llm/retry', 'step/end', 'turn/end'])
+  })
 })
