@@ -1,6 +1,13 @@
 import { closeSync, openSync, readSync } from 'node:fs'
-import { checkFormatVersion, SessionCorrupt, type StoredLog, type StoreNotice } from '@keel/persistence'
-import type { SessionHeader } from '@keel/session'
+import {
+  checkFormatVersion,
+  migratedNotice,
+  migrateStored,
+  SessionCorrupt,
+  type StoredLog,
+  type StoreNotice,
+} from '@keel/persistence'
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 
 /** The name in the physical header's `format` field. */
 export const FORMAT_NAME = 'keel-session'
@@ -83,7 +90,10 @@ class LineReader {
 }
 
 /** Reads and checks the physical header (line 1) of a session file. */
-export function readHeader(id: string, file: string): { header: SessionHeader; bodyOffset: number } {
+export function readHeader(
+  id: string,
+  file: string,
+): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
   const fd = openSync(file, 'r')
   let line: ReturnType<LineReader['next']>
   try {
@@ -103,14 +113,18 @@ export function readHeader(id: string, file: string): { header: SessionHeader; b
   if (parsed === null || typeof parsed !== 'object' || parsed.format !== FORMAT_NAME) {
     throw corrupt(`the first line is not a ${FORMAT_NAME} header`)
   }
-  checkFormatVersion(id, parsed.formatVersion, file)
+  const migratedFrom = checkFormatVersion(id, parsed.formatVersion, file)
   const header = parsed.header
   if (header === null || typeof header !== 'object' || Array.isArray(header))
     throw corrupt('`header` is not an object')
   if (header.id !== id) {
     throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
   }
-  return { header, bodyOffset: line.bytes + 1 }
+  return {
+    header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+    bodyOffset: line.bytes + 1,
+    migratedFrom,
+  }
 }
 
 /** What reading the body found out about the file's valid prefix (for repair on open). */
@@ -121,6 +135,8 @@ export interface ReadState {
   needsNewline: boolean
   /** The body was read to the end. */
   complete: boolean
+  /** The stored format version, when older than the current one (upgraded while reading). */
+  migratedFrom?: number
 }
 
 /**
@@ -128,9 +144,10 @@ export interface ReadState {
  * format is refused before any event is parsed); events are parsed lazily, streaming.
  */
 export function readLog(id: string, file: string): StoredLog & { state: ReadState } {
-  const { header, bodyOffset } = readHeader(id, file)
-  const notices: StoreNotice[] = []
+  const { header, bodyOffset, migratedFrom } = readHeader(id, file)
+  const notices: StoreNotice[] = migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)]
   const state: ReadState = { validLength: bodyOffset, needsNewline: false, complete: false }
+  if (migratedFrom !== undefined) state.migratedFrom = migratedFrom
   /** The line being read: enough to compute its byte offset lazily (only errors need it). */
   let current = { line: 1, text: '', start: 0, base: 0 }
   const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
@@ -215,8 +232,9 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
   }
   return {
     header,
-    events: events(),
+    events: migratedFrom === undefined ? events() : migrateStored(events(), migratedFrom),
     notices,
+    ...(migratedFrom === undefined ? {} : { migratedFrom }),
     state,
     where: (seq) => {
       if (seq < 0) return { file, line: 1, offset: 0 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import {
   BackendStore,
   type ListOptions,
@@ -64,7 +64,7 @@ async function fsyncDir(dir: string): Promise<void> {
 class JsonlWriter implements LogWriter {
   readonly #file: string
   readonly #lock: HeldLock
-  readonly #state: ReadState | undefined
+  #state: ReadState | undefined
   #handle: fs.FileHandle | undefined
   #closed = false
 
@@ -72,6 +72,28 @@ class JsonlWriter implements LogWriter {
     this.#file = file
     this.#lock = lock
     this.#state = state
+  }
+
+  async rewrite(header: SessionHeader, events: readonly PendingEvent[]): Promise<void> {
+    const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
+    let text = `${JSON.stringify(physical)}\n`
+    for (const item of events) text += `${item.json}\n`
+    const dir = dirname(this.#file)
+    const temp = join(dir, `.session.jsonl.${randomBytes(6).toString('hex')}.tmp`)
+    const handle = await fs.open(temp, 'wx')
+    try {
+      await handle.writeFile(text)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    // keep the pre-migration file beside the new one
+    await fs
+      .link(this.#file, join(dir, `session.v${this.#state?.migratedFrom ?? 'old'}.jsonl`))
+      .catch(() => {})
+    await fs.rename(temp, this.#file)
+    await fsyncDir(dir)
+    this.#state = undefined
   }
 
   async prepare(): Promise<void> {

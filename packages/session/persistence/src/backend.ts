@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
+import type { JsonObject } from '@keel/base'
 import { KeelError } from '@keel/base'
 import {
+  migrateEvent,
+  migrationChain,
   SESSION_FORMAT_VERSION,
   Session,
   SessionError,
@@ -52,12 +55,22 @@ export interface StoredLog {
   readonly events: Iterable<unknown>
   /** What the backend noticed while reading (filled while `events` is consumed). */
   readonly notices: StoreNotice[]
+  /**
+   * Set when the log was stored in an older format and `events` are upgraded on the fly
+   * by the registered migration chain; `open` then rewrites it in the current format.
+   */
+  readonly migratedFrom?: number
   /** Where the event of `seq` is stored (`-1`: the header), for error messages. */
   where(seq: number): StoreLocation
 }
 
 /** The exclusive writer of one session, returned by a backend with the lock held. */
 export interface LogWriter {
+  /**
+   * Replaces the stored log by `events` in the current format (after a migration), durably
+   * and atomically, before `prepare`. A backend without it cannot open migrated logs for writing.
+   */
+  rewrite?(header: SessionHeader, events: readonly PendingEvent[]): Promise<void>
   /** Called once after the log was read and validated, before the first append (repairs a torn tail). */
   prepare?(): Promise<void>
   /**
@@ -112,16 +125,48 @@ export function newSessionId(): string {
 }
 
 /**
- * Checks a stored format version before any event is parsed: a newer one is refused
- * (`direction: 'newer'`); an older one has no migration chain in this build yet and is
- * refused with `direction: 'no-migration'`.
+ * Checks a stored format version before any event is parsed. Returns undefined for the
+ * current version, and the stored version when it is older and the registered migration
+ * chain (`registerMigration` in `@keel/session`) reaches the current one; throws
+ * `SessionFormatUnsupported` with `direction: 'newer'` or `'no-migration'` otherwise.
  */
-export function checkFormatVersion(id: string, found: unknown, where: string): void {
-  if (found === SESSION_FORMAT_VERSION) return
-  if (typeof found === 'number' && Number.isInteger(found) && found > SESSION_FORMAT_VERSION) {
+export function checkFormatVersion(id: string, found: unknown, where: string): number | undefined {
+  if (found === SESSION_FORMAT_VERSION) return undefined
+  const version = typeof found === 'number' && Number.isInteger(found) ? found : undefined
+  if (version !== undefined && version > SESSION_FORMAT_VERSION) {
     throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'newer', where)
   }
-  throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'no-migration', where)
+  if (version === undefined || version < 1) {
+    throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'no-migration', where)
+  }
+  try {
+    migrationChain(version, SESSION_FORMAT_VERSION)
+  } catch (error) {
+    throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'no-migration', where, {
+      cause: error,
+    })
+  }
+  return version
+}
+
+/**
+ * Upgrades stored events of format `from` through the migration chain, lazily; seqs are
+ * renumbered contiguously (a step may split or drop events).
+ */
+export function* migrateStored(events: Iterable<unknown>, from: number): Generator<unknown> {
+  let seq = 0
+  for (const raw of events) {
+    for (const event of migrateEvent(raw as JsonObject, from, SESSION_FORMAT_VERSION))
+      yield { ...event, seq: seq++ }
+  }
+}
+
+/** The notice a backend adds when it upgrades a log on read. */
+export function migratedNotice(id: string, from: number): StoreNotice {
+  return {
+    code: 'FORMAT_MIGRATED',
+    message: `session ${id} is stored in format ${from}; upgraded to format ${SESSION_FORMAT_VERSION} while reading (opening it for writing rewrites it in the new format)`,
+  }
 }
 
 /** The header fields to pass to `Session.create` (everything but the id). */
@@ -186,12 +231,33 @@ export class BackendStore implements SessionStore {
     let session: Session
     try {
       session = materialize(id, opened.log, { beforeCommit: link.hook })
-      await opened.writer.prepare?.()
+      if (opened.log.migratedFrom === undefined) await opened.writer.prepare?.()
     } catch (error) {
       await opened.writer.close().catch(() => {})
       throw error
     }
     const notices = [...opened.notices, ...opened.log.notices]
+    if (opened.log.migratedFrom !== undefined) {
+      try {
+        if (!opened.writer.rewrite) {
+          throw new SessionFormatUnsupported(
+            id,
+            opened.log.migratedFrom,
+            SESSION_FORMAT_VERSION,
+            'no-migration',
+            `${this.backend.where} (this backend reads upgraded logs but cannot rewrite them; load it read-only)`,
+          )
+        }
+        await opened.writer.rewrite(
+          session.header,
+          session.events.map((event) => this.serialize(id, event)),
+        )
+        await opened.writer.prepare?.()
+      } catch (error) {
+        await opened.writer.close().catch(() => {})
+        throw error
+      }
+    }
     const handle = this.#adopt(new StoreHandle(this, session, opened.writer, notices), link)
     const open = session.openTurn
     if (open) {

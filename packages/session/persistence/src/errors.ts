@@ -86,6 +86,7 @@ export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPOR
     supported: number,
     direction: 'newer' | 'no-migration',
     where: string,
+    options?: { cause?: unknown },
   ) {
     super(
       'SESSION_FORMAT_UNSUPPORTED',
@@ -93,6 +94,7 @@ export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPOR
         ? `session ${id} (${where}) has format version ${String(found)}, written by a newer Keel; this build reads up to version ${supported}. Upgrade Keel to open it`
         : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
       { id, found, supported, direction, where },
+      options,
     )
   }
 }

@@ -6,6 +6,8 @@ export {
   headerInit,
   type LogWriter,
   materialize,
+  migratedNotice,
+  migrateStored,
   newSessionId,
   type PendingEvent,
   type StoreBackend,

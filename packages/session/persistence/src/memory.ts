@@ -4,6 +4,8 @@ import {
   checkFormatVersion,
   HOST,
   type LogWriter,
+  migratedNotice,
+  migrateStored,
   type PendingEvent,
   type StoreBackend,
   type StoredLog,
@@ -143,14 +145,17 @@ class MemoryBackend implements StoreBackend {
   }
 
   #log(id: string, record: MemoryRecord): StoredLog {
-    checkFormatVersion(id, record.formatVersion, this.where)
+    const from = checkFormatVersion(id, record.formatVersion, this.where)
     const lines = [...record.lines]
+    const events = (function* () {
+      for (const line of lines) yield JSON.parse(line)
+    })()
+    const header = JSON.parse(record.header) as SessionHeader
     return {
-      header: JSON.parse(record.header) as SessionHeader,
-      events: (function* () {
-        for (const line of lines) yield JSON.parse(line)
-      })(),
-      notices: [] as StoreNotice[],
+      header: from === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+      events: from === undefined ? events : migrateStored(events, from),
+      notices: from === undefined ? ([] as StoreNotice[]) : [migratedNotice(id, from)],
+      ...(from === undefined ? {} : { migratedFrom: from }),
       where: (seq) => ({ file: `memory:${id}`, ...(seq >= 0 ? { line: seq + 2, seq } : { line: 1 }) }),
     }
   }
@@ -158,6 +163,11 @@ class MemoryBackend implements StoreBackend {
   #writer(id: string, record: MemoryRecord): LogWriter {
     let closed = false
     return {
+      rewrite: async (header, events) => {
+        record.header = JSON.stringify(header)
+        record.formatVersion = SESSION_FORMAT_VERSION
+        record.lines = events.map((p) => p.json)
+      },
       append: async (batch) => {
         const fault = this.#failWrite?.(id, batch)
         if (fault) throw fault

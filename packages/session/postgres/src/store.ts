@@ -7,6 +7,8 @@ import {
   type ListOptions,
   type LockHolder,
   type LogWriter,
+  migratedNotice,
+  migrateStored,
   type PendingEvent,
   SessionExists,
   SessionLocked,
@@ -249,39 +251,46 @@ class PostgresBackend implements StoreBackend {
     return this.#read(this.#pool, id)
   }
 
-  async #header(db: pg.Pool | pg.ClientBase, id: string): Promise<SessionHeader> {
+  async #header(
+    db: pg.Pool | pg.ClientBase,
+    id: string,
+  ): Promise<{ header: SessionHeader; migratedFrom: number | undefined }> {
     const { rows } = await db.query<{ format_version: number; header: SessionHeader }>(
       `SELECT format_version, header FROM ${this.#s}.sessions WHERE id = $1`,
       [id],
     )
     const row = rows[0]
     if (!row) throw new SessionNotFound(id, this.where)
-    checkFormatVersion(id, row.format_version, this.where)
-    return row.header
+    const migratedFrom = checkFormatVersion(id, row.format_version, this.where)
+    const header =
+      migratedFrom === undefined ? row.header : { ...row.header, version: SESSION_FORMAT_VERSION }
+    return { header, migratedFrom }
   }
 
   async #read(db: pg.Pool | pg.ClientBase, id: string): Promise<StoredLog> {
-    const header = await this.#header(db, id)
+    const { header, migratedFrom } = await this.#header(db, id)
     const { rows } = await db.query<EventRow>(
       `SELECT seq, type, time, payload, envelope FROM ${this.#s}.events WHERE session_id = $1 ORDER BY seq`,
       [id],
     )
     const table = `${this.#schema}.events`
+    const events = (function* () {
+      for (const row of rows) {
+        const event: Record<string, unknown> = {
+          type: row.type,
+          seq: row.seq,
+          time: row.time,
+          data: row.payload,
+        }
+        if (row.envelope) Object.assign(event, row.envelope)
+        yield event
+      }
+    })()
     return {
       header,
-      events: (function* () {
-        for (const row of rows) {
-          const event: Record<string, unknown> = {
-            type: row.type,
-            seq: row.seq,
-            time: row.time,
-            data: row.payload,
-          }
-          if (row.envelope) Object.assign(event, row.envelope)
-          yield event
-        }
-      })(),
-      notices: [],
+      events: migratedFrom === undefined ? events : migrateStored(events, migratedFrom),
+      notices: migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)],
+      ...(migratedFrom === undefined ? {} : { migratedFrom }),
       where: (seq) => (seq < 0 ? { file: `${this.#schema}.sessions` } : { file: table, seq }),
     }
   }
