@@ -445,17 +445,18 @@ export class Session {
         { type, seq },
       )
     }
-    const event = this.#build({
+    // `stored` has only envelope keys (checked above): #build reads it directly, and the
+    // event it returns gets its checked data in place (no intermediate copies: this is the
+    // load hot path).
+    const event = this.#build(stored as StoredEnvelope)
+    ;(event as { data: unknown }).data = this.#checkData(
       type,
       seq,
-      time: stored.time as number,
-      data: stored.data,
-      ignorable: stored.ignorable,
-      surfaceOp: stored.surfaceOp,
-      sourceEventSeqs: stored.sourceEventSeqs,
-    })
-    const frozenData = this.#checkData(type, seq, event.data, registration?.schema, this.#parsedSeed)
-    this.#commit(Object.freeze({ ...event, data: frozenData }) as SessionEvent, true)
+      event.data,
+      registration?.schema,
+      this.#parsedSeed,
+    )
+    this.#commit(Object.freeze(event) as unknown as SessionEvent, true)
   }
 
   /** Checks the envelope fields and builds the (not yet frozen-data) event. Throws on bad input. */
