@@ -1,7 +1,7 @@
 // The scripted model server of agent.bench.ts, in its own process so its event loop does not
 // share time with the client being measured. Talks to the benchmark over IPC: sends
-// `{ baseURL }` when listening, answers `{ since }` with the request bodies received from
-// that index on, and exits on `close`.
+// `{ baseURL }` when listening, answers `{ last: n }` with the bodies of the last n requests,
+// and exits on `close`.
 import { type RecordedRequest, type ScriptedResponse, startScriptedServer } from '@keel/scripted-server'
 
 const steps = Number(process.argv[2] ?? 10)
@@ -20,11 +20,11 @@ function respond(request: RecordedRequest): ScriptedResponse {
 }
 
 const server = await startScriptedServer({ handler: respond })
-process.on('message', async (message: { since?: number; close?: true }) => {
+process.on('message', async (message: { last?: number; close?: true }) => {
   if (message.close) {
     await server.close()
     process.exit(0)
   }
-  process.send!({ bodies: server.requests.slice(message.since ?? 0).map((r) => r.body) })
+  process.send!({ bodies: server.requests.slice(-(message.last ?? 1)).map((r) => r.body) })
 })
 process.send!({ baseURL: server.baseURL })
