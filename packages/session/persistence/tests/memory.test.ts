@@ -32,7 +32,8 @@ describe('handle batching and write failures (memory backend)', () => {
     appendSampleTurn(handle.session)
     await handle.flush()
     appendSampleTurn(handle.session)
-    await new Promise((r) => setTimeout(r, 60))
+    expect(batches).toEqual([22]) // not written yet: waiting for the window
+    await expect.poll(() => batches.length, { timeout: 5000, interval: 5 }).toBe(2)
     expect(batches).toEqual([22, 11])
     await store.close()
   })
