@@ -7,12 +7,11 @@ import { Project, ts } from 'ts-morph'
 import { CatalogError, type CatalogProblem } from './errors.js'
 import { type Canonical, canonicalize, compareLoc, GraphBuilder, type SourceLoc } from './normalize.js'
 
-/** The envelope declarations rendered at the top of the catalog, by module. */
-export const ENVELOPE_DECLARATIONS: ReadonlyArray<{
-  module: string
-  names: readonly string[]
-  optional?: boolean
-}> = [
+/**
+ * The envelope declarations rendered at the top of the catalog, by module. A name the module
+ * does not export is skipped (the JSONL store's physical header exists only with that package).
+ */
+export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: readonly string[] }> = [
   {
     module: '@keel/session',
     names: [
@@ -26,11 +25,7 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{
       'SessionHeader',
     ],
   },
-  {
-    module: '@keel/jsonl',
-    names: ['JsonlPhysicalHeader', 'PhysicalHeader', 'JsonlHeaderLine'],
-    optional: true,
-  },
+  { module: '@keel/jsonl', names: ['PhysicalHeader'] },
 ]
 
 /** A workspace package found under `packages/<group>/<name>`. */

@@ -84,21 +84,6 @@ export interface WalkContext {
   loc: SourceLoc
 }
 
-const LEAF_KINDS = new Set<NodeKind>([
-  'string',
-  'number',
-  'boolean',
-  'null',
-  'unknown',
-  'never',
-  'literal',
-  'template',
-])
-
-export function isLeafKind(kind: NodeKind): boolean {
-  return LEAF_KINDS.has(kind)
-}
-
 /** Builds the normalized graph from checker types. One builder per generation run. */
 export class GraphBuilder {
   readonly nodes: GNode[] = []
@@ -431,8 +416,9 @@ export class GraphBuilder {
 export interface TypeClass {
   id: number
   kind: NodeKind
+  /** One node of the class (all are structurally equal). */
   rep: GNode
-  /** Child classes in canonical order (object: props by name then index; union: canonical). */
+  /** SHA-256 of the canonical form rooted at this class. */
   digest: string
   names: string[]
   sources: SourceLoc[]
