@@ -159,12 +159,34 @@ function diffTypes(
   if (o.k === 'union' && n.k === 'union') {
     const removed = o.of.filter((m) => !n.of.includes(m))
     const added = n.of.filter((m) => !o.of.includes(m))
-    // One member changed in place: describe the change inside it.
-    if (removed.length === 1 && added.length === 1 && ot[removed[0]!]?.form.k === nt[added[0]!]?.form.k) {
-      const before = out.length
-      diffTypes(ot, removed[0]!, nt, added[0]!, path, event, out, seen)
-      if (out.length > before) return
+    // Members changed in place (the only change, or objects sharing a discriminant such as
+    // `op: "create"`): describe the change inside them instead of "removed" + "added".
+    const tags = (t: TypeTable, d: string): string[] => {
+      const f = t[d]?.form
+      if (f?.k !== 'object') return []
+      return Object.entries(f.props)
+        .filter(([, p]) => !p.opt && t[p.t]?.form.k === 'literal')
+        .map(([name, p]) => `${name}=${JSON.stringify((t[p.t]!.form as { v: unknown }).v)}`)
     }
+    const single = removed.length === 1 && added.length === 1
+    const free = [...added]
+    const unpaired: string[] = []
+    for (const r of removed) {
+      const rTags = tags(ot, r)
+      const i = free.findIndex(
+        (a) => nt[a]?.form.k === ot[r]?.form.k && (single || tags(nt, a).some((x) => rTags.includes(x))),
+      )
+      if (i < 0) {
+        unpaired.push(r)
+        continue
+      }
+      const before = out.length
+      diffTypes(ot, r, nt, free[i]!, path, event, out, seen)
+      if (out.length === before) unpaired.push(r)
+      else free.splice(i, 1)
+    }
+    removed.splice(0, removed.length, ...unpaired)
+    added.splice(0, added.length, ...free)
     for (const m of removed)
       out.push({ text: `${at}: union member removed: ${show(ot, m)}`, severity: 'breaking' })
     for (const m of added)

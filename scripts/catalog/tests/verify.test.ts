@@ -214,6 +214,31 @@ describe('verify', () => {
     expect(changes).toContain('todo/write: event type removed  [breaking]')
   })
 
+  it('changes inside members of a discriminated union are described inside the members', () => {
+    const root = makeRepo('mini')
+    const OPS = 'packages/todo/todo/src/ops.ts'
+    write(
+      root,
+      OPS,
+      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** One list operation. */\n    'todo/op': { op: 'add'; text: string } | { op: 'remove'; id: string } | { op: 'clear' }\n  }\n}\n",
+    )
+    generateAndWrite({ root, snapshot: true })
+    edit(root, OPS, (t) =>
+      t.replace("{ op: 'add'; text: string }", "{ op: 'add'; text: string; note?: string }"),
+    )
+    edit(root, OPS, (t) =>
+      t.replace("{ op: 'remove'; id: string }", "{ op: 'remove'; id: string; why?: string }"),
+    )
+    expect(verifyCatalog({ root }).semanticChanges).toEqual([
+      'todo/op: property added: note?  [additive]',
+      'todo/op: property added: why?  [additive]',
+    ])
+    edit(root, OPS, (t) => t.replace(" | { op: 'clear' }", ''))
+    expect(verifyCatalog({ root }).semanticChanges).toContain(
+      'todo/op: union member removed: { op: "clear" }  [breaking]',
+    )
+  })
+
   it('a record that disagrees with the code, a stale record and a placeholder note each fail with what to do', () => {
     const root = fresh()
     edit(root, TODO, (t) =>
