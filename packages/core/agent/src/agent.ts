@@ -208,7 +208,9 @@ function nonNegative(name: string, value: number): number {
  * Creates an agent over a session: validates the options, appends the system prompt to a
  * blank session, sets the plugins up (config validated, tools collected), and checks every
  * tool (unique valid names, schemas convertible to JSON Schema). Throws {@link AgentError}
- * or the tools runtime's `ToolRegistryError`; on failure, plugins already set up are disposed.
+ * or the tools runtime's `ToolRegistryError`; on failure, plugins already set up are disposed,
+ * the agent itself has appended nothing, and the store handle stays open (it is the caller's
+ * until an agent owns it).
  */
 export async function createAgent(options: AgentOptions): Promise<Agent> {
   return Agent.start(options)
@@ -295,11 +297,6 @@ export class Agent {
     if (agent.#observers.some((o) => o.onEvent)) {
       agent.#unsubscribe = session.subscribe((event) => agent.#notify('onEvent', event))
     }
-    if (options.systemPrompt !== undefined && !session.events.some((e) => e.type === 'system/message')) {
-      session.append('system/message', {
-        message: { role: 'system', content: [{ type: 'text', text: options.systemPrompt }] },
-      })
-    }
     const services: HostServices = {
       session,
       cwd: agent.#cwd,
@@ -321,6 +318,11 @@ export class Agent {
       agent.#abandon(error)
       await agent.#host.close().catch(() => {})
       throw error
+    }
+    if (options.systemPrompt !== undefined && !session.events.some((e) => e.type === 'system/message')) {
+      session.append('system/message', {
+        message: { role: 'system', content: [{ type: 'text', text: options.systemPrompt }] },
+      })
     }
     agent.#started = true
     if (agent.#queue.length > 0) void agent.#pump()
