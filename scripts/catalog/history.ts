@@ -412,18 +412,28 @@ export function draftRecords(root: string, catalog: MachineCatalog, note: string
   return out
 }
 
-/** A change record as its file content (key order fixed for reading). */
+/**
+ * A change record as its file content: key order fixed for reading, laid out the way the
+ * repository's formatter (Biome, line width 110) lays out JSON, so `pnpm lint` accepts it.
+ */
 export function recordJson(r: ChangeRecord): string {
-  const ordered = {
-    base: r.base,
-    event: r.event,
-    classification: r.classification,
-    from: r.from,
-    to: r.to,
-    changes: r.changes,
-    note: r.note,
-  }
-  return `${JSON.stringify(ordered, null, 2)}\n`
+  const oneLine = `[${r.changes.map((c) => JSON.stringify(c)).join(', ')}]`
+  const changes =
+    r.changes.length === 0
+      ? '[]'
+      : `  "changes": ${oneLine},`.length <= 110
+        ? oneLine
+        : `[\n${r.changes.map((c) => `    ${JSON.stringify(c)}`).join(',\n')}\n  ]`
+  const lines = [
+    `  "base": ${r.base},`,
+    `  "event": ${JSON.stringify(r.event)},`,
+    `  "classification": ${JSON.stringify(r.classification)},`,
+    `  "from": ${JSON.stringify(r.from)},`,
+    `  "to": ${JSON.stringify(r.to)},`,
+    `  "changes": ${changes},`,
+    `  "note": ${JSON.stringify(r.note)}`,
+  ]
+  return `{\n${lines.join('\n')}\n}\n`
 }
 
 /** Renders `docs/persistence/format-reference.md` from every snapshot and record. */
