@@ -481,6 +481,7 @@ export class Agent {
     let step = 0
     let last: AssistantMessage | undefined
     let end: { reason: TurnEndReason; error?: ErrorRecord } | undefined
+    const usedCallIds = new Set<string>()
     try {
       this.#append('turn/start', { turn })
       this.#append(
@@ -514,23 +515,19 @@ export class Agent {
         this.#drainInjections()
         step = next
         this.#append('step/start', { turn, step })
-        const outcome = await this.#callModel(turn, step, signal)
+        const outcome = await this.#callModel(turn, step, signal, usedCallIds)
         if (outcome.kind !== 'message') {
           if (outcome.kind === 'interrupted' && outcome.message) last = outcome.message
           this.#append('step/end', { turn, step })
           end = outcome.kind === 'failed' ? { reason: 'error', error: outcome.error } : { reason: 'aborted' }
           break
         }
-        const data: SessionEventMap['assistant/message'] = {
-          turn,
-          step,
-          message: outcome.message,
-          stream: outcome.record,
-        }
+        const message = uniqueCallIds(outcome.message, usedCallIds, step)
+        const data: SessionEventMap['assistant/message'] = { turn, step, message, stream: outcome.record }
         if (outcome.usage) data.usage = outcome.usage
         this.#append('assistant/message', data)
-        last = outcome.message
-        const calls = outcome.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+        last = message
+        const calls = message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
         if (calls.length > 0) await this.#runTools(turn, step, calls, signal)
         this.#append('step/end', { turn, step })
         if (signal.aborted) {
@@ -602,13 +599,18 @@ export class Agent {
   // ---------------------------------------------------------------------------------------
   // model calls
 
-  async #callModel(turn: number, step: number, signal: AbortSignal): Promise<ModelOutcome> {
+  async #callModel(
+    turn: number,
+    step: number,
+    signal: AbortSignal,
+    usedCallIds: Set<string>,
+  ): Promise<ModelOutcome> {
     for (let attempt = 1; ; attempt++) {
       await this.#flush()
       const result = await this.#attempt(turn, step, signal)
       if (result.ok)
         return { kind: 'message', message: result.message, usage: result.usage, record: result.record }
-      if (signal.aborted) return this.#commitInterrupted(turn, step, attempt, result)
+      if (signal.aborted) return this.#commitInterrupted(turn, step, attempt, result, usedCallIds)
       const error = errorRecordOf(result.error)
       this.#append('assistant/attempt', { turn, step, attempt, stream: result.record, error })
       const llmError = result.error instanceof LlmError ? result.error : undefined
@@ -722,8 +724,9 @@ export class Agent {
     step: number,
     attempt: number,
     result: Extract<AttemptResult, { ok: false }>,
+    usedCallIds: Set<string>,
   ): ModelOutcome {
-    const message = result.partial.prefix()
+    const message = uniqueCallIds(result.partial.prefix(), usedCallIds, step)
     if (message.content.length === 0) {
       this.#append('assistant/attempt', {
         turn,
@@ -962,6 +965,31 @@ export class Agent {
       }
     }
   }
+}
+
+/**
+ * Tool call ids must be unique within a turn (they pair calls with results). Some
+ * OpenAI-compatible servers reuse ids (`call_0` every step): a reused id gets a
+ * `_<step>_<index>` suffix, so the history sent back stays well-formed. Ids are otherwise
+ * kept exactly as the model sent them. Records the ids in `used`.
+ */
+function uniqueCallIds(message: AssistantMessage, used: Set<string>, step: number): AssistantMessage {
+  let changed = false
+  let index = 0
+  const content = message.content.map((block) => {
+    if (block.type !== 'tool-call') return block
+    let id: string = block.id
+    if (used.has(id)) {
+      const base = `${block.id}_${step}_${index}`
+      id = base
+      for (let n = 2; used.has(id); n++) id = `${base}_${n}`
+      changed = true
+    }
+    used.add(id)
+    index++
+    return id === block.id ? block : { ...block, id: id as ToolCallBlock['id'] }
+  })
+  return changed ? { ...message, content } : message
 }
 
 function aborted(call: ToolCallBlock): ToolOutcome {

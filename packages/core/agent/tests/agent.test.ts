@@ -273,6 +273,19 @@ describe('tool call failures', () => {
     expect(r.events('tool/call')[0]!.data.arguments).toBe('{"key": "c"')
   })
 
+  it('keeps call ids unique within a turn when the model reuses one', async () => {
+    const probes = probeTools(1)
+    const again = (key: string) => ({ toolCalls: [{ id: 'call_0', name: 'poke', arguments: { key } }] })
+    const r = await open([again('a'), again('b'), { text: 'ok' }], { tools: probes.tools })
+    const result = await r.agent.send('poke twice')
+    expect(result.reason).toBe('completed')
+    expect(r.events('tool/call').map((e) => e.data.callId)).toEqual(['call_0', 'call_0_2_0'])
+    expect(r.events('tool/result').map((e) => e.data.message.toolCallId)).toEqual(['call_0', 'call_0_2_0'])
+    const sent = r.server.requests[2]!.body!.messages!
+    expect(sent.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['call_0', 'call_0_2_0'])
+    expect(probes.log).toEqual(['begin poke a', 'end poke a', 'begin poke b', 'end poke b'])
+  })
+
   it('ends the turn with max-steps when the model keeps calling tools', async () => {
     const probes = probeTools(1)
     const loop = { toolCalls: [{ name: 'poke', arguments: { key: 'x' } }] }
