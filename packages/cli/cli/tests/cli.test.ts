@@ -72,3 +72,44 @@ describe('keel sessions', () => {
     expect(empty.stdout.join('')).toContain('no sessions')
   })
 })
+
+describe('pnpm demo --live', () => {
+  it('talks to the endpoint DEEPSEEK_BASE_URL names, with the key, in the given workspace', async () => {
+    const { startScriptedServer } = await import('@keel/scripted-server')
+    const server = await startScriptedServer({
+      apiKey: 'sk-live-test',
+      script: [
+        { toolCalls: [{ name: 'list_dir', arguments: { path: '.' } }] },
+        { text: 'The workspace has the demo files.' },
+      ],
+    })
+    const workspace = await mkdtemp(join(tmpdir(), 'keel-live-ws-'))
+    const { writeDemoWorkspace } = await import('../src/index.js')
+    await writeDemoWorkspace(workspace)
+    let printed = ''
+    try {
+      const outcome = await runDemo({
+        argv: ['--live', 'What is in the workspace?', '--cwd', workspace, '--model', 'deepseek-v4-pro'],
+        env: { KEEL_HOME: home, DEEPSEEK_API_KEY: 'sk-live-test', DEEPSEEK_BASE_URL: server.baseURL },
+        out: {
+          write: (t) => {
+            printed += t
+          },
+          color: false,
+        },
+        err: () => {},
+      })
+      expect(outcome.exitCode).toBe(0)
+      expect(outcome.workspace).toBe(workspace)
+    } finally {
+      await server.close()
+    }
+    expect(printed).toContain('DeepSeek (deepseek-v4-pro)')
+    expect(printed).toContain('> you: What is in the workspace?')
+    expect(printed).toContain('The workspace has the demo files.')
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-live-test')
+    expect(server.requests[0]!.body!.model).toBe('deepseek-v4-pro')
+    expect(JSON.stringify(server.requests[1]!.body!.messages)).toContain('greet.mjs')
+  })
+})
