@@ -1,7 +1,9 @@
 // verify on temp copies of the fixture project (never the real repository): byte-for-byte
 // comparison, semantic diffs in words, change records, version bumps and migrations.
+import { spawnSync } from 'node:child_process'
 import { cpSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   CATALOG_EN,
@@ -115,6 +117,30 @@ describe('verify', () => {
     expect(reference).toContain('## Format version 2')
     expect(reference).toContain('## Format version 1')
     expect(reference).toContain('- `tool/call` — **breaking**')
+  })
+
+  it('the CLI exits 1 and prints the change in words; 0 once regenerated and recorded', () => {
+    const root = fresh()
+    const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.ts')
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', cli, ...args, '--root', root], { encoding: 'utf8' })
+    edit(root, TODO, (t) => t.replace('  text: string', '  text: number'))
+    const failed = run('verify')
+    expect(failed.status).toBe(1)
+    expect(failed.stderr).toContain('todo/write.data.todos[].text: string → number  [breaking]')
+    expect(run('generate', '--record', 'texts became numbers').status).toBe(0)
+    edit(root, 'packages/core/session/src/types.ts', (t) =>
+      t.replace('SESSION_FORMAT_VERSION = 1', 'SESSION_FORMAT_VERSION = 2'),
+    )
+    write(
+      root,
+      'packages/core/session/src/v2.ts',
+      "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, description: 'x' })\n",
+    )
+    expect(run('generate', '--snapshot').status).toBe(0)
+    const passed = run('verify')
+    expect(passed.stdout).toContain('up to date')
+    expect(passed.status).toBe(0)
   })
 
   it('a JSDoc-only edit changes the docs but no digest', () => {
