@@ -1,8 +1,9 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startScriptedServer } from '@keel/scripted-server'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { runCli, runDemo } from '../src/index.js'
+import { runCli, runDemo, writeDemoWorkspace } from '../src/index.js'
 
 function io(env: Record<string, string>) {
   const out: string[] = []
@@ -75,7 +76,6 @@ describe('keel sessions', () => {
 
 describe('pnpm demo --live', () => {
   it('talks to the endpoint DEEPSEEK_BASE_URL names, with the key, in the given workspace', async () => {
-    const { startScriptedServer } = await import('@keel/scripted-server')
     const server = await startScriptedServer({
       apiKey: 'sk-live-test',
       script: [
@@ -84,7 +84,6 @@ describe('pnpm demo --live', () => {
       ],
     })
     const workspace = await mkdtemp(join(tmpdir(), 'keel-live-ws-'))
-    const { writeDemoWorkspace } = await import('../src/index.js')
     await writeDemoWorkspace(workspace)
     let printed = ''
     try {
