@@ -24,10 +24,11 @@ export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
-export async function pgFixture(tag: string): Promise<ConformanceFixture> {
+export async function pgFixture(tag: string): Promise<ConformanceFixture & { schema: string }> {
   const schema = uniqueSchema(tag)
   const make = () => new PostgresStore({ url: PG_URL!, schema, poolSize: 2 })
   return {
+    schema,
     store: make(),
     reopen: make,
     appendRaw: async (id, events) => {

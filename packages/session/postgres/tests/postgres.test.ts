@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { isKeelError } from '@keel/base'
 import { appendSampleTurn } from '@keel/persistence'
 import { runStoreConformance } from '@keel/persistence/conformance'
@@ -94,6 +96,48 @@ if (!PG_URL) {
         await f.cleanup?.()
       }
     })
+
+    it('a writer killed with SIGKILL loses its lock with its connection; its open turn is closed on open', async () => {
+      const f = await pgFixture('kill')
+      const schema = f.schema
+      const child = fileURLToPath(new URL('./fixtures/holder.ts', import.meta.url))
+      try {
+        const handle = await f.store.create({ id: 'held' })
+        appendSampleTurn(handle.session)
+        await handle.close()
+        const proc = spawn(process.execPath, ['--import', 'tsx', child, PG_URL!, schema, 'held'], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
+        let out = ''
+        proc.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+        })
+        await expect.poll(() => out, { timeout: 20_000, interval: 20 }).toContain('open')
+        const locked = await f.store.open('held').then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+        expect(locked).toMatchObject({ code: 'SESSION_LOCKED', details: { holder: { pid: proc.pid } } })
+        proc.kill('SIGKILL')
+        await new Promise((resolve) => proc.once('exit', resolve))
+        let reopened: Awaited<ReturnType<typeof f.store.open>> | undefined
+        await expect
+          .poll(
+            async () => {
+              reopened ??= await f.store.open('held').catch(() => undefined)
+              return reopened !== undefined
+            },
+            { timeout: 10_000, interval: 50 },
+          )
+          .toBe(true)
+        expect(reopened!.notices.map((n) => n.code)).toContain('INTERRUPTED_TURN_CLOSED')
+        expect(reopened!.session.openTurn).toBeNull()
+        await reopened!.close()
+      } finally {
+        await f.store.close()
+        await f.cleanup?.()
+      }
+    }, 60_000)
 
     it('refuses without a connection string', () => {
       const saved = process.env.KEEL_PG_URL
