@@ -75,6 +75,10 @@ export interface SessionInspection {
  * An open session with an exclusive writer. Every event appended to `session` (through
  * `session.append`) is persisted: appends are batched, and `flush()` is the durability
  * checkpoint — it resolves only once every event appended so far is on disk / committed.
+ *
+ * `session.append` is refused (nothing committed) with `EVENT_TOO_LARGE` for an event over
+ * the store's cap, `SESSION_HANDLE_CLOSED` after `close()`, and the write error
+ * (`SESSION_WRITE_FAILED` or `CONCURRENT_APPEND`) once a batch failed.
  */
 export interface SessionHandle {
   readonly session: Session
