@@ -44,7 +44,8 @@ export class PartialMessage {
    * The delivered prefix as a message. A tool call counts as complete only when a later
    * call has started streaming (the provider never goes back to an earlier index); the
    * last call, which may have been cut anywhere, is dropped, as is any call lacking an id
-   * or a name. Empty text and reasoning blocks are left out.
+   * or a name. Empty text and reasoning blocks are left out; runs of one kind left side by
+   * side by a dropped call are joined.
    */
   prefix(): AssistantMessage {
     const content: Array<TextBlock | ReasoningBlock | ToolCallBlock> = []
@@ -60,7 +61,11 @@ export class PartialMessage {
           })
         }
       } else if (piece.text !== '') {
-        content.push({ type: piece.kind, text: piece.text })
+        // a dropped call may leave two runs of one kind side by side: join them
+        const last = content[content.length - 1]
+        if (last && last.type === piece.kind)
+          content[content.length - 1] = { type: piece.kind, text: last.text + piece.text }
+        else content.push({ type: piece.kind, text: piece.text })
       }
     }
     return { role: 'assistant', content }
