@@ -351,7 +351,7 @@ describe('jsonl crash safety', () => {
     console.info(
       `crash loop: ${iterations} kills, ${acknowledged} events acknowledged, ${sawTorn} torn tails dropped, ${sawInterrupted} interrupted turns`,
     )
-  }, 90_000)
+  }, 180_000)
 
   it('a failed write (file size limit) surfaces on flush, refuses more appends, loses nothing acknowledged', async () => {
     const h = home()
