@@ -3,7 +3,14 @@ import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from 
 import { Session, type SessionEvent, type SessionEventType } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { type Agent, type AgentObserver, type AgentOptions, type Clock, createAgent } from '../src/index.js'
+import {
+  type Agent,
+  type AgentObserver,
+  type AgentOptions,
+  type Clock,
+  createAgent,
+  type StoreHandle,
+} from '../src/index.js'
 
 let counter = 0
 
@@ -21,17 +28,18 @@ export interface Rig {
 
 export async function rig(
   script: ScriptedResponse[],
-  options: Partial<Omit<AgentOptions, 'llm' | 'session'>> & { session?: Session } = {},
+  options: Partial<Omit<AgentOptions, 'llm' | 'session'>> & { session?: Session | StoreHandle } = {},
 ): Promise<Rig> {
   const server = await startScriptedServer({ script })
   const llm = createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} })
-  const session = options.session ?? Session.create(`agent-test-${process.pid}-${++counter}`)
+  const target = options.session ?? Session.create(`agent-test-${process.pid}-${++counter}`)
+  const session = target instanceof Session ? target : target.session
   const agent = await createAgent({
     cwd: process.cwd(),
     retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 },
     ...options,
     llm,
-    session,
+    session: target,
   })
   return {
     server,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { MemoryStore } from '@keel/persistence'
 import { Session } from '@keel/session'
 import { defineTool } from '@keel/tools'
 import fc from 'fast-check'
@@ -69,7 +70,7 @@ describe('durability and plumbing', () => {
     })
     r = await open([{ toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'done' }], {
       tools: [echo],
-      session: handle as never,
+      session: handle,
     })
     await r.agent.send('go')
     const types = session.events.map((e) => e.type)
@@ -138,5 +139,24 @@ describe('durability and plumbing', () => {
     const r = await open([{ text: 'hello again' }], { session })
     const result = await r.agent.send('hi')
     expect(result.turn).toBe(2)
+  })
+
+  it('rejects the send with the store error when the log cannot be made durable, without calling the model', async () => {
+    const store = new MemoryStore({ failWrite: () => new Error('disk full') })
+    const handle = await store.create()
+    const r = await open([{ text: 'never' }], { session: handle as never })
+    const error = await r.agent.send('hi').catch((e: unknown) => e)
+    expect(error).toMatchObject({
+      code: 'SESSION_WRITE_FAILED',
+      message: expect.stringContaining('disk full'),
+    })
+    expect(r.server.requests).toHaveLength(0)
+    // the failed handle refuses further appends, so the turn stays open in memory; reopening
+    // the session closes it as interrupted (the store's rule)
+    expect(r.session.openTurn).toEqual({ turn: 1, step: 1 })
+    expect(r.events('turn/end')).toHaveLength(0)
+    rigs.splice(rigs.indexOf(r), 1)
+    await r.agent.close().catch(() => {}) // the handle's close reports the same write failure
+    await r.server.close()
   })
 })
