@@ -80,7 +80,13 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
       (acc, c) => (RANK[c.severity] > RANK[acc] ? c.severity : acc),
       'additive',
     )
-    out.push({ event: name, from, to, classification, changes: [...new Set(changes.map((c) => c.text))] })
+    out.push({
+      event: name,
+      from,
+      to,
+      classification,
+      changes: [...new Set(changes.map((c) => c.text))].sort(),
+    })
   }
   return out
 }

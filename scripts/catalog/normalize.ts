@@ -542,26 +542,41 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
   })
   const labels = reps.map(label)
 
-  // Depth-bounded structural keys, memoized per (depth, class).
-  const keyMemo = new Map<number, string[]>()
+  // Depth-bounded structural keys, memoized per (depth, class): key_0 hashes the label,
+  // key_d hashes the label and the children's key_(d-1) (unions as sorted sets). Computed with
+  // an explicit stack: the depth can exceed what recursion allows on a deep type graph.
+  const keyRows: string[][] = []
+  const rowOf = (d: number) => {
+    while (keyRows.length <= d) keyRows.push([])
+    return keyRows[d]!
+  }
   const keyAt = (d: number, c: number): string => {
-    let row = keyMemo.get(d)
-    if (!row) {
-      row = []
-      keyMemo.set(d, row)
-    }
-    const hit = row[c]
-    if (hit !== undefined) return hit
-    let k: string
-    if (d === 0) k = sha1(labels[c]!)
-    else {
-      const kids = rawKids[c]!.map((x) => keyAt(d - 1, x))
-      k = sha1(
-        `${labels[c]}|${reps[c]!.kind === 'union' ? [...new Set(kids)].sort().join(',') : kids.join(',')}`,
+    const stack: Array<[number, number]> = [[d, c]]
+    while (stack.length > 0) {
+      const [dd, cc] = stack[stack.length - 1]!
+      const row = rowOf(dd)
+      if (row[cc] !== undefined) {
+        stack.pop()
+        continue
+      }
+      if (dd === 0) {
+        row[cc] = sha1(labels[cc]!)
+        stack.pop()
+        continue
+      }
+      const prev = rowOf(dd - 1)
+      const missing = rawKids[cc]!.filter((x) => prev[x] === undefined)
+      if (missing.length > 0) {
+        for (const x of missing) stack.push([dd - 1, x])
+        continue
+      }
+      const kids = rawKids[cc]!.map((x) => prev[x]!)
+      row[cc] = sha1(
+        `${labels[cc]}|${reps[cc]!.kind === 'union' ? [...new Set(kids)].sort().join(',') : kids.join(',')}`,
       )
+      stack.pop()
     }
-    row[c] = k
-    return k
+    return rowOf(d)[c]!
   }
   const reachCount = (c: number): number => {
     const seen = new Set<number>([c])
@@ -576,16 +591,23 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
     }
     return seen.size
   }
-  // Iterative deepening for the key depth would also work; the reach count is a structural
-  // invariant of the union, so the order it induces is canonical.
+  // Union members are ordered by key_d at the smallest d where the members' keys are pairwise
+  // distinct. That d is a function of the members' structure alone (unrelated types never move
+  // it), and it exists: distinct classes among the n classes reachable from the union differ
+  // at some depth below n (Moore's bound). In practice d is 0–2.
   const children: number[][] = rawKids.map((kids, c) => {
     if (reps[c]!.kind !== 'union') return kids
-    const depth = reachCount(c)
-    return [...kids].sort((a, b) => {
-      const ka = keyAt(depth, a)
-      const kb = keyAt(depth, b)
-      return ka < kb ? -1 : ka > kb ? 1 : 0
-    })
+    const bound = kids.length > 1 ? reachCount(c) : 0
+    for (let d = 0; ; d++) {
+      const keys = new Map(kids.map((k) => [k, keyAt(d, k)]))
+      if (new Set(keys.values()).size === kids.length || d >= bound) {
+        return [...kids].sort((a, b) => {
+          const ka = keys.get(a)!
+          const kb = keys.get(b)!
+          return ka < kb ? -1 : ka > kb ? 1 : a - b
+        })
+      }
+    }
   })
 
   const formOf = (root: number): unknown => {
