@@ -49,7 +49,7 @@ const en: Strings = {
   fingerprints: [
     "The machine catalog holds every reachable normalized type with its SHA-256 digest, computed over `fast-json-stable-stringify` of the type's canonical form. The digest of a root type covers every type it references. Comments and JSDoc, source positions, alias and interface names, erased brand markers (`Brand<T, Name>` is `T`), `readonly` modifiers and `ReadonlyArray`, the order of object, union and intersection members, `p?: T | undefined` versus `p?: T`, and an intersection of object types versus the merged object do not change a digest. Property names, value types, optionality, literal values, tuple element order and length, array versus tuple, and adding or removing a union member do.",
     'Recursive types are compared structurally: equivalence is computed over the whole type graph by partition refinement, and the canonical form refers back to an already visited type by its first-visit index. A recursive type such as `JsonValue` therefore has one digest wherever it is entered. When no digest changes, the catalog text and source locations can still produce a diff.',
-    'The format reference covers every snapshotted session format. A digest that differs from the latest snapshot needs a change record in `docs/persistence/changes/`, whose classification (additive, widening or breaking) is computed from a structural diff of the canonical forms; a breaking change also needs a `SESSION_FORMAT_VERSION` bump, a registered migration and a new snapshot. These checks cover declared type structure; the inner content of opaque payloads (`unknown`) and behaviour changes that leave the types unchanged are out of their scope.',
+    'The format reference covers every snapshotted session format. A digest that differs from the latest snapshot needs a change record in `docs/persistence/changes/`, whose classification (additive, widening or breaking) is computed from a structural diff of the canonical forms; a breaking change also needs a `SESSION_FORMAT_VERSION` bump, a registered migration and a new snapshot. These checks cover declared type structure; the inner content of opaque payloads (`unknown`) and behaviour changes that leave the types unchanged are out of their scope. How to declare events, what to run and how to read a failure: `docs/guides/persistence-catalog.md`.',
   ],
   envelopeTitle: 'Event envelope',
   envelopeIntro:
@@ -92,7 +92,7 @@ const zh: Strings = {
   fingerprints: [
     '机器可读目录包含所有可达的规范化类型及其 SHA-256 摘要，摘要基于类型规范形式经 `fast-json-stable-stringify` 序列化后的结果计算。根类型的摘要涵盖其引用的所有类型。注释和 JSDoc、源码位置、别名与接口名称、擦除的品牌标记（`Brand<T, Name>` 即 `T`）、`readonly` 修饰符与 `ReadonlyArray`、对象成员、联合成员和交叉成员的顺序、`p?: T | undefined` 与 `p?: T` 的区别，以及对象类型的交叉与合并后的单一对象之间的区别，都不影响摘要。属性名称、值类型、可选性、字面量值、元组元素的顺序和长度、数组与元组的区别，以及联合成员的增减都会影响摘要。',
     '递归类型按结构比较：等价关系通过在整个类型图上做划分细化得出，规范形式用首次访问序号回指已访问过的类型。因此 `JsonValue` 这样的递归类型无论从何处进入都只有一个摘要。摘要不变时，目录文本和源码位置仍可能产生 diff。',
-    '格式参考覆盖每个已快照的会话格式。与最新快照不同的摘要需要在 `docs/persistence/changes/` 中提供变更记录，其分类（additive、widening 或 breaking）由规范形式的结构 diff 计算得出；breaking 变更还需要提升 `SESSION_FORMAT_VERSION`、注册迁移并添加新快照。这些检查覆盖已声明的类型结构；不透明载荷（`unknown`）的内部内容以及不改变类型的行为变更不在检查范围内。',
+    '格式参考覆盖每个已快照的会话格式。与最新快照不同的摘要需要在 `docs/persistence/changes/` 中提供变更记录，其分类（additive、widening 或 breaking）由规范形式的结构 diff 计算得出；breaking 变更还需要提升 `SESSION_FORMAT_VERSION`、注册迁移并添加新快照。这些检查覆盖已声明的类型结构；不透明载荷（`unknown`）的内部内容以及不改变类型的行为变更不在检查范围内。如何声明事件、需要运行哪些命令以及如何解读失败信息，参见 `docs/guides/persistence-catalog.md`。',
   ],
   envelopeTitle: '事件信封',
   envelopeIntro: '每个持久化事件和会话 header 所依据的声明，按源码原样列出。',
