@@ -105,7 +105,7 @@ export function displayType(table: TypeTable, digest: string, depth = 0): string
       return / \| /.test(inner) && !inner.startsWith('{') ? `(${inner})[]` : `${inner}[]`
     }
     case 'tuple':
-      return `[${f.items.map((i) => `${i.rest ? '...' : ''}${sub(i.t)}${i.opt ? '?' : ''}`).join(', ')}]`
+      return `[${f.items.map((i) => (i.rest ? `...${sub(i.t)}[]` : `${sub(i.t)}${i.opt ? '?' : ''}`)).join(', ')}]`
     case 'object': {
       const names = Object.keys(f.props).sort()
       if (names.length === 0 && f.index === undefined) return '{}'

@@ -151,9 +151,11 @@ export class GraphBuilder {
     for (const l of repoLocs) node.sources.add(l)
   }
 
+  /** A named built-in object type (Date, Map, Set, Promise, …); lib mapped types (Pick, Omit, Record) are fine. */
   #isLib(type: ts.Type): boolean {
-    const sym = type.getSymbol() ?? type.aliasSymbol
-    const decls = sym?.declarations ?? []
+    const sym = type.getSymbol()
+    if (!sym || !(sym.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.Class))) return false
+    const decls = sym.declarations ?? []
     return decls.length > 0 && decls.every((d) => this.#program.isSourceFileDefaultLibrary(d.getSourceFile()))
   }
 

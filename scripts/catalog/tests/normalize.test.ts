@@ -47,6 +47,8 @@ const RULES: Array<[rule: string, what: string]> = [
   ['boolean', 'boolean is true | false'],
   ['json', 'recursive JSON value type'],
   ['list', 'recursive interface versus recursive type literal'],
+  ['mapped', 'mapped types (Omit, Partial) versus the written-out object'],
+  ['enum', 'a string enum versus its literal values'],
 ]
 
 describe('normalization rules', () => {
