@@ -44,6 +44,8 @@ describe('generator errors', () => {
     ['bad/undefined', 27, 'data.u', /`undefined` is not a value type/],
     ['bad/index', 29, 'data.byNumber[key]', /index key number is not a string/],
     ['bad/method', 31, 'data.m.run', /method/],
+    ['bad/promise', 35, 'data.p', /Promise<string> is not JSON/],
+    ['bad/object', 37, 'data.o', /`object` has no declared shape/],
   ]
   for (const [event, line, path, words] of nonPersistable) {
     it(`a non-persistable payload: ${event} at ${path}`, () => {
@@ -78,7 +80,7 @@ describe('generator errors', () => {
 
   it('the correct events of the same repository raise nothing', () => {
     expect(problems.some((p) => p.event === 'todo/write' || p.event === 'tool/call')).toBe(false)
-    expect(problems).toHaveLength(14)
+    expect(problems).toHaveLength(16)
   })
 
   it('the CLI prints every problem with path:line on stderr and exits 1', () => {
