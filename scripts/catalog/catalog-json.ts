@@ -120,7 +120,10 @@ export function displayType(table: TypeTable, digest: string, depth = 0): string
       return `{ ${parts.join(', ')} }`
     }
     case 'union':
-      return f.of.map(sub).join(' | ')
+      return f.of
+        .map(sub)
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .join(' | ')
     default:
       return f.k
   }
