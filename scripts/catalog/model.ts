@@ -228,8 +228,8 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     throw new CatalogError([
       {
         code: 'NO_SESSION_MODULE',
-        loc: `${root}/packages:0`,
-        message: `no package named '${sessionModule}' with a src/index.ts under ${root}/packages`,
+        loc: 'packages/*/*/package.json:1',
+        message: `packages/*/*/package.json:1: no package named '${sessionModule}' with a src/index.ts under ${root}/packages; the catalog starts from its SessionEventMap`,
       },
     ])
   }

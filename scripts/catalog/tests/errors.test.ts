@@ -83,6 +83,17 @@ describe('generator errors', () => {
     expect(problems).toHaveLength(16)
   })
 
+  it('a repository without the session package', () => {
+    const empty = makeRepo('errors')
+    let code: string | undefined
+    try {
+      generateCatalog({ root: empty })
+    } catch (e) {
+      code = e instanceof CatalogError ? e.problems[0]?.code : undefined
+    }
+    expect(code).toBe('NO_SESSION_MODULE')
+  })
+
   it('the CLI prints every problem with path:line on stderr and exits 1', () => {
     const cli = join(FIXTURES, '..', '..', 'cli.ts')
     const run = spawnSync(process.execPath, ['--import', 'tsx', cli, 'generate', '--root', root], {
