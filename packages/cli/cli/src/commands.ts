@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util'
 import { isKeelError } from '@keel/base'
-import { JsonlStore, keelHome } from '@keel/jsonl'
 import type { SessionEvent } from '@keel/session'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runDemo } from './run-demo.js'
+import { selectStore } from './store.js'
 
 /** Where a command reads its environment and writes its output. */
 export interface CliIo {
@@ -17,11 +17,12 @@ export interface CliIo {
 
 const usage = `usage: keel <command>
 
-  keel sessions list [--cwd dir] [--limit n]   stored sessions under $KEEL_HOME, newest first
-  keel sessions show <id> [--json]             one session's header, notices and events (read-only)
-  keel demo [--live "task"] [...]              the demo agent (see keel demo --help)
+  keel sessions list [--cwd dir] [--limit n] [--store s]   stored sessions, newest first
+  keel sessions show <id> [--json] [--store s]             one session's header, notices and events (read-only)
+  keel demo [--live "task"] [--store s] [...]              the demo agent (see keel demo --help)
 
-Sessions live in $KEEL_HOME/sessions (default ~/.keel).`
+Sessions live in $KEEL_HOME/sessions (default ~/.keel) with the default JSONL store.
+--store postgres (or KEEL_STORE=postgres) uses PostgreSQL at $KEEL_PG_URL instead.`
 
 /** One line describing an event, for `keel sessions show`. */
 export function describeEvent(event: SessionEvent): string {
@@ -96,7 +97,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 async function listSessions(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { cwd: { type: 'string' }, limit: { type: 'string' } },
+    options: { cwd: { type: 'string' }, limit: { type: 'string' }, store: { type: 'string' } },
     strict: true,
   })
   const limit = values.limit === undefined ? 50 : Number(values.limit)
@@ -104,12 +105,11 @@ async function listSessions(argv: readonly string[], io: CliIo): Promise<number>
     io.err(`--limit must be a positive integer, got ${values.limit}\n`)
     return 2
   }
-  const home = keelHome(io.env as NodeJS.ProcessEnv)
-  const store = new JsonlStore({ home })
+  const { store, where } = selectStore(values.store, io.env)
   try {
     const sessions = await store.list({ limit, ...(values.cwd ? { cwd: values.cwd } : {}) })
     if (sessions.length === 0) {
-      io.out(`no sessions under ${home}\n`)
+      io.out(`no sessions in ${where}\n`)
       return 0
     }
     for (const s of sessions) {
@@ -132,16 +132,16 @@ async function listSessions(argv: readonly string[], io: CliIo): Promise<number>
 async function showSession(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...argv],
-    options: { json: { type: 'boolean' } },
+    options: { json: { type: 'boolean' }, store: { type: 'string' } },
     allowPositionals: true,
     strict: true,
   })
   const id = positionals[0]
   if (id === undefined || positionals.length > 1) {
-    io.err('usage: keel sessions show <id> [--json]\n')
+    io.err('usage: keel sessions show <id> [--json] [--store jsonl|postgres]\n')
     return 2
   }
-  const store = new JsonlStore({ home: keelHome(io.env as NodeJS.ProcessEnv) })
+  const { store, logOf } = selectStore(values.store, io.env)
   try {
     const inspection = await store.inspect(id)
     if (values.json) {
@@ -152,7 +152,7 @@ async function showSession(argv: readonly string[], io: CliIo): Promise<number> 
     io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
     io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
     if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
-    io.out(`  file    ${store.fileOf(h.id)}\n`)
+    io.out(`  log     ${logOf(h.id)}\n`)
     for (const notice of inspection.notices) io.out(`  notice  ${notice.code}: ${notice.message}\n`)
     io.out('\n')
     const width = String(Math.max(0, inspection.events.length - 1)).length

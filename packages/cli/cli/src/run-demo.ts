@@ -1,16 +1,17 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { createAgent } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { fsTools } from '@keel/fs'
-import { JsonlStore } from '@keel/jsonl'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
+import type { SessionEvent } from '@keel/session'
 import { shellTools } from '@keel/shell'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
 import { createRenderer, type RenderTarget } from './render.js'
+import { selectStore } from './store.js'
 
 /** What {@link runDemo} reads and where it writes. */
 export interface DemoIo {
@@ -31,7 +32,7 @@ export interface DemoOutcome {
   home?: string
 }
 
-const usage = `usage: pnpm demo [--live "task"] [--model id] [--cwd dir]
+const usage = `usage: pnpm demo [--live "task"] [--model id] [--cwd dir] [--store jsonl|postgres]
 
 Runs a Keel agent with the fs and shell tools end to end and prints the conversation.
 
@@ -41,8 +42,10 @@ Runs a Keel agent with the fs and shell tools end to end and prints the conversa
                   points it at any OpenAI-compatible endpoint)
   --model id      model id for --live (default deepseek-v4-flash)
   --cwd dir       workspace for --live (default: a fresh temp copy of the demo files)
+  --store kind    jsonl (default) or postgres (needs KEEL_PG_URL); also KEEL_STORE
 
-The session log goes to $KEEL_HOME (default for the demo: a fresh temp directory).`
+With the JSONL store the session log goes to $KEEL_HOME (default for the demo: a fresh
+temp directory).`
 
 /**
  * The demo: an agent with the fs and shell tools in a temporary workspace, logging to the
@@ -94,12 +97,20 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     llm = createDeepSeekAdapter({ env: { ...io.env }, ...(args.model ? { model: args.model } : {}) })
   }
 
-  const store = new JsonlStore({ home })
+  let selected: ReturnType<typeof selectStore>
+  try {
+    selected = selectStore(args.store, io.env, home)
+  } catch (error) {
+    await server?.close()
+    io.err(`${error instanceof Error ? error.message : String(error)}\n`)
+    return { exitCode: 2 }
+  }
+  const store = selected.store
   const handle = await store.create({
     header: { cwd: workspace, title: live === undefined ? 'keel demo' : 'keel demo (live)' },
   })
   const sessionId = handle.session.id
-  const sessionFile = store.fileOf(sessionId)
+  const sessionFile = selected.logOf(sessionId)
   const out = io.out
   const paint = (code: string, text: string) => (out.color ? `\x1b[${code}m${text}\x1b[0m` : text)
   out.write(
@@ -107,11 +118,14 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   )
   out.write(`  workspace  ${workspace}\n`)
   out.write(
-    `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n\n`,
+    selected.kind === 'jsonl'
+      ? `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n\n`
+      : `  store      ${selected.where}\n\n`,
   )
 
   const renderer = createRenderer(out)
   let exitCode = 1
+  let events: readonly SessionEvent[] = []
   try {
     const agent = await createAgent({
       llm,
@@ -121,7 +135,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       systemPrompt: demoSystemPrompt,
       maxSteps: 20,
       observers: [renderer],
-      toolOutputDir: join(dirname(sessionFile), 'tool-outputs'),
+      toolOutputDir: await selected.toolOutputDir(sessionId),
       retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
     })
     try {
@@ -131,12 +145,13 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     } finally {
       await agent.close()
     }
+    // Read back what the store holds (not the in-memory session): the summary shows what was persisted.
+    events = (await store.load(sessionId)).events
   } finally {
     await store.close()
     await server?.close()
   }
 
-  const events = (await store.load(sessionId)).events
   let input = 0
   let output = 0
   let cached = 0
@@ -152,8 +167,9 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   out.write(`  session    ${sessionId} (${events.length} events)\n`)
   out.write(`  log        ${sessionFile}\n`)
   const keel = fileURLToPath(new URL('../bin/keel.js', import.meta.url))
-  const prefix = io.env.KEEL_HOME ? '' : `KEEL_HOME=${home} `
-  out.write(`  inspect    ${prefix}node ${keel} sessions show ${sessionId}\n`)
+  const prefix = selected.kind === 'jsonl' && !io.env.KEEL_HOME ? `KEEL_HOME=${home} ` : ''
+  const storeFlag = selected.kind === 'jsonl' ? '' : ` --store ${selected.kind}`
+  out.write(`  inspect    ${prefix}node ${keel} sessions show ${sessionId}${storeFlag}\n`)
   return { exitCode, sessionId, sessionFile, workspace, home }
 }
 
@@ -164,6 +180,7 @@ function parse(argv: readonly string[]) {
       live: { type: 'string' },
       model: { type: 'string' },
       cwd: { type: 'string' },
+      store: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,

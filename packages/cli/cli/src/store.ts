@@ -1,0 +1,64 @@
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { KeelError } from '@keel/base'
+import { JsonlStore, keelHome } from '@keel/jsonl'
+import type { SessionStore } from '@keel/persistence'
+import { PostgresStore } from '@keel/postgres'
+
+/** The storage backends the command line can select. */
+export type StoreKind = 'jsonl' | 'postgres'
+
+/** A `--store` (or `KEEL_STORE`) value that names no backend. */
+export class StoreKindInvalid extends KeelError<'STORE_KIND_INVALID'> {}
+
+/** A store chosen on the command line, with what the CLI needs to say where things went. */
+export interface SelectedStore {
+  readonly kind: StoreKind
+  readonly store: SessionStore
+  /** Where sessions live, for people (`/home/me/.keel`, `PostgreSQL schema keel`). */
+  readonly where: string
+  /** Where one session's log is, for people. */
+  logOf(id: string): string
+  /** A directory for tool outputs stored aside (the session folder for JSONL). */
+  toolOutputDir(id: string): Promise<string>
+}
+
+/**
+ * Resolves the store: `--store` wins, then `$KEEL_STORE`, then the embedded JSONL default.
+ * `postgres` connects with `$KEEL_PG_URL` (a missing URL is the store's typed error).
+ */
+export function selectStore(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  home?: string,
+): SelectedStore {
+  const kind = flag ?? (env.KEEL_STORE && env.KEEL_STORE !== '' ? env.KEEL_STORE : 'jsonl')
+  if (kind === 'jsonl') {
+    const root = home ?? keelHome(env as NodeJS.ProcessEnv)
+    const store = new JsonlStore({ home: root })
+    return {
+      kind,
+      store,
+      where: root,
+      logOf: (id) => store.fileOf(id),
+      toolOutputDir: async (id) => join(dirname(store.fileOf(id)), 'tool-outputs'),
+    }
+  }
+  if (kind === 'postgres') {
+    const url = env.KEEL_PG_URL
+    const store = new PostgresStore(url ? { url } : {})
+    return {
+      kind,
+      store,
+      where: 'PostgreSQL ($KEEL_PG_URL), schema keel',
+      logOf: (id) => `PostgreSQL table keel.events, session_id = '${id}'`,
+      toolOutputDir: async (id) => join(await mkdtemp(join(tmpdir(), 'keel-tool-outputs-')), id),
+    }
+  }
+  throw new StoreKindInvalid(
+    'STORE_KIND_INVALID',
+    `unknown store ${JSON.stringify(kind)} (from ${flag !== undefined ? '--store' : '$KEEL_STORE'}): use jsonl (the default) or postgres`,
+    { kind },
+  )
+}
