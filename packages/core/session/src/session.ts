@@ -1,7 +1,7 @@
 import { deepFreezeJson, NonJsonValueError, toFrozenJson } from '@keel/base'
 import type { Message } from '@keel/llm'
 import type { z } from 'zod'
-import { SessionError } from './errors.js'
+import { SessionError, type SessionErrorCode } from './errors.js'
 import type { SessionEventMap } from './events.js'
 import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 import { getEventRegistration, sessionIdSchema } from './registry.js'
@@ -821,21 +821,7 @@ function envelopeError(seq: number, reason: string, type?: string): SessionError
   )
 }
 
-function lifecycle(
-  code:
-    | 'TURN_ALREADY_OPEN'
-    | 'TURN_NUMBER_INVALID'
-    | 'OUTSIDE_TURN'
-    | 'STEP_ALREADY_OPEN'
-    | 'OUTSIDE_STEP'
-    | 'STEP_STILL_OPEN'
-    | 'DUPLICATE_TOOL_CALL'
-    | 'TOOL_RESULT_WITHOUT_CALL'
-    | 'DUPLICATE_TOOL_RESULT',
-  type: string,
-  seq: number,
-  reason: string,
-): SessionError {
+function lifecycle(code: SessionErrorCode, type: string, seq: number, reason: string): SessionError {
   return new SessionError(code, `cannot append '${type}' at seq ${seq}: ${reason}`, { type, seq })
 }
 

@@ -61,6 +61,29 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Writes a complete log (physical header + events) to a fresh temp file in `dir` and
+ * fsyncs it; the caller links or renames it into place. Returns the temp path.
+ */
+async function writeTempLog(
+  dir: string,
+  header: SessionHeader,
+  events: readonly PendingEvent[],
+): Promise<string> {
+  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
+  let text = `${JSON.stringify(physical)}\n`
+  for (const item of events) text += `${item.json}\n`
+  const temp = join(dir, `.session.jsonl.${randomBytes(6).toString('hex')}.tmp`)
+  const handle = await fs.open(temp, 'wx')
+  try {
+    await handle.writeFile(text)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  return temp
+}
+
 class JsonlWriter implements LogWriter {
   readonly #file: string
   readonly #lock: HeldLock
@@ -75,18 +98,8 @@ class JsonlWriter implements LogWriter {
   }
 
   async rewrite(header: SessionHeader, events: readonly PendingEvent[]): Promise<void> {
-    const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
-    let text = `${JSON.stringify(physical)}\n`
-    for (const item of events) text += `${item.json}\n`
     const dir = dirname(this.#file)
-    const temp = join(dir, `.session.jsonl.${randomBytes(6).toString('hex')}.tmp`)
-    const handle = await fs.open(temp, 'wx')
-    try {
-      await handle.writeFile(text)
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    const temp = await writeTempLog(dir, header, events)
     // keep the pre-migration file beside the new one
     await fs
       .link(this.#file, join(dir, `session.v${this.#state?.migratedFrom ?? 'old'}.jsonl`))
@@ -169,17 +182,7 @@ class JsonlBackend implements StoreBackend {
     const lock = await acquireLock(header.id, lockPath, notices)
     try {
       if (existsSync(file)) throw new SessionExists(header.id, this.where)
-      const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
-      let text = `${JSON.stringify(physical)}\n`
-      for (const item of initial) text += `${item.json}\n`
-      const temp = join(dir, `.session.jsonl.${randomBytes(6).toString('hex')}.tmp`)
-      const handle = await fs.open(temp, 'wx')
-      try {
-        await handle.writeFile(text)
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
+      const temp = await writeTempLog(dir, header, initial)
       try {
         await fs.link(temp, file)
       } catch (error) {
