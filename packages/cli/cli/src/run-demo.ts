@@ -135,7 +135,6 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       systemPrompt: demoSystemPrompt,
       maxSteps: 20,
       observers: [renderer],
-      toolOutputDir: await selected.toolOutputDir(sessionId),
       retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
     })
     try {

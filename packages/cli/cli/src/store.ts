@@ -1,6 +1,3 @@
-import { mkdtemp } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
 import { KeelError } from '@keel/base'
 import { JsonlStore, keelHome } from '@keel/jsonl'
 import type { SessionStore } from '@keel/persistence'
@@ -20,8 +17,6 @@ export interface SelectedStore {
   readonly where: string
   /** Where one session's log is, for people. */
   logOf(id: string): string
-  /** A directory for tool outputs stored aside (the session folder for JSONL). */
-  toolOutputDir(id: string): Promise<string>
 }
 
 /**
@@ -42,7 +37,6 @@ export function selectStore(
       store,
       where: root,
       logOf: (id) => store.fileOf(id),
-      toolOutputDir: async (id) => join(dirname(store.fileOf(id)), 'tool-outputs'),
     }
   }
   if (kind === 'postgres') {
@@ -53,7 +47,6 @@ export function selectStore(
       store,
       where: 'PostgreSQL ($KEEL_PG_URL), schema keel',
       logOf: (id) => `PostgreSQL table keel.events, session_id = '${id}'`,
-      toolOutputDir: async (id) => join(await mkdtemp(join(tmpdir(), 'keel-tool-outputs-')), id),
     }
   }
   throw new StoreKindInvalid(

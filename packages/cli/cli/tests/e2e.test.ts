@@ -29,7 +29,6 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
       tools: [...fsTools(), ...shellTools()],
       cwd: workspace,
       systemPrompt: demoSystemPrompt,
-      toolOutputDir: join(dirname(store.fileOf(id)), 'tool-outputs'),
     })
     const result = await agent.send(demoTask)
     await agent.close()
@@ -109,5 +108,41 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
     ])
     expect(server.requests).toHaveLength(4)
     expect(server.requests[3]!.body!.messages!.length).toBe(9)
+  })
+})
+
+describe('oversized tool output with the JSONL store', () => {
+  it('is stored aside in the session folder by default, and the log names the file', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'keel-e2e-aside-'))
+    const workspace = await mkdtemp(join(tmpdir(), 'keel-e2e-aside-ws-'))
+    const command = `node -e "for (let i = 0; i < 2000; i++) console.log('line ' + i + ': ' + 'x'.repeat(40))"`
+    const server = await startScriptedServer({
+      script: [{ toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'done' }],
+    })
+    const store = new JsonlStore({ home })
+    const handle = await store.create({ header: { cwd: workspace } })
+    const agent = await createAgent({
+      llm: createDeepSeekAdapter({ baseURL: server.baseURL, env: {} }),
+      session: handle,
+      tools: shellTools(),
+      cwd: workspace,
+      maxResultChars: 2_000,
+    })
+    try {
+      expect((await agent.send('print a lot')).reason).toBe('completed')
+    } finally {
+      await agent.close()
+      await store.close()
+      await server.close()
+    }
+    const result = (await new JsonlStore({ home }).load(handle.session.id)).events.find(
+      (e) => e.type === 'tool/result',
+    )
+    if (result?.type !== 'tool/result') throw new Error('no tool/result')
+    const aside = result.data.storedAside!
+    expect(dirname(dirname(aside.path))).toBe(dirname(store.fileOf(handle.session.id)))
+    expect(readFileSync(aside.path, 'utf8')).toContain('line 1999:')
+    expect(aside.chars).toBeGreaterThan(2000 * 48)
+    expect(JSON.stringify(result.data.message.content)).toContain(aside.path)
   })
 })

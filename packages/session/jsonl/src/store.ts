@@ -85,6 +85,7 @@ async function writeTempLog(
 }
 
 class JsonlWriter implements LogWriter {
+  readonly directory: string
   readonly #file: string
   readonly #lock: HeldLock
   #state: ReadState | undefined
@@ -92,6 +93,7 @@ class JsonlWriter implements LogWriter {
   #closed = false
 
   constructor(file: string, lock: HeldLock, state?: ReadState) {
+    this.directory = dirname(file)
     this.#file = file
     this.#lock = lock
     this.#state = state

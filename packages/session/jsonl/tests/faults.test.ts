@@ -82,6 +82,7 @@ describe('jsonl layout', () => {
     const store = new JsonlStore({ home: h })
     const handle = await store.create({ id: 'layout', header: { cwd: '/w', title: 'T' } })
     expect(existsSync(join(h, 'sessions', 'layout', 'writer.lock'))).toBe(true)
+    expect(handle.directory).toBe(join(h, 'sessions', 'layout'))
     appendSampleTurn(handle.session)
     await handle.close()
     expect(existsSync(join(h, 'sessions', 'layout', 'writer.lock'))).toBe(false)

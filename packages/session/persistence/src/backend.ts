@@ -66,6 +66,8 @@ export interface StoredLog {
 
 /** The exclusive writer of one session, returned by a backend with the lock held. */
 export interface LogWriter {
+  /** The folder holding this session's files, when the backend keeps one (JSONL). */
+  readonly directory?: string
   /**
    * Replaces the stored log by `events` in the current format (after a migration), durably
    * and atomically, before `prepare`. A backend without it cannot open migrated logs for writing.
@@ -401,6 +403,7 @@ class HookLink {
 
 class StoreHandle implements SessionHandle {
   readonly session: Session
+  readonly directory?: string
   readonly notices: StoreNotice[]
   readonly #store: BackendStore
   readonly #writer: LogWriter
@@ -415,6 +418,7 @@ class StoreHandle implements SessionHandle {
   #checked: PendingEvent | undefined
 
   constructor(store: BackendStore, session: Session, writer: LogWriter, notices: StoreNotice[]) {
+    if (writer.directory !== undefined) this.directory = writer.directory
     this.#store = store
     this.session = session
     this.#writer = writer

@@ -84,6 +84,11 @@ export interface SessionHandle {
   readonly session: Session
   /** What the store noticed while opening (torn tail dropped, stale lock taken over, …). */
   readonly notices: readonly StoreNotice[]
+  /**
+   * The folder holding this session's files, when the backend keeps one (JSONL:
+   * `$KEEL_HOME/sessions/<id>`). The agent stores oversized tool outputs under it.
+   */
+  readonly directory?: string
   /** Resolves when every event appended so far is durable; rejects if a write failed. */
   flush(): Promise<void>
   /** Flushes, then releases the writer lock. The session stays readable in memory. */
