@@ -34,10 +34,26 @@ export async function writeDemoWorkspace(dir: string): Promise<void> {
   for (const [name, text] of Object.entries(demoFiles)) await writeFile(join(dir, name), text, 'utf8')
 }
 
+/** The plan the scripted model keeps with `todo_write` (from `@keel/todo`). */
+function plan(done: number): Array<{ id: string; content: string; status: string; activeForm: string }> {
+  const steps = [
+    ['read', 'Read greet.mjs and test.mjs', 'Reading the code and the test'],
+    ['fix', 'Fix the greeting in greet.mjs', 'Fixing the greeting'],
+    ['test', 'Run node test.mjs', 'Running the test'],
+  ] as const
+  return steps.map(([id, content, activeForm], i) => ({
+    id,
+    content,
+    activeForm,
+    status: i < done ? 'completed' : i === done ? 'in_progress' : 'pending',
+  }))
+}
+
 /**
- * What the scripted model does, one response per model call: read both files (two reads in
- * one step, run in parallel), edit the bug, run the test, answer. Chunks are 12 ms apart so
- * the streaming is visible. The scripted usage is plausible, not measured.
+ * What the scripted model does, one response per model call: write a plan and read both
+ * files (the two reads run in parallel), update the plan and edit the bug, run the test,
+ * then (see {@link demoAnswer}) close the plan and answer. Chunks are 12 ms apart so the
+ * streaming is visible. The scripted usage is plausible, not measured.
  */
 export const demoScript: readonly ScriptedResponse[] = [
   {
@@ -45,6 +61,7 @@ export const demoScript: readonly ScriptedResponse[] = [
       'The test expects "Hello, Keel!". I should look at greet.mjs and at the test before changing anything.',
     text: 'Let me read the code and the test first.',
     toolCalls: [
+      { name: 'todo_write', arguments: { todos: plan(0) } },
       { name: 'read_file', arguments: { path: 'greet.mjs' } },
       { name: 'read_file', arguments: { path: 'test.mjs' } },
     ],
@@ -56,6 +73,7 @@ export const demoScript: readonly ScriptedResponse[] = [
       "greet returns 'Hello, ' + name without the exclamation mark the test expects. One edit fixes it.",
     text: 'The greeting is missing its exclamation mark; fixing that.',
     toolCalls: [
+      { name: 'todo_write', arguments: { todos: plan(1) } },
       {
         name: 'edit_file',
         arguments: {
@@ -70,26 +88,47 @@ export const demoScript: readonly ScriptedResponse[] = [
   },
   {
     text: 'Now I run the test.',
-    toolCalls: [{ name: 'bash', arguments: { command: 'node test.mjs' } }],
+    toolCalls: [
+      { name: 'todo_write', arguments: { todos: plan(2) } },
+      { name: 'bash', arguments: { command: 'node test.mjs' } },
+    ],
     delayMs: 12,
     usage: { promptTokens: 1262, completionTokens: 25, cacheHitTokens: 1152 },
   },
 ]
 
 /**
- * The final answer, computed from what the test run actually printed (the last tool
- * result the model was sent), so the demo never claims a pass it did not see.
+ * The last two model calls, computed from what the test run actually printed (the last
+ * `bash` result the model was sent), so the demo never claims a pass it did not see: first
+ * close the plan (all done on a pass, the test step left open otherwise), then answer.
  */
 export function demoAnswer(request: RecordedRequest): ScriptedResponse {
   const messages = request.body?.messages ?? []
-  const last = messages[messages.length - 1]
-  const output = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '')
-  const passed = last?.role === 'tool' && output.includes('PASS')
+  const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? ''))
+  const testOutput = [...messages]
+    .reverse()
+    .find((m) => m.role === 'tool' && /PASS|FAIL/.test(text(m.content)))
+  const output = text(testOutput?.content)
+  const passed = output.includes('PASS')
+  // The plan is closed once the model's last call was a lone todo_write (after the test ran).
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant') as
+    | { tool_calls?: Array<{ function?: { name?: string } }> }
+    | undefined
+  const lastCalls = (lastAssistant?.tool_calls ?? []).map((c) => c.function?.name)
+  const planClosed = lastCalls.length === 1 && lastCalls[0] === 'todo_write'
+  if (!planClosed) {
+    return {
+      text: passed ? 'The test passes.' : 'The test still fails.',
+      toolCalls: [{ name: 'todo_write', arguments: { todos: plan(passed ? 3 : 2) } }],
+      delayMs: 12,
+      usage: { promptTokens: 1340, completionTokens: 30, cacheHitTokens: 1280 },
+    }
+  }
   return {
     text: passed
       ? "Fixed: greet() now returns 'Hello, ' + name + '!', and `node test.mjs` passes."
       : `The test still fails after my edit; its output was: ${output.slice(0, 200)}`,
     delayMs: 12,
-    usage: { promptTokens: 1340, completionTokens: 30, cacheHitTokens: 1280 },
+    usage: { promptTokens: 1420, completionTokens: 30, cacheHitTokens: 1280 },
   }
 }

@@ -9,6 +9,7 @@ import { fsTools } from '@keel/fs'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 import { shellTools } from '@keel/shell'
+import { todoPlugin } from '@keel/todo'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
 import { createRenderer, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
@@ -131,6 +132,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       llm,
       session: handle,
       tools: [...fsTools(), ...shellTools()],
+      plugins: [todoPlugin],
       cwd: workspace,
       systemPrompt: demoSystemPrompt,
       maxSteps: 20,

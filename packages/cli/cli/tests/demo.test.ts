@@ -42,6 +42,7 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(stdout).toContain('scripted model at http://127.0.0.1:')
     expect(stdout).toContain('→ edit_file path=greet.mjs')
     expect(stdout).toContain('← bash ✓ PASS')
+    expect(stdout).toContain('[@keel/todo] Todo list (3/3 done)') // the plan, shown as it changes
     expect(stdout).toContain('turn 1 completed')
     expect(stdout).not.toContain('\x1b[') // no ANSI when stdout is not a TTY
     const log = /log\s+(\S+session\.jsonl)/.exec(stdout)?.[1]

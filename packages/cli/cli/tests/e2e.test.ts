@@ -9,6 +9,7 @@ import { fsTools } from '@keel/fs'
 import { JsonlStore } from '@keel/jsonl'
 import { startScriptedServer } from '@keel/scripted-server'
 import { shellTools } from '@keel/shell'
+import { todoPlugin, todoProjection } from '@keel/todo'
 import { describe, expect, it } from 'vitest'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from '../src/index.js'
 
@@ -27,6 +28,7 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
       llm: createDeepSeekAdapter({ baseURL: server.baseURL, env: {} }),
       session: handle,
       tools: [...fsTools(), ...shellTools()],
+      plugins: [todoPlugin],
       cwd: workspace,
       systemPrompt: demoSystemPrompt,
     })
@@ -47,39 +49,50 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
     expect(existsSync(store.fileOf(id))).toBe(true)
     const reloaded = await new JsonlStore({ home }).load(id)
     const types = reloaded.events.map((e) => e.type)
+    // each step: the model's message, its tool calls, then per call in model order its result
+    // (todo_write appends its todo/write event while it runs, before its own result)
+    const step = (calls: number) => [
+      'step/start',
+      'assistant/message',
+      ...Array<string>(calls).fill('tool/call'),
+      'todo/write',
+      ...Array<string>(calls).fill('tool/result'),
+      'step/end',
+    ]
     expect(types).toEqual([
       'system/message',
       'turn/start',
       'user/message',
-      'step/start',
-      'assistant/message',
-      'tool/call',
-      'tool/call',
-      'tool/result',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'tool/call',
-      'tool/result',
-      'step/end',
-      'step/start',
-      'assistant/message',
-      'tool/call',
-      'tool/result',
-      'step/end',
+      ...step(3), // todo_write + read_file ×2
+      ...step(2), // todo_write + edit_file
+      ...step(2), // todo_write + bash
+      ...step(1), // todo_write (all done)
       'step/start',
       'assistant/message',
       'step/end',
       'turn/end',
     ])
     const calls = reloaded.events.flatMap((e) => (e.type === 'tool/call' ? [e.data] : []))
-    expect(calls.map((c) => c.name)).toEqual(['read_file', 'read_file', 'edit_file', 'bash'])
-    expect(JSON.parse(calls[3]!.arguments)).toEqual({ command: 'node test.mjs' })
+    expect(calls.map((c) => c.name)).toEqual([
+      'todo_write',
+      'read_file',
+      'read_file',
+      'todo_write',
+      'edit_file',
+      'todo_write',
+      'bash',
+      'todo_write',
+    ])
+    expect(JSON.parse(calls[6]!.arguments)).toEqual({ command: 'node test.mjs' })
     const results = reloaded.events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
-    expect(results.map((r) => r.errorCode)).toEqual([undefined, undefined, undefined, undefined])
-    expect(JSON.stringify(results[0]!.message.content)).toContain('Greets someone by name')
-    expect(JSON.stringify(results[3]!.message.content)).toContain('PASS')
+    expect(results.map((r) => r.errorCode)).toEqual(Array(8).fill(undefined))
+    expect(reloaded.project(todoProjection).map((t) => t.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ])
+    expect(JSON.stringify(results[1]!.message.content)).toContain('Greets someone by name')
+    expect(JSON.stringify(results[6]!.message.content)).toContain('PASS')
     const first = reloaded.events.find((e) => e.type === 'assistant/message')!
     expect(first.type === 'assistant/message' && first.data.message.content[0]).toMatchObject({
       type: 'reasoning',
@@ -97,17 +110,14 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
     expect(reloaded.deriveMessages().map((m) => m.role)).toEqual([
       'system',
       'user',
-      'assistant',
-      'tool',
-      'tool',
-      'assistant',
-      'tool',
-      'assistant',
-      'tool',
+      ...['assistant', 'tool', 'tool', 'tool'],
+      ...['assistant', 'tool', 'tool'],
+      ...['assistant', 'tool', 'tool'],
+      ...['assistant', 'tool'],
       'assistant',
     ])
-    expect(server.requests).toHaveLength(4)
-    expect(server.requests[3]!.body!.messages!.length).toBe(9)
+    expect(server.requests).toHaveLength(5)
+    expect(server.requests[4]!.body!.messages!.length).toBe(14)
   })
 })
 
