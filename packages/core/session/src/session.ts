@@ -199,7 +199,7 @@ export class Session {
       ...header,
       version,
       id: id as SessionId,
-      createdAt: header.createdAt ?? Date.now(),
+      createdAt: header.createdAt ?? (options.clock ?? Date.now)(),
     }
     let frozen: SessionHeader
     try {

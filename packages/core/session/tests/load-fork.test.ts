@@ -135,6 +135,11 @@ describe('loading a stored log (seed)', () => {
     expect(codeOf(() => s.append('other/event' as never, {} as never))).toBe('EVENT_TYPE_UNREGISTERED')
   })
 
+  it('stamps createdAt from the injected clock', () => {
+    expect(Session.create('x', {}, undefined, { clock: () => 1234 }).header.createdAt).toBe(1234)
+    expect(Session.create('x', { createdAt: 99 }, undefined, { clock: () => 1234 }).header.createdAt).toBe(99)
+  })
+
   it('refuses a header of another format version and a bad id', () => {
     expect(codeOf(() => Session.create('x', { version: 2 }))).toBe('HEADER_INVALID')
     expect(codeOf(() => Session.create('../etc'))).toBe('HEADER_INVALID')
