@@ -8,6 +8,9 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**', '**/fixtures/**'],
     pool: 'forks',
     maxWorkers: 2,
+    // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
+    reporters: ['default', 'json'],
+    outputFile: { json: './node_modules/.cache/vitest/results.json' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
