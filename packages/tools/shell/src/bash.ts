@@ -251,6 +251,15 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           resolvePromise({ content: [{ type: 'text', text: text + notes.join('\n') }] })
         }
 
+        /** Background processes still hold the output pipes: stop waiting for them and finish. */
+        const stopWaitingForPipes = () => {
+          if (closed) return
+          straggling = true
+          child.stdout?.destroy()
+          child.stderr?.destroy()
+          closed = true
+          finish()
+        }
         const stop = (reason: 'timeout' | 'aborted') => {
           if (stopReason !== undefined || settled || pid === undefined) return
           stopReason = reason
@@ -258,15 +267,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           const t = setTimeout(() => {
             killGroup(pid, 'SIGKILL')
             // Anything that escaped the group (setsid) may still hold the pipes: stop waiting for it.
-            const t2 = setTimeout(() => {
-              if (!closed) {
-                straggling = true
-                child.stdout?.destroy()
-                child.stderr?.destroy()
-                closed = true
-                finish()
-              }
-            }, 500)
+            const t2 = setTimeout(stopWaitingForPipes, 500)
             timers.push(t2)
           }, grace)
           timers.push(t)
@@ -286,15 +287,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           if (closed) finish()
           else if (stopReason === undefined) {
             // The shell is gone; give the pipes a moment to drain, then stop waiting for background children.
-            const t = setTimeout(() => {
-              if (!closed) {
-                straggling = true
-                child.stdout?.destroy()
-                child.stderr?.destroy()
-                closed = true
-                finish()
-              }
-            }, 250)
+            const t = setTimeout(stopWaitingForPipes, 250)
             timers.push(t)
           }
         })
