@@ -1,61 +1,11 @@
-import type { Clock } from '@keel/agent'
+import { ManualClock as FakeClock } from '@keel/agent/testing'
 import type { UserMessage } from '@keel/llm'
 import { Session } from '@keel/session'
 import { createToolContext, runToolCall, type Tool, type ToolOutput } from '@keel/tools'
 import { Scheduler, type SchedulerOptions } from '../src/index.js'
 
-/** A fake clock: time moves only when told; due timers run in order as it moves. */
-export class FakeClock implements Clock {
-  #now: number
-  #next = 1
-  readonly #timers = new Map<number, { at: number; callback: () => void }>()
-
-  constructor(now = Date.UTC(2026, 0, 5, 8, 0, 0)) {
-    this.#now = now
-  }
-
-  now(): number {
-    return this.#now
-  }
-
-  /** Every delay a timer was requested with, in order. */
-  readonly requested: number[] = []
-
-  setTimeout(callback: () => void, ms: number): unknown {
-    this.requested.push(ms)
-    const id = this.#next++
-    this.#timers.set(id, { at: this.#now + Math.max(0, ms), callback })
-    return id
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number)
-  }
-
-  /**
-   * Moves time forward by `ms`, running every timer that comes due, earliest first, and
-   * letting the promise work each one starts (flush, then delivery) finish before the
-   * clock moves on — as it would in real time.
-   */
-  async advance(ms: number): Promise<void> {
-    const target = this.#now + ms
-    for (;;) {
-      let first: [number, { at: number; callback: () => void }] | undefined
-      for (const entry of this.#timers) if (!first || entry[1].at < first[1].at) first = entry
-      if (!first || first[1].at > target) break
-      this.#timers.delete(first[0])
-      this.#now = Math.max(this.#now, first[1].at)
-      first[1].callback()
-      await new Promise((resolve) => setImmediate(resolve))
-    }
-    this.#now = target
-  }
-
-  /** How many timers are armed. */
-  get pending(): number {
-    return this.#timers.size
-  }
-}
+/** The manual test clock of `@keel/agent/testing`, under the name these tests use. */
+export { FakeClock }
 
 /** Monday 5 January 2026, 08:00 UTC: where every test's clock starts. */
 export const T0 = Date.UTC(2026, 0, 5, 8, 0, 0)

@@ -1,51 +1,8 @@
 import type { Clock, Interceptors, PluginContext, PluginDefinition } from '@keel/agent'
+import { ManualClock } from '@keel/agent/testing'
 import type { DeveloperMessage, ToolCallId, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import { createToolContext, runToolCall, type Tool, type ToolOutput } from '@keel/tools'
-
-/** A fake clock: time moves only when told; due timers run in order as it moves. */
-export class FakeClock implements Clock {
-  #now: number
-  #next = 1
-  readonly #timers = new Map<number, { at: number; callback: () => void }>()
-
-  constructor(now = Date.UTC(2026, 0, 5, 8, 0, 0)) {
-    this.#now = now
-  }
-
-  now(): number {
-    return this.#now
-  }
-
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.#next++
-    this.#timers.set(id, { at: this.#now + Math.max(0, ms), callback })
-    return id
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.#timers.delete(handle as number)
-  }
-
-  /** Moves time forward by `ms`, running every timer that comes due, earliest first. */
-  advance(ms: number): void {
-    const target = this.#now + ms
-    for (;;) {
-      let first: [number, { at: number; callback: () => void }] | undefined
-      for (const entry of this.#timers) if (!first || entry[1].at < first[1].at) first = entry
-      if (!first || first[1].at > target) break
-      this.#timers.delete(first[0])
-      this.#now = Math.max(this.#now, first[1].at)
-      first[1].callback()
-    }
-    this.#now = target
-  }
-
-  /** How many timers are armed. */
-  get pending(): number {
-    return this.#timers.size
-  }
-}
 
 /** One tool call the scripted "model" makes in a step. */
 export interface ScriptedCall {
@@ -71,7 +28,7 @@ export class PluginDriver<Config> {
 
   constructor(
     readonly session: Session,
-    readonly clock: Clock = new FakeClock(),
+    readonly clock: Clock = new ManualClock(),
   ) {}
 
   async setup(plugin: PluginDefinition<Config>, rawConfig: unknown = {}): Promise<this> {
