@@ -1,19 +1,11 @@
 import { Session } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { AgentError, createAgent } from '../src/index.js'
-import { instantClock, probeTools, type Rig, recorder, rig } from './helpers.js'
+import { instantClock, probeTools, recorder, rigsClosedAfterEach } from './helpers.js'
 
-const rigs: Rig[] = []
-async function open(...args: Parameters<typeof rig>): Promise<Rig> {
-  const r = await rig(...args)
-  rigs.push(r)
-  return r
-}
-afterEach(async () => {
-  while (rigs.length > 0) await rigs.pop()!.close()
-})
+const open = rigsClosedAfterEach()
 
 describe('a multi-step turn', () => {
   it('runs concurrency-safe calls in parallel and the others serially, committing results in model order', async () => {

@@ -2,6 +2,7 @@ import { createDeepSeekAdapter } from '@keel/deepseek'
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import { Session, type SessionEvent, type SessionEventType } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
+import { afterEach } from 'vitest'
 import { z } from 'zod'
 import {
   type Agent,
@@ -151,5 +152,21 @@ export function probeTools(expectedParallel: number) {
     get maxActive() {
       return maxActive
     },
+  }
+}
+
+/**
+ * A `rig` opener for one test file: every rig it opens is closed after each test. Call it
+ * at the top level of the file.
+ */
+export function rigsClosedAfterEach(): (...args: Parameters<typeof rig>) => Promise<Rig> {
+  const open: Rig[] = []
+  afterEach(async () => {
+    while (open.length > 0) await open.pop()!.close()
+  })
+  return async (...args) => {
+    const r = await rig(...args)
+    open.push(r)
+    return r
   }
 }

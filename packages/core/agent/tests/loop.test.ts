@@ -6,20 +6,12 @@ import { MemoryStore } from '@keel/persistence'
 import { Session } from '@keel/session'
 import { defineTool } from '@keel/tools'
 import fc from 'fast-check'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
 import { backoffDelay } from '../src/index.js'
-import { type Rig, rig } from './helpers.js'
+import { type Rig, rig, rigsClosedAfterEach } from './helpers.js'
 
-const rigs: Rig[] = []
-async function open(...args: Parameters<typeof rig>): Promise<Rig> {
-  const r = await rig(...args)
-  rigs.push(r)
-  return r
-}
-afterEach(async () => {
-  while (rigs.length > 0) await rigs.pop()!.close()
-})
+const open = rigsClosedAfterEach()
 
 describe('backoffDelay', () => {
   it('stays within [half, all] of the capped exponential, and never below Retry-After', () => {
@@ -144,7 +136,8 @@ describe('durability and plumbing', () => {
   it('rejects the send with the store error when the log cannot be made durable, without calling the model', async () => {
     const store = new MemoryStore({ failWrite: () => new Error('disk full') })
     const handle = await store.create()
-    const r = await open([{ text: 'never' }], { session: handle as never })
+    // opened without auto-close: this test closes it itself, expecting the write failure
+    const r = await rig([{ text: 'never' }], { session: handle as never })
     const error = await r.agent.send('hi').catch((e: unknown) => e)
     expect(error).toMatchObject({
       code: 'SESSION_WRITE_FAILED',
@@ -155,7 +148,6 @@ describe('durability and plumbing', () => {
     // the session closes it as interrupted (the store's rule)
     expect(r.session.openTurn).toEqual({ turn: 1, step: 1 })
     expect(r.events('turn/end')).toHaveLength(0)
-    rigs.splice(rigs.indexOf(r), 1)
     await r.agent.close().catch(() => {}) // the handle's close reports the same write failure
     await r.server.close()
   })

@@ -1,7 +1,7 @@
 import type { LlmAdapter } from '@keel/llm'
 import { Session } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
   type AgentError,
@@ -12,17 +12,9 @@ import {
   type PluginDefinition,
   usePlugin,
 } from '../src/index.js'
-import { probeTools, type Rig, recorder, rig } from './helpers.js'
+import { probeTools, recorder, rigsClosedAfterEach } from './helpers.js'
 
-const rigs: Rig[] = []
-async function open(...args: Parameters<typeof rig>): Promise<Rig> {
-  const r = await rig(...args)
-  rigs.push(r)
-  return r
-}
-afterEach(async () => {
-  while (rigs.length > 0) await rigs.pop()!.close()
-})
+const open = rigsClosedAfterEach()
 
 /** An adapter that must never be called (plugin-host tests that run no turn). */
 const silentLlm: LlmAdapter = {
