@@ -15,10 +15,11 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { JsonlStore } from '@keel/jsonl'
-import { appendSampleTurn, MemoryStore, SAMPLE_TURN_EVENTS } from '@keel/persistence'
-import { PostgresStore } from '@keel/postgres'
 import { SESSION_FORMAT_VERSION } from '@keel/session'
+import { MemoryStore } from '@keel/store'
+import { JsonlStore } from '@keel/store-jsonl'
+import { PostgresStore } from '@keel/store-postgres'
+import { appendSampleTurn, SAMPLE_TURN_EVENTS } from '@keel/store-testkit'
 
 const self = fileURLToPath(import.meta.url)
 const [phase, ...args] = process.argv.slice(2)

@@ -25,7 +25,7 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: reado
       'SessionHeader',
     ],
   },
-  { module: '@keel/jsonl', names: ['PhysicalHeader'] },
+  { module: '@keel/store-jsonl', names: ['PhysicalHeader'] },
 ]
 
 /** A workspace package found under `packages/<group>/<name>`. */

@@ -1,7 +1,7 @@
 import { KeelError } from '@keel/base'
-import { JsonlStore, keelHome } from '@keel/jsonl'
-import type { SessionStore } from '@keel/persistence'
-import { PostgresStore } from '@keel/postgres'
+import type { SessionStore } from '@keel/store'
+import { JsonlStore, keelHome } from '@keel/store-jsonl'
+import { PostgresStore } from '@keel/store-postgres'
 
 /** The storage backends the command line can select. */
 export type StoreKind = 'jsonl' | 'postgres'

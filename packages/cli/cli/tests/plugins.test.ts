@@ -1,8 +1,8 @@
 import { createAgent, type DisplayNotice, usePlugin } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { fsTools } from '@keel/fs'
-import { MemoryStore } from '@keel/persistence'
 import { startScriptedServer } from '@keel/scripted-server'
+import { MemoryStore } from '@keel/store'
 import { todoPlugin } from '@keel/todo'
 import { describe, expect, it } from 'vitest'
 

@@ -50,7 +50,7 @@ export interface ToolQuestion extends ToolCallInfo {
 export type ToolAnswerer = (question: ToolQuestion) => 'allow' | 'deny' | Promise<'allow' | 'deny'>
 
 /**
- * The part of a store's `SessionHandle` (`@keel/persistence`) the agent uses: any
+ * The part of a store's `SessionHandle` (`@keel/store`) the agent uses: any
  * `SessionHandle` fits. `directory`, when a backend exposes one (JSONL), is where tool
  * outputs over their cap are stored aside.
  */

@@ -1,0 +1,245 @@
+import { closeSync, openSync, readSync } from 'node:fs'
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import {
+  checkFormatVersion,
+  migratedNotice,
+  migrateStored,
+  SessionCorrupt,
+  type StoredLog,
+  type StoreNotice,
+} from '@keel/store'
+
+/** The name in the physical header's `format` field. */
+export const FORMAT_NAME = 'keel-session'
+
+/** The first line of a session file. */
+export interface PhysicalHeader {
+  format: typeof FORMAT_NAME
+  /** The physical format version (equal to the logical `SESSION_FORMAT_VERSION`). */
+  formatVersion: number
+  header: SessionHeader
+}
+
+const CHUNK = 1 << 20
+
+/** Reads a file line by line with synchronous reads of 1 MiB: memory bounded by the longest line. */
+class LineReader {
+  readonly #fd: number
+  #buf: Buffer = Buffer.alloc(0)
+  #start = 0
+  #end = 0
+  /** File offset of `#buf[0]`. */
+  #base: number
+  #eof = false
+
+  constructor(fd: number, from: number) {
+    this.#fd = fd
+    this.#base = from
+  }
+
+  /** The next line: its text, file offset, and whether it ended with a newline. Null at end. */
+  next(): { text: string; offset: number; bytes: number; newline: boolean } | null {
+    let searchFrom = this.#start
+    for (;;) {
+      const nl = this.#buf.indexOf(10, searchFrom)
+      if (nl !== -1 && nl < this.#end) {
+        const line = {
+          text: this.#buf.toString('utf8', this.#start, nl),
+          offset: this.#base + this.#start,
+          bytes: nl - this.#start,
+          newline: true,
+        }
+        this.#start = nl + 1
+        return line
+      }
+      if (this.#eof) {
+        if (this.#start >= this.#end) return null
+        const line = {
+          text: this.#buf.toString('utf8', this.#start, this.#end),
+          offset: this.#base + this.#start,
+          bytes: this.#end - this.#start,
+          newline: false,
+        }
+        this.#start = this.#end
+        return line
+      }
+      searchFrom = this.#end - this.#start
+      this.#refill()
+    }
+  }
+
+  #refill(): void {
+    const rest = this.#end - this.#start
+    let buf = this.#buf
+    if (rest > 0 && this.#start === 0 && this.#end === buf.length) {
+      // one line longer than the buffer: grow
+      buf = Buffer.allocUnsafe(buf.length * 2)
+      this.#buf.copy(buf, 0, 0, rest)
+    } else {
+      if (buf.length < CHUNK) buf = Buffer.allocUnsafe(CHUNK)
+      this.#buf.copy(buf, 0, this.#start, this.#end)
+    }
+    this.#base += this.#start
+    this.#buf = buf
+    this.#start = 0
+    this.#end = rest
+    const read = readSync(this.#fd, buf, rest, buf.length - rest, this.#base + rest)
+    if (read === 0) this.#eof = true
+    this.#end += read
+  }
+}
+
+/** Reads and checks the physical header (line 1) of a session file. */
+export function readHeader(
+  id: string,
+  file: string,
+): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
+  const fd = openSync(file, 'r')
+  let line: ReturnType<LineReader['next']>
+  try {
+    line = new LineReader(fd, 0).next()
+  } finally {
+    closeSync(fd)
+  }
+  const corrupt = (reason: string) => new SessionCorrupt(id, { file, line: 1, offset: 0 }, reason)
+  if (!line) throw corrupt('the file is empty (no physical header)')
+  if (!line.newline) throw corrupt('the physical header line is incomplete')
+  let parsed: Partial<PhysicalHeader>
+  try {
+    parsed = JSON.parse(line.text) as Partial<PhysicalHeader>
+  } catch (error) {
+    throw corrupt(`the physical header is not valid JSON (${(error as Error).message})`)
+  }
+  if (parsed === null || typeof parsed !== 'object' || parsed.format !== FORMAT_NAME) {
+    throw corrupt(`the first line is not a ${FORMAT_NAME} header`)
+  }
+  const migratedFrom = checkFormatVersion(id, parsed.formatVersion, file)
+  const header = parsed.header
+  if (header === null || typeof header !== 'object' || Array.isArray(header))
+    throw corrupt('`header` is not an object')
+  if (header.id !== id) {
+    throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
+  }
+  return {
+    header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+    bodyOffset: line.bytes + 1,
+    migratedFrom,
+  }
+}
+
+/** What reading the body found out about the file's valid prefix (for repair on open). */
+export interface ReadState {
+  /** Bytes of the file that hold kept lines; a dropped torn tail starts here. */
+  validLength: number
+  /** The last kept line has no newline yet (it must be added before appending). */
+  needsNewline: boolean
+  /** The body was read to the end. */
+  complete: boolean
+  /** The stored format version, when older than the current one (upgraded while reading). */
+  migratedFrom?: number
+}
+
+/**
+ * A session file as a {@link StoredLog}: the header is read and checked now (a newer
+ * format is refused before any event is parsed); events are parsed lazily, streaming.
+ */
+export function readLog(id: string, file: string): StoredLog & { state: ReadState } {
+  const { header, bodyOffset, migratedFrom } = readHeader(id, file)
+  const notices: StoreNotice[] = migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)]
+  const state: ReadState = { validLength: bodyOffset, needsNewline: false, complete: false }
+  if (migratedFrom !== undefined) state.migratedFrom = migratedFrom
+  /** The line being read: enough to compute its byte offset lazily (only errors need it). */
+  let current = { line: 1, text: '', start: 0, base: 0 }
+  const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
+  function* events(): Generator<unknown> {
+    const fd = openSync(file, 'r')
+    try {
+      let pos = bodyOffset
+      let carry = Buffer.alloc(0)
+      let chunk = CHUNK
+      let lineNo = 1
+      for (;;) {
+        // Decode whole chunks up to their last newline (a newline byte never sits inside a
+        // multi-byte character), then cut lines out of the string: no per-line decoding.
+        const buf = Buffer.allocUnsafe(carry.length + chunk)
+        carry.copy(buf, 0)
+        const read = readSync(fd, buf, carry.length, chunk, pos)
+        const base = pos - carry.length
+        pos += read
+        const length = carry.length + read
+        const lastNewline = length === 0 ? -1 : buf.lastIndexOf(10, length - 1)
+        if (lastNewline === -1) {
+          if (read > 0) {
+            carry = buf.subarray(0, length)
+            chunk *= 2 // a line longer than the chunk: read more at once
+            continue
+          }
+          if (length > 0) {
+            // The final line has no newline: a write cut short, never acknowledged.
+            lineNo++
+            const text = buf.toString('utf8', 0, length)
+            current = { line: lineNo, text, start: 0, base }
+            let parsed: unknown
+            try {
+              parsed = JSON.parse(text)
+            } catch {}
+            if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+              notices.push({
+                code: 'MISSING_FINAL_NEWLINE',
+                message: `${file}: the last line (${lineNo}) is complete but has no newline; kept (one is added before the next append)`,
+              })
+              state.validLength = base + length
+              state.needsNewline = true
+              yield parsed
+            } else {
+              state.validLength = base
+              notices.push({
+                code: 'TORN_TAIL_DROPPED',
+                message: `${file}: dropped the torn last line ${lineNo} (${length} bytes at byte ${base}, no newline): a write cut short by a crash, never acknowledged`,
+              })
+            }
+          }
+          break
+        }
+        const text = buf.toString('utf8', 0, lastNewline + 1)
+        carry = Buffer.from(buf.subarray(lastNewline + 1, length))
+        state.validLength = base + lastNewline + 1
+        let start = 0
+        while (start < text.length) {
+          const newline = text.indexOf('\n', start)
+          lineNo++
+          current = { line: lineNo, text, start, base }
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(text.slice(start, newline))
+          } catch (error) {
+            throw new SessionCorrupt(
+              id,
+              { file, line: lineNo, offset: offsetOf(current) },
+              newline === start
+                ? 'an empty line'
+                : `the line is not valid JSON (${(error as Error).message})`,
+            )
+          }
+          start = newline + 1
+          yield parsed
+        }
+      }
+      state.complete = true
+    } finally {
+      closeSync(fd)
+    }
+  }
+  return {
+    header,
+    events: migratedFrom === undefined ? events() : migrateStored(events(), migratedFrom),
+    notices,
+    ...(migratedFrom === undefined ? {} : { migratedFrom }),
+    state,
+    where: (seq) => {
+      if (seq < 0) return { file, line: 1, offset: 0 }
+      const line = seq + 2
+      return current.line === line ? { file, line, offset: offsetOf(current), seq } : { file, line, seq }
+    },
+  }
+}

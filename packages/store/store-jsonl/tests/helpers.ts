@@ -1,0 +1,31 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ConformanceFixture } from '@keel/store-testkit'
+import { JsonlStore } from '../src/index.js'
+
+export function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), 'keel-jsonl-'))
+}
+
+export async function jsonlFixture(): Promise<ConformanceFixture> {
+  const home = tempHome()
+  const store = new JsonlStore({ home })
+  return {
+    store,
+    reopen: () => new JsonlStore({ home }),
+    appendRaw: async (id, events) => {
+      const file = store.fileOf(id)
+      writeFileSync(file, readFileSync(file, 'utf8') + events.map((e) => `${JSON.stringify(e)}\n`).join(''))
+    },
+    setFormatVersion: async (id, version) => {
+      const file = store.fileOf(id)
+      const lines = readFileSync(file, 'utf8').split('\n')
+      const header = JSON.parse(lines[0]!)
+      header.formatVersion = version
+      lines[0] = JSON.stringify(header)
+      writeFileSync(file, lines.join('\n'))
+    },
+    cleanup: async () => rmSync(home, { recursive: true, force: true }),
+  }
+}

@@ -1,0 +1,2 @@
+export { type ConformanceFixture, runStoreConformance } from './conformance.js'
+export { appendEveryCoreEvent, appendSampleTurn, SAMPLE_TURN_EVENTS } from './sample.js'
