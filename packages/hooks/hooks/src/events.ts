@@ -13,7 +13,15 @@ declare module '@keel/session' {
      */
     'hook/invoked': {
       turn?: number
-      point: string
+      point:
+        | 'SessionStart'
+        | 'UserPromptSubmit'
+        | 'PreToolUse'
+        | 'PostToolUse'
+        | 'PostToolUseFailure'
+        | 'PreCompact'
+        | 'Stop'
+        | 'SessionEnd'
       dialect: 'keel' | 'claude' | 'codex'
       matcher?: string
       handler: string
@@ -30,7 +38,15 @@ declare module '@keel/session' {
      */
     'hook/result': {
       turn?: number
-      point: string
+      point:
+        | 'SessionStart'
+        | 'UserPromptSubmit'
+        | 'PreToolUse'
+        | 'PostToolUse'
+        | 'PostToolUseFailure'
+        | 'PreCompact'
+        | 'Stop'
+        | 'SessionEnd'
       handler: string
       decision: 'none' | 'context' | 'allow' | 'ask' | 'deny' | 'block' | 'halt' | 'error' | 'timeout'
       exitCode?: number
@@ -44,18 +60,28 @@ declare module '@keel/session' {
 export const HOOK_STDERR_SUMMARY_CHARS = 1000
 
 const turn = z.number().int().positive()
+const point = z.enum([
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PreCompact',
+  'Stop',
+  'SessionEnd',
+])
 
 registerEvents('@keel/hooks', {
   'hook/invoked': z.strictObject({
     turn: turn.optional(),
-    point: z.string().min(1),
+    point,
     dialect: z.enum(['keel', 'claude', 'codex']),
     matcher: z.string().optional(),
     handler: z.string().min(1),
   }),
   'hook/result': z.strictObject({
     turn: turn.optional(),
-    point: z.string().min(1),
+    point,
     handler: z.string().min(1),
     decision: z.enum(['none', 'context', 'allow', 'ask', 'deny', 'block', 'halt', 'error', 'timeout']),
     exitCode: z.number().int().optional(),
