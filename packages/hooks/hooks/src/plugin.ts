@@ -103,7 +103,7 @@ export function updatedInputDecision(
  * - `afterTool` ← PostToolUse / PostToolUseFailure: feedback and context go to the model as a
  *   developer message beside the result; a Codex `decision: "block"` replaces the result.
  * - `turnStopping` ← Stop: a block keeps the turn going with the reason as the next user
- *   message; `stop_hook_active` is true on the stop right after such a continuation; after
+ *   message; `stop_hook_active` is true on every later stop of that turn; after
  *   `stopHookCap` continuations in a row without tool use, the turn stops anyway.
  * - `beforeStep` ends the turn after a `continue: false`.
  * Notices (system messages, hook errors) are shown with `display('hook-notice', …)`.
@@ -223,7 +223,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
         if (info.step > hooks.lastStopStep + 1) hooks.stopBlocks = 0
         const result = await stop(engine, {
           turn: info.turn,
-          stopHookActive: hooks.stopBlocks > 0,
+          stopHookActive: hooks.stopContinued,
           ...((text) => (text === undefined ? {} : { lastAssistantMessage: text }))(
             lastAssistantText(session),
           ),
@@ -238,6 +238,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
           return { action: 'stop' }
         }
         hooks.stopBlocks++
+        hooks.stopContinued = true
         hooks.lastStopStep = info.step
         return { action: 'continue', message: result.continueWith }
       },

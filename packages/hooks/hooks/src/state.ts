@@ -11,8 +11,10 @@ export class HookSession {
   #turn = 0
   /** `continue: false` was printed: the next step is refused with this reason. */
   halt: string | undefined
-  /** Stop hooks that kept this turn going in a row without the model using a tool. */
+  /** Stop hooks that kept this turn going in a row without the model using a tool (the loop cap counts these). */
   stopBlocks = 0
+  /** A Stop hook already kept this turn going: `stop_hook_active` for every later Stop of the turn. */
+  stopContinued = false
   /** The step of the last Stop continuation (a later stop after tool use resets the count). */
   lastStopStep = -1
 
@@ -27,6 +29,7 @@ export class HookSession {
     this.#turn = turn
     this.#preToolUse.clear()
     this.stopBlocks = 0
+    this.stopContinued = false
     this.lastStopStep = -1
   }
 

@@ -215,6 +215,28 @@ describe('hooks inside a real agent', () => {
     expect(displayed.some((d) => d.includes('kept the turn going 2 times'))).toBe(true)
   })
 
+  it('the Stop cap counts continuations in a row without tool use; stop_hook_active stays true for the turn', async () => {
+    const p = project()
+    const stopper = script(
+      p.dir,
+      'stop.sh',
+      'bash',
+      'input=$(cat); case "$input" in *\'"stop_hook_active":true\'*) echo true ;; *) echo false ;; esac >> "$CLAUDE_PROJECT_DIR/stops.log"; echo "again" >&2; exit 2',
+    )
+    writeJson(p.dir, '.claude/settings.json', { hooks: { Stop: [{ hooks: [cmd(stopper)] }] } })
+    const { agent } = await agentFor(
+      p,
+      [{ text: 'one' }, bash('echo progress'), { text: 'two' }, { text: 'three' }],
+      {
+        config: { stopHookCap: 1 },
+      },
+    )
+    const result = await agent.send('go')
+    // one → continue; a tool call resets the count; two → continue again; three → cap reached
+    expect(result.text).toBe('three')
+    expect(readFileSync(join(p.dir, 'stops.log'), 'utf8')).toBe('false\ntrue\ntrue\n')
+  })
+
   it('continue:false from a hook ends the turn', async () => {
     const p = project()
     writeJson(p.dir, '.claude/settings.json', {
