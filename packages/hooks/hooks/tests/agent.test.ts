@@ -160,6 +160,38 @@ describe('hooks inside a real agent', () => {
     }
   })
 
+  it('a hook allow never overrides a deny from another plugin (the sandbox), in either order', async () => {
+    const sandbox = definePlugin({
+      name: 'sandbox-stand-in',
+      setup(ctx) {
+        ctx.intercept({
+          beforeTool: () => ({
+            action: 'deny',
+            reason: 'outside the workspace',
+            errorCode: 'OUTSIDE_WORKSPACE',
+          }),
+        })
+      },
+    })
+    for (const order of ['sandbox-first', 'hooks-first'] as const) {
+      const p = project()
+      writeJson(p.dir, '.claude/settings.json', {
+        hooks: {
+          PreToolUse: [{ hooks: [cmd(printsJson({ hookSpecificOutput: { permissionDecision: 'allow' } }))] }],
+        },
+      })
+      const { agent, session } = await agentFor(p, [bash('touch escaped.txt'), { text: 'ok' }], {
+        ...(order === 'sandbox-first' ? { before: [sandbox] } : { after: [sandbox] }),
+        answerer: () => 'allow',
+      })
+      await agent.send('go')
+      expect(existsSync(join(p.dir, 'escaped.txt')), order).toBe(false)
+      expect(session.events.find((e) => e.type === 'tool/result')!.data.errorCode, order).toBe(
+        'OUTSIDE_WORKSPACE',
+      )
+    }
+  })
+
   it('PostToolUse feedback reaches the model beside the result', async () => {
     const p = project()
     writeJson(p.dir, '.claude/settings.json', {
