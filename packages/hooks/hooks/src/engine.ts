@@ -124,7 +124,7 @@ export class HookEngine {
           defaultTimeoutSeconds(handler.point, handler.dialect)
         const run = await runCommand({
           command: handler.command,
-          shell: handler.dialect === 'codex' ? [process.env.SHELL || '/bin/sh', '-lc'] : ['/bin/sh', '-c'],
+          shell: handler.dialect === 'codex' ? [env.SHELL || '/bin/sh', '-lc'] : ['/bin/sh', '-c'],
           cwd: projectDir,
           env,
           stdin,
