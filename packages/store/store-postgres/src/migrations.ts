@@ -34,6 +34,28 @@ export const MIGRATIONS: ReadonlyArray<{
         PRIMARY KEY (session_id, seq)
       );`,
   },
+  {
+    version: 2,
+    description:
+      'exact JSON text (header_json, line) instead of jsonb; writer lease with fencing token; blobs table',
+    sql: (s) => `
+      ALTER TABLE ${s}.sessions
+        ADD COLUMN header_json text,
+        ALTER COLUMN header DROP NOT NULL,
+        ADD COLUMN lease_token integer NOT NULL DEFAULT 0,
+        ADD COLUMN lease_expires timestamptz;
+      ALTER TABLE ${s}.events
+        ADD COLUMN line text,
+        ALTER COLUMN type DROP NOT NULL,
+        ALTER COLUMN time DROP NOT NULL,
+        ALTER COLUMN payload DROP NOT NULL;
+      CREATE TABLE ${s}.blobs (
+        session_id text NOT NULL REFERENCES ${s}.sessions (id) ON DELETE CASCADE,
+        sha256 text NOT NULL,
+        json text NOT NULL,
+        PRIMARY KEY (session_id, sha256)
+      );`,
+  },
 ]
 
 /** Quotes a schema name after checking it is a plain identifier. */
