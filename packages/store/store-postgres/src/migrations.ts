@@ -37,7 +37,7 @@ export const MIGRATIONS: ReadonlyArray<{
   {
     version: 2,
     description:
-      'exact JSON text (header_json, line) instead of jsonb; writer lease with fencing token; blobs table',
+      'exact JSON text (header_json, line) instead of jsonb, existing rows converted; writer lease with fencing token; blobs table',
     sql: (s) => `
       ALTER TABLE ${s}.sessions
         ADD COLUMN header_json text,
@@ -54,7 +54,13 @@ export const MIGRATIONS: ReadonlyArray<{
         sha256 text NOT NULL,
         json text NOT NULL,
         PRIMARY KEY (session_id, sha256)
-      );`,
+      );
+      UPDATE ${s}.sessions SET header_json = header::text;
+      UPDATE ${s}.events SET line = (
+        jsonb_build_object('type', type, 'seq', seq, 'time', time, 'data', payload) || coalesce(envelope, '{}'::jsonb)
+      )::text;
+      ALTER TABLE ${s}.sessions ALTER COLUMN header_json SET NOT NULL;
+      ALTER TABLE ${s}.events ALTER COLUMN line SET NOT NULL;`,
   },
 ]
 

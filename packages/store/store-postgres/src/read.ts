@@ -7,16 +7,12 @@ import { parseHeader } from './header.js'
 /** Events per chunk of the load query: one row of comma-joined lines each. */
 const CHUNK = 4096
 
-/** The stored line of an event row; rows written before migration 2 are rebuilt from jsonb. */
-const LINE = `coalesce(line, (jsonb_build_object('type', type, 'seq', seq, 'time', time, 'data', payload) || coalesce(envelope, '{}'::jsonb))::text)`
-
+/** The session row (`k` null: `lines` is the header) or one chunk of events. */
 interface ChunkRow {
-  format_version: number
-  header: string
-  event_count: number
   k: number | null
-  lines: string | null
-  n: number | null
+  format_version: number | null
+  lines: string
+  n: number
 }
 
 /** What one consistent read of a session gives, before validation. */
@@ -42,24 +38,23 @@ export interface Tables {
  */
 export async function readLog(db: pg.Pool, s: string, tables: Tables, id: string): Promise<ReadLog> {
   const { rows } = await db.query<ChunkRow>(
-    `SELECT s.format_version, coalesce(s.header_json, s.header::text) AS header, s.event_count, e.k, e.lines, e.n
-       FROM ${s}.sessions s
-       LEFT JOIN LATERAL (
-         SELECT seq / ${CHUNK} AS k, string_agg(${LINE}, ',' ORDER BY seq) AS lines, count(*)::int AS n
-           FROM ${s}.events WHERE session_id = s.id GROUP BY 1
-       ) e ON true
-      WHERE s.id = $1 ORDER BY e.k`,
+    `SELECT NULL::integer AS k, format_version, header_json AS lines, event_count AS n
+       FROM ${s}.sessions WHERE id = $1
+     UNION ALL
+     SELECT seq / ${CHUNK}, NULL, string_agg(line, ',' ORDER BY seq), count(*)::integer
+       FROM ${s}.events WHERE session_id = $1 GROUP BY 1
+     ORDER BY 1 NULLS FIRST`,
     [id],
   )
   const first = rows[0]
-  if (!first) throw new SessionNotFound(id, tables.where)
+  if (!first || first.k !== null) throw new SessionNotFound(id, tables.where)
   const headerAt: StoreLocation = { file: tables.sessions }
   const migratedFrom = checkFormatVersion(id, first.format_version, tables.sessions)
-  const header = parseHeader(id, first.header, headerAt, migratedFrom)
+  const header = parseHeader(id, first.lines, headerAt, migratedFrom)
   const events: unknown[] = []
   const stubs: { index: number; seq: number; sha256: string; bytes: unknown }[] = []
   for (const row of rows) {
-    if (row.lines === null || row.k === null) continue
+    if (row.k === null) continue
     let parsed: unknown[]
     try {
       parsed = JSON.parse(`[${row.lines}]`) as unknown[]
@@ -74,11 +69,11 @@ export async function readLog(db: pg.Pool, s: string, tables: Tables, id: string
       events.push(event)
     }
   }
-  if (events.length !== first.event_count) {
+  if (events.length !== first.n) {
     throw new SessionCorrupt(
       id,
       { file: tables.sessions },
-      `event_count ${first.event_count} in ${tables.sessions} but ${events.length} rows in ${tables.events}`,
+      `event_count ${first.n} in ${tables.sessions} but ${events.length} rows in ${tables.events}`,
     )
   }
   if (stubs.length > 0) await resolveBlobs(db, s, tables, id, events, stubs)
@@ -147,7 +142,7 @@ async function resolveBlobs(
 /** The `SessionCorrupt` naming the first unparseable row of chunk `k`. */
 async function corruptLine(db: pg.Pool, s: string, tables: Tables, id: string, k: number) {
   const { rows } = await db.query<{ seq: number; line: string }>(
-    `SELECT seq, ${LINE} AS line FROM ${s}.events WHERE session_id = $1 AND seq / ${CHUNK} = $2 ORDER BY seq`,
+    `SELECT seq, line FROM ${s}.events WHERE session_id = $1 AND seq / ${CHUNK} = $2 ORDER BY seq`,
     [id, k],
   )
   for (const row of rows) {

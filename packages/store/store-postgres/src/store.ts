@@ -246,7 +246,7 @@ class PostgresBackend implements StoreBackend {
     // A cwd the text column cannot hold is stored as NULL there: match it on the header.
     const exact = options.cwd === undefined || textStorable(options.cwd)
     const { rows } = await this.#pool.query<{ id: string; header: string; event_count: number }>(
-      `SELECT id, coalesce(header_json, header::text) AS header, event_count FROM ${this.#s}.sessions
+      `SELECT id, header_json AS header, event_count FROM ${this.#s}.sessions
        WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
        ORDER BY created_at DESC, id LIMIT $3`,
       [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null],

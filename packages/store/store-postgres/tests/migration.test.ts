@@ -52,6 +52,12 @@ describe.skipIf(!PG_URL)('postgres: schema migration 2 on tables of migration 1'
         expect((await store.list({ cwd: '/w' })).map((x) => [x.id, x.eventCount])).toEqual([['old', 11]])
         const versions = await sql<{ version: number }>(`SELECT version FROM ${s}.keel_migrations ORDER BY 1`)
         expect(versions.map((v) => v.version)).toEqual([1, 2])
+        // a process of the previous release cannot write rows the new one would not read
+        await expect(
+          sql(
+            `INSERT INTO ${s}.events (session_id, seq, type, time, payload) VALUES ('old', 11, 'turn/start', 1, '{}')`,
+          ),
+        ).rejects.toMatchObject({ code: '23502' })
         const loaded = await store.load('old')
         expect(loaded.header).toEqual(header)
         expect(JSON.parse(JSON.stringify(loaded.events))).toEqual(JSON.parse(JSON.stringify(events)))

@@ -85,6 +85,25 @@ describe.skipIf(!PG_URL)('postgres: header and counts are checked on load', () =
   })
 })
 
+describe.skipIf(!PG_URL)('postgres: unreadable rows', () => {
+  it('a row that is not JSON is SESSION_CORRUPT naming its seq', async () => {
+    const f = await pgFixture('row')
+    try {
+      const handle = await f.store.create({ id: 'r' })
+      appendSampleTurn(handle.session)
+      await handle.close()
+      await sql(`UPDATE ${f.schema}.events SET line = '1,2' WHERE seq = 3`)
+      await expect(f.store.load('r')).rejects.toMatchObject({
+        code: 'SESSION_CORRUPT',
+        details: { seq: 3, file: `${f.schema}.events` },
+      })
+    } finally {
+      await f.store.close()
+      await f.cleanup?.()
+    }
+  })
+})
+
 describe.skipIf(!PG_URL)('postgres: one writer, really', () => {
   it('the low-level append of a second store is refused up front while a handle is open', async () => {
     const f = await pgFixture('excl')
