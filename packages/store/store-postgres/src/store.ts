@@ -141,17 +141,22 @@ class PostgresBackend implements StoreBackend {
     const p = batchParams(batch)
     let ok: number
     try {
-      const { rows } = await this.#pool.query<{ ok: number }>(this.#appendSql, [
-        id,
-        first,
-        lease?.token ?? token,
-        p.count,
-        this.#leases.ttlMs,
-        p.lines,
-        p.blobShas,
-        p.blobJsons,
-        lease !== undefined,
-      ])
+      // A named statement: parsed and planned once per pooled connection.
+      const { rows } = await this.#pool.query<{ ok: number }>({
+        name: 'keel-append',
+        text: this.#appendSql,
+        values: [
+          id,
+          first,
+          lease?.token ?? token,
+          p.count,
+          this.#leases.ttlMs,
+          p.lines,
+          p.blobShas,
+          p.blobJsons,
+          lease !== undefined,
+        ],
+      })
       ok = rows[0]?.ok ?? 0
     } catch (error) {
       if ((error as { code?: string }).code === '23505') throw new ConcurrentAppend(id, first, undefined)

@@ -69,6 +69,9 @@ describe.skipIf(!PG_URL)('postgres: schema migration 2 on tables of migration 1'
         const again = await store.load('old')
         expect(again.nextSeq).toBe(22)
         expect(JSON.stringify(again.events)).toBe(JSON.stringify(handle.session.events))
+        // deleting a session row still removes its rows (a statement trigger, not a per-row key)
+        await sql(`DELETE FROM ${s}.sessions WHERE id = 'old'`)
+        expect(await sql(`SELECT 1 FROM ${s}.events UNION ALL SELECT 1 FROM ${s}.blobs`)).toEqual([])
       } finally {
         await store.close()
       }
