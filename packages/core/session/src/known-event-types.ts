@@ -12,10 +12,14 @@ export interface KnownEventType {
 
 /** Every event type declared in this repository, keyed by type. */
 export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Object.freeze({
+  'approval/asked': { surface: false, owner: '@keel/user-approval' },
+  'approval/decided': { surface: false, owner: '@keel/user-approval' },
+  'approval/policy': { surface: false, owner: '@keel/user-approval' },
   'assistant/attempt': { surface: false, owner: '@keel/session' },
   'assistant/message': { surface: true, owner: '@keel/session' },
   'developer/message': { surface: true, owner: '@keel/session' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
+  'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
   'session/end-seed': { surface: false, owner: '@keel/session' },
   'step/end': { surface: false, owner: '@keel/session' },
