@@ -242,14 +242,12 @@ function judge(request: PermissionRequest): Candidate {
     }
     return allow('policy', 'danger_full_access sets no limits')
   }
-  if (strict)
-    return ask(
-      'policy',
-      `the strict policy asks before ${request.toolName} changes anything`,
-      'APPROVAL_REQUIRED',
-    )
   if (request.paths.length === 0) {
+    // Not destructive and names nothing: it changes only the session's own state (a plan, a note).
     return allow('annotation', `${request.toolName} changes only the session's own state`)
+  }
+  if (strict) {
+    return ask('policy', `the strict policy asks before ${request.toolName} writes`, 'APPROVAL_REQUIRED')
   }
   return allow(
     'policy',
