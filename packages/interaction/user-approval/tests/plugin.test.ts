@@ -61,7 +61,11 @@ async function rig(config: unknown = {}, answerers: ApprovalAnswerer[] = []): Pr
 }
 
 function approvalEvents(session: Session) {
-  return session.events.filter((e) => e.type.startsWith('approval/'))
+  return session.events.flatMap((e) =>
+    e.type === 'approval/asked' || e.type === 'approval/decided'
+      ? [{ type: e.type, data: e.data as Record<string, unknown> }]
+      : [],
+  )
 }
 
 describe('answering ask inside the plugin', () => {
