@@ -62,7 +62,9 @@ async function agentOn(
   return { agent, server }
 }
 
-const call = (name: string, args: Record<string, unknown>): ScriptedResponse => ({ toolCalls: [{ name, arguments: args }] })
+const call = (name: string, args: Record<string, unknown>): ScriptedResponse => ({
+  toolCalls: [{ name, arguments: args }],
+})
 
 function results(session: Session) {
   return session.events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
