@@ -46,6 +46,7 @@ export {
 } from './plugin.js'
 export {
   type CommandLimits,
+  holdOsSandbox,
   isSandboxedShellTool,
   osSandboxAvailable,
   SandboxError,

@@ -38,27 +38,62 @@ export function publishCommandLimits(session: Session, limits: () => CommandLimi
   }
 }
 
+/**
+ * The sandbox runtime is one per process (its proxies serve every wrapped command), so it is
+ * shared: started on first use with the first allow list, kept while anyone holds it, and
+ * stopped (its proxy servers closed, so the process can exit) when the last holder lets go.
+ * Starting and stopping run one after the other.
+ */
 let initialized: { domains: string } | undefined
+let holders = 0
+let lifecycle: Promise<unknown> = Promise.resolve()
 let probe: Promise<boolean> | undefined
 
-async function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
+function serially<T>(step: () => Promise<T>): Promise<T> {
+  const next = lifecycle.then(step)
+  lifecycle = next.catch(() => undefined)
+  return next
+}
+
+function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
   const domains = JSON.stringify([...allowedDomains].sort())
-  if (initialized) {
-    if (initialized.domains !== domains) {
-      throw new SandboxError(
-        'SANDBOX_CONFLICT',
-        `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
-        { current: initialized.domains, wanted: domains },
-      )
+  return serially(async () => {
+    if (initialized) {
+      if (initialized.domains !== domains) {
+        throw new SandboxError(
+          'SANDBOX_CONFLICT',
+          `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
+          { current: initialized.domains, wanted: domains },
+        )
+      }
+      return
     }
-    return
+    const config: SandboxRuntimeConfig = {
+      network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
+      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+    }
+    await SandboxManager.initialize(config)
+    initialized = { domains }
+  })
+}
+
+/**
+ * Holds the shared sandbox runtime (the approval plugin does so for its lifetime, a wrapped
+ * command for its run). The returned function lets go; the last one out stops the runtime.
+ */
+export function holdOsSandbox(): () => Promise<void> {
+  holders++
+  let released = false
+  return () => {
+    if (released) return Promise.resolve()
+    released = true
+    holders--
+    return serially(async () => {
+      if (holders > 0 || !initialized) return
+      initialized = undefined
+      await SandboxManager.reset()
+    })
   }
-  const config: SandboxRuntimeConfig = {
-    network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
-    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-  }
-  await SandboxManager.initialize(config)
-  initialized = { domains }
 }
 
 function run(command: string): Promise<number | null> {
@@ -76,17 +111,21 @@ function run(command: string): Promise<number | null> {
  */
 export function osSandboxAvailable(): Promise<boolean> {
   probe ??= (async () => {
+    if (!SandboxManager.isSupportedPlatform()) return false
+    if (SandboxManager.checkDependencies().errors.length > 0) return false
     try {
-      if (!SandboxManager.isSupportedPlatform()) return false
-      if (SandboxManager.checkDependencies().errors.length > 0) return false
-      await ensureInitialized([])
-      const wrapped = await SandboxManager.wrapWithSandbox('true', 'bash', {
-        filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-        network: { allowedDomains: [], deniedDomains: [] },
+      const wrapped = await wrapCommand('true', {
+        mode: 'read_only',
+        writableRoots: [],
+        denyWrite: [],
+        denyRead: [],
+        allowedDomains: initialized ? (JSON.parse(initialized.domains) as string[]) : [],
       })
-      const code = await run(wrapped)
-      SandboxManager.cleanupAfterCommand()
-      return code === 0
+      try {
+        return (await run(wrapped.command)) === 0
+      } finally {
+        await wrapped.release()
+      }
     } catch {
       return false
     }
@@ -94,24 +133,19 @@ export function osSandboxAvailable(): Promise<boolean> {
   return probe
 }
 
-/** Wraps a command line so it runs inside the OS sandbox with `limits`; `release` after it ended. */
+/**
+ * Wraps a command line so it runs inside the OS sandbox with `limits`. Call `release` once
+ * the command has ended: it removes the sandbox's temporary mount points and lets go of the
+ * runtime.
+ */
 export async function wrapCommand(
   command: string,
   limits: CommandLimits,
   options: { signal?: AbortSignal; id?: string } = {},
-): Promise<{ command: string; release: () => void }> {
-  if (
-    initialized === undefined ||
-    initialized.domains !== JSON.stringify([...limits.allowedDomains].sort())
-  ) {
-    // The probe initializes with no domains; a composition that allows some re-initializes once.
-    if (initialized !== undefined && initialized.domains === '[]' && limits.allowedDomains.length > 0) {
-      await SandboxManager.reset()
-      initialized = undefined
-    }
-    await ensureInitialized(limits.allowedDomains)
-  }
+): Promise<{ command: string; release: () => Promise<void> }> {
+  const letGo = holdOsSandbox()
   try {
+    await ensureInitialized(limits.allowedDomains)
     const wrapped = await SandboxManager.wrapWithSandbox(
       command,
       'bash',
@@ -126,8 +160,14 @@ export async function wrapCommand(
       options.signal,
       options.id === undefined ? undefined : { commandId: options.id, commandText: command },
     )
-    return { command: wrapped, release: () => SandboxManager.cleanupAfterCommand() }
+    const release = async () => {
+      SandboxManager.cleanupAfterCommand()
+      await letGo()
+    }
+    return { command: wrapped, release }
   } catch (error) {
+    await letGo()
+    if (error instanceof SandboxError) throw error
     throw new SandboxError(
       'SANDBOX_WRAP_FAILED',
       `the OS sandbox could not wrap the command: ${error instanceof Error ? error.message : String(error)}`,
@@ -186,7 +226,7 @@ export function sandboxShellTool<Input extends { command: string }>(tool: Tool<I
       try {
         return await tool.call({ ...input, command }, context)
       } finally {
-        release()
+        await release()
       }
     },
   }

@@ -151,3 +151,31 @@ describe.skipIf(!available)('the OS sandbox around shell commands (bubblewrap)',
     expect((await runIn('read_only', 'cat ../out/secret.txt')).output).toContain('secret')
   })
 })
+
+describe.skipIf(!available)('the shared sandbox runtime', () => {
+  it('lets the process exit once the agent is done with it (no proxy left listening)', async () => {
+    const { execFile } = await import('node:child_process')
+    const script = join(base, 'exit-check.mts')
+    const src = new URL('../src/index.ts', import.meta.url).pathname
+    await writeFile(
+      script,
+      [
+        `import { wrapCommand } from ${JSON.stringify(src)}`,
+        `const limits = { mode: 'workspace_write' as const, writableRoots: [${JSON.stringify(ws)}], denyWrite: [], denyRead: [], allowedDomains: ['example.com'] }`,
+        `const w = await wrapCommand('echo inside', limits)`,
+        `const { execSync } = await import('node:child_process')`,
+        'process.stdout.write(execSync(w.command, { shell: "/bin/bash" }).toString())',
+        'await w.release()',
+      ].join('\n'),
+    )
+    const tsx = new URL('../../../../node_modules/.bin/tsx', import.meta.url).pathname
+    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = execFile(tsx, [script], { timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out: stdout })
+      })
+      child.stdin?.end()
+    })
+    expect(result.out).toContain('inside')
+    expect(result.code).toBe(0)
+  }, 90_000)
+})
