@@ -179,3 +179,30 @@ describe.skipIf(!available)('the shared sandbox runtime', () => {
     expect(result.code).toBe(0)
   }, 90_000)
 })
+
+describe.skipIf(!available)('timeouts inside the OS sandbox', () => {
+  it('a command past its timeout is killed with everything it started inside the sandbox', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const marker = `keel-sandbox-sleeper-${process.pid}`
+    const session = Session.create('sandbox-timeout')
+    const rig = await new PluginRig(session, ws).setup(userApproval({ home }), {})
+    const tool = sandboxShellTool(bashTool({ killGraceMs: 500 })) as Tool<unknown>
+    const context = createToolContext({ cwd: ws, session })
+    const command = `(exec -a ${marker} sleep 60) & (exec -a ${marker} sleep 60)`
+    const { output } = await runToolCall(tool, JSON.stringify({ command, timeoutMs: 1500 }), context)
+    await rig.dispose()
+    expect(output.errorCode).toBe('TIMEOUT')
+    // nothing named after the marker survives (pgrep exits 1 when nothing matches)
+    let left = ''
+    for (let i = 0; i < 50; i++) {
+      try {
+        left = execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' })
+      } catch {
+        left = ''
+        break
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(left).toBe('')
+  }, 60_000)
+})
