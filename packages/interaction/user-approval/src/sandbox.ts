@@ -47,7 +47,7 @@ export function publishCommandLimits(session: Session, limits: () => CommandLimi
 let initialized: { domains: string } | undefined
 let holders = 0
 let lifecycle: Promise<unknown> = Promise.resolve()
-let probe: Promise<boolean> | undefined
+let probe: Promise<OsSandboxStatus> | undefined
 
 function serially<T>(step: () => Promise<T>): Promise<T> {
   const next = lifecycle.then(step)
@@ -104,15 +104,24 @@ function run(command: string): Promise<number | null> {
   })
 }
 
+/** Whether the OS sandbox works here, and if not, why (shown to people deciding about a shell command). */
+export interface OsSandboxStatus {
+  readonly available: boolean
+  readonly reason?: string
+}
+
 /**
- * Whether shell commands can run inside an OS sandbox here (bubblewrap on Linux,
- * Seatbelt on macOS): the platform is supported, the helpers are installed, and a probe
- * command actually runs wrapped. Probed once per process.
+ * Probes the OS sandbox once per process (bubblewrap on Linux, Seatbelt on macOS): the
+ * platform is supported, the helpers are installed, and a probe command actually runs
+ * wrapped.
  */
-export function osSandboxAvailable(): Promise<boolean> {
-  probe ??= (async () => {
-    if (!SandboxManager.isSupportedPlatform()) return false
-    if (SandboxManager.checkDependencies().errors.length > 0) return false
+export function osSandboxStatus(): Promise<OsSandboxStatus> {
+  probe ??= (async (): Promise<OsSandboxStatus> => {
+    if (!SandboxManager.isSupportedPlatform()) {
+      return { available: false, reason: `no OS sandbox is supported on ${process.platform}` }
+    }
+    const missing = SandboxManager.checkDependencies().errors
+    if (missing.length > 0) return { available: false, reason: missing.join('; ') }
     try {
       const wrapped = await wrapCommand('true', {
         mode: 'read_only',
@@ -122,15 +131,23 @@ export function osSandboxAvailable(): Promise<boolean> {
         allowedDomains: initialized ? (JSON.parse(initialized.domains) as string[]) : [],
       })
       try {
-        return (await run(wrapped.command)) === 0
+        const code = await run(wrapped.command)
+        return code === 0
+          ? { available: true }
+          : { available: false, reason: `a probe command in the OS sandbox exited with ${code}` }
       } finally {
         await wrapped.release()
       }
-    } catch {
-      return false
+    } catch (error) {
+      return { available: false, reason: error instanceof Error ? error.message : String(error) }
     }
   })()
   return probe
+}
+
+/** Whether shell commands can run inside an OS sandbox here (see {@link osSandboxStatus}). */
+export async function osSandboxAvailable(): Promise<boolean> {
+  return (await osSandboxStatus()).available
 }
 
 /**

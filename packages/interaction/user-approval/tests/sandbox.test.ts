@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type CommandLimits,
   osSandboxAvailable,
+  osSandboxStatus,
   sandboxShellTool,
   setSandboxMode,
   userApproval,
@@ -64,11 +65,12 @@ async function runIn(
   return { output: all, exit: /\[exit code (\d+)\]/.exec(all)?.[1] ?? 'none' }
 }
 
+const status = await osSandboxStatus()
 const available = await osSandboxAvailable()
 
 it('finds the OS sandbox where CI installs it (bubblewrap, socat, ripgrep)', () => {
   // Skipping the escapes below silently on CI would hide a missing install step.
-  if (process.env.CI) expect(available).toBe(true)
+  if (process.env.CI) expect(available, JSON.stringify(status)).toBe(true)
   expect(typeof available).toBe('boolean')
 })
 
