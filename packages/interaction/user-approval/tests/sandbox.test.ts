@@ -208,3 +208,47 @@ describe.skipIf(!available)('timeouts inside the OS sandbox', () => {
     expect(left).toBe('')
   }, 60_000)
 })
+
+describe('where no OS sandbox can run', () => {
+  it('says why, and the plugin then asks before every shell command', async () => {
+    const { execFile } = await import('node:child_process')
+    const { mkdtemp: mkd } = await import('node:fs/promises')
+    // a PATH with bash and node but without bubblewrap, socat or ripgrep
+    const bin = await mkd(join(tmpdir(), 'keel-approval-nobwrap-'))
+    for (const tool of ['bash', 'sh', 'env', 'true']) {
+      await symlink(`/usr/bin/${tool}`, join(bin, tool)).catch(() => symlink(`/bin/${tool}`, join(bin, tool)))
+    }
+    await symlink(process.execPath, join(bin, 'node'))
+    const script = join(bin, 'probe.mts')
+    const src = new URL('../src/index.ts', import.meta.url).pathname
+    const shell = new URL('../node_modules/@keel/shell/src/index.ts', import.meta.url).pathname
+    const session = new URL('../node_modules/@keel/session/src/index.ts', import.meta.url).pathname
+    await writeFile(
+      script,
+      [
+        `import { osSandboxStatus, permissionRequest, decide, sandboxShellTool, userApprovalConfigSchema } from ${JSON.stringify(src)}`,
+        `import { bashTool } from ${JSON.stringify(shell)}`,
+        `import { Session } from ${JSON.stringify(session)}`,
+        'const status = await osSandboxStatus()',
+        'const tool = sandboxShellTool(bashTool())',
+        `const input = { command: 'make test' }`,
+        `const request = await permissionRequest({ tool, input, facts: tool.facts(input, '/tmp') }, '/tmp', Session.create('p'), userApprovalConfigSchema.parse({}), { roots: ['/tmp'], protectedPaths: [], osSandbox: true })`,
+        'console.log(JSON.stringify({ status, decision: decide(request) }))',
+      ].join('\n'),
+    )
+    const tsx = new URL('../../../../node_modules/tsx/dist/cli.mjs', import.meta.url).pathname
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [tsx, script],
+        { env: { PATH: bin, HOME: home }, timeout: 60_000 },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      )
+    })
+    const { status: probed, decision } = JSON.parse(out.trim().split('\n').at(-1)!)
+    expect(probed.available).toBe(false)
+    expect(probed.reason).toMatch(/bubblewrap|bwrap|socat|ripgrep|rg/i)
+    expect(decision).toMatchObject({ type: 'ask', source: 'policy' })
+  }, 90_000)
+})
