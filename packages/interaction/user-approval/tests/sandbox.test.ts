@@ -53,9 +53,10 @@ const text = (output: ToolOutput) => output.content.map((b) => (b.type === 'text
 async function runIn(
   mode: CommandLimits['mode'],
   command: string,
+  config: Record<string, unknown> = {},
 ): Promise<{ output: string; exit: string }> {
   const session = Session.create(`sandbox-${mode}`)
-  const rig = await new PluginRig(session, ws).setup(userApproval({ home }), {})
+  const rig = await new PluginRig(session, ws).setup(userApproval({ home }), config)
   if (mode !== 'workspace_write') setSandboxMode(session, mode)
   const tool = sandboxShellTool(bashTool()) as Tool<unknown>
   const context = createToolContext({ cwd: ws, session })
@@ -251,4 +252,31 @@ describe('where no OS sandbox can run', () => {
     expect(probed.reason).toMatch(/bubblewrap|bwrap|socat|ripgrep|rg/i)
     expect(decision).toMatchObject({ type: 'ask', source: 'policy' })
   }, 90_000)
+})
+
+describe.skipIf(!available)('the network allow list', () => {
+  it('reaches only the domains the config allows, through the sandbox proxy', async () => {
+    const { createServer: createHttpServer } = await import('node:http')
+    const http = createHttpServer((_req, res) => res.end('hello over http\n'))
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+    const httpPort = (http.address() as { port: number }).port
+    try {
+      // Inside, the only way out is the proxy named in HTTP_PROXY (with its credentials).
+      const viaProxy = [
+        'node -e "',
+        "const u = new URL(process.env.HTTP_PROXY); const http = require('http');",
+        "const auth = 'Basic ' + Buffer.from(decodeURIComponent(u.username) + ':' + decodeURIComponent(u.password)).toString('base64');",
+        `http.get({ host: u.hostname, port: u.port, path: 'http://127.0.0.1:${httpPort}/', headers: { 'Proxy-Authorization': auth } },`,
+        "r => { process.stdout.write('status ' + r.statusCode + ' '); r.pipe(process.stdout) }).on('error', e => { console.log('error ' + e.message); process.exitCode = 1 })",
+        '"',
+      ].join(' ')
+      const closed = await runIn('workspace_write', viaProxy)
+      expect(closed.output).not.toContain('hello over http')
+      expect(closed.output).toContain('status 403')
+      const open = await runIn('workspace_write', viaProxy, { allowedDomains: [`127.0.0.1:${httpPort}`] })
+      expect(open.output).toContain('status 200 hello over http')
+    } finally {
+      await new Promise((resolve) => http.close(resolve))
+    }
+  }, 60_000)
 })
