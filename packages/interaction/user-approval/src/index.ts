@@ -5,6 +5,7 @@ export {
   type ApprovalAnswerer,
   type ApprovalQuestion,
   approvalAnswerers,
+  fromToolAnswerer,
   registerApprovalAnswerer,
 } from './answerers.js'
 export { ruleFor, type Settlement, settle } from './ask.js'

@@ -189,6 +189,7 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
             callId: info.call.id,
             reason: decision.reason,
             input: info.input,
+            info,
             request,
             signal: info.signal ?? new AbortController().signal,
           }
