@@ -280,3 +280,53 @@ describe.skipIf(!available)('the network allow list', () => {
     }
   }, 60_000)
 })
+
+describe.skipIf(!available)(
+  'command corpus in workspace_write: escapes fail, their twins inside succeed',
+  () => {
+    const outside = () => join(base, 'out')
+    const corpus: Array<[label: string, attack: () => string, twin: () => string]> = [
+      ['redirect', () => `echo x > ${outside()}/c1`, () => 'echo x > c1'],
+      ['relative redirect', () => 'echo x > ../out/c2', () => 'echo x > ./c2'],
+      ['tee', () => 'echo x | tee ../out/c3', () => 'echo x | tee c3'],
+      ['dd', () => 'echo x | dd of=../out/c4 status=none', () => 'echo x | dd of=c4 status=none'],
+      ['cp', () => 'cp /etc/hostname ../out/c5', () => 'cp /etc/hostname c5'],
+      ['mv out of the workspace', () => 'echo x > m6 && mv m6 ../out/c6', () => 'echo x > m6 && mv m6 c6'],
+      ['mkdir', () => 'mkdir ../out/c7', () => 'mkdir c7'],
+      ['rm outside', () => 'rm ../out/secret.txt', () => 'echo x > r8 && rm r8'],
+      ['chmod outside', () => 'chmod 000 ../out/secret.txt', () => 'echo x > p9 && chmod 600 p9'],
+      ['touch in home', () => `touch ${home}/c10`, () => 'touch c10'],
+      ['touch in /tmp', () => `touch ${tmpdir()}/keel-approval-c11-${process.pid}`, () => 'touch c11'],
+      [
+        'new symlink out, written through',
+        () => 'ln -s ../out l12 && echo x > l12/c12',
+        () => 'mkdir -p d12 && ln -s d12 k12 && echo x > k12/c12',
+      ],
+      ['hard link to a file outside', () => 'ln ../out/secret.txt h13', () => 'echo x > f13 && ln f13 h13'],
+      [
+        '/proc/self/root',
+        () => `echo x > /proc/self/root${base}/out/c14`,
+        () => `echo x > /proc/self/root${ws}/c14`,
+      ],
+      ['/proc/self/cwd', () => 'echo x > /proc/self/cwd/../out/c15', () => 'echo x > /proc/self/cwd/c15'],
+      ['append to .git/config', () => 'echo "[x]" >> .git/config', () => 'echo "[x]" >> gitconfig-copy'],
+      [
+        'git hook',
+        () => 'mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit',
+        () => 'mkdir -p hooks && echo ok > hooks/pre-commit',
+      ],
+      ['read ~/.ssh', () => `cat ${home}/.ssh/id_rsa`, () => 'echo notes > n18 && cat n18'],
+      ['list ~/.ssh', () => `ls ${home}/.ssh | grep id_rsa`, () => 'ls . | grep -q . && echo listed'],
+      ['subshell escape', () => 'bash -c "echo x > ../out/c20"', () => 'bash -c "echo x > c20"'],
+      ['cd then write', () => 'cd .. && echo x > out/c21', () => 'cd . && echo x > c21'],
+    ]
+    it.each(corpus)('%s', async (_label, attack, twin) => {
+      const before = await readFile(join(base, 'out', 'secret.txt'), 'utf8').catch(() => 'gone')
+      const denied = await runIn('workspace_write', attack())
+      expect(denied.exit, denied.output).not.toBe('0')
+      expect(await readFile(join(base, 'out', 'secret.txt'), 'utf8').catch(() => 'gone')).toBe(before)
+      const allowed = await runIn('workspace_write', twin())
+      expect(allowed.exit, allowed.output).toBe('0')
+    })
+  },
+)
