@@ -2,7 +2,8 @@ import { readdir, readlink, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { FsToolError, fsFailure, pathFacts, plural, resolvePath, statPath } from './common.js'
+import { FsToolError, fsFailure, plural, resolvePath, statPath } from './common.js'
+import { pathFacts } from './paths.js'
 
 /** Options of {@link listDirTool}. */
 export interface ListDirOptions {
