@@ -12,7 +12,7 @@ import {
   statPath,
 } from './common.js'
 import { searchFacts } from './grep.js'
-import { splitPattern } from './paths.js'
+import { assertNoSymlinkEscape, isInside, splitPattern } from './paths.js'
 
 /** Options of {@link globTool}. */
 export interface GlobOptions {
@@ -73,6 +73,8 @@ export function globTool(options: GlobOptions = {}): Tool<GlobInput> {
       }
       const { prefix, rest } = splitPattern(input.pattern)
       const root = resolve(base, prefix)
+      await assertNoSymlinkEscape(ctx.cwd, raw, base)
+      if (isInside(base, root)) await assertNoSymlinkEscape(base, input.pattern, root)
       if (root !== base) {
         const rootStat = await statPath(input.pattern, root).catch(() => undefined)
         if (!rootStat?.isDirectory())

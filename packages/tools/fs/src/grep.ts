@@ -85,12 +85,24 @@ export function searchFacts(cwd: string, path: string | undefined, pattern: stri
   }
 }
 
-async function isBinary(file: string): Promise<boolean> {
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** Binary (NUL in the first 8 KB), or text that looks UTF-8 or Latin-1 judging by those bytes. */
+async function sniff(file: string): Promise<'binary' | 'utf-8' | 'latin-1'> {
   const handle = await open(file, 'r')
   try {
     const buf = Buffer.alloc(SNIFF_BYTES)
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0)
-    return looksBinary(buf.subarray(0, bytesRead))
+    const head = buf.subarray(0, bytesRead)
+    if (looksBinary(head)) return 'binary'
+    try {
+      utf8.decode(head, { stream: true }) // streaming: a character cut at the end is not an error
+      return 'utf-8'
+    } catch {
+      return 'latin-1'
+    } finally {
+      utf8.decode() // reset the decoder
+    }
   } finally {
     await handle.close()
   }
@@ -152,6 +164,7 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
       else if (st.isDirectory()) {
         const { prefix, rest } = splitPattern(input.glob ?? '**/*')
         root = resolve(base, prefix)
+        if (isInside(base, root)) await assertNoSymlinkEscape(base, input.glob ?? raw, root)
         const rootStat = await statPath(input.glob ?? raw, root)
         if (!rootStat.isDirectory()) candidates = [root]
         else
@@ -173,8 +186,11 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
         })
       }
       checkAborted(ctx.signal) // tinyglobby may stop early on abort and return a partial list
-      const realRoot = await realOrSelf(st.isFile() ? resolve(base, '..') : root)
+      const realRoot = await realOrSelf(
+        st.isFile() ? resolve(base, '..') : isInside(base, root) ? base : root,
+      )
       const files: string[] = []
+      const latin1 = new Set<string>()
       let skippedBinary = 0
       let skippedLarge = 0
       let skippedLinks = 0
@@ -191,10 +207,12 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
             skippedLarge++
             continue
           }
-          if (await isBinary(file)) {
+          const kind = await sniff(file)
+          if (kind === 'binary') {
             skippedBinary++
             continue
           }
+          if (kind === 'latin-1') latin1.add(file)
           files.push(file)
         } catch (error) {
           if (candidates.length === 1) throw error
@@ -206,6 +224,7 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
         pattern: input.pattern,
         ignoreCase: input.ignoreCase === true,
         files,
+        latin1,
         limit: maxMatches,
         signal: searchSignal,
       }

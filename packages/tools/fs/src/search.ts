@@ -17,6 +17,8 @@ export interface SearchRequest {
   pattern: string
   ignoreCase: boolean
   files: readonly string[]
+  /** Files (of `files`) that are not UTF-8: searched as Latin-1, as read_file shows them. */
+  latin1?: ReadonlySet<string>
   /** Stop after this many matches (one more is collected to know there are more). */
   limit: number
   signal: AbortSignal
@@ -79,9 +81,11 @@ function ripgrepBatch(
   request: SearchRequest,
   files: string[],
   room: number,
+  latin1: boolean,
 ): Promise<SearchResult> {
   return new Promise((resolve, reject) => {
     const args = ['--no-config', '--no-ignore', '--hidden', '--text', '--crlf', '--threads', '1']
+    if (latin1) args.push('--encoding', 'latin1')
     args.push(
       '--line-number',
       '--with-filename',
@@ -156,15 +160,23 @@ function ripgrepBatch(
 
 /** Searches with ripgrep (linear-time regex engine: no catastrophic backtracking). */
 export async function searchWithRipgrep(rg: string, request: SearchRequest): Promise<SearchResult> {
+  const order = new Map(request.files.map((f, i) => [f, i]))
+  const latin1 = request.latin1 ?? new Set<string>()
   const matches: LineMatch[] = []
-  for (const batch of batches(request.files)) {
-    const room = request.limit + 1 - matches.length
-    const result = await ripgrepBatch(rg, request, batch, room)
-    if ('unsupported' in result) return result
-    matches.push(...result.matches)
-    if (matches.length > request.limit) break
+  for (const asLatin1 of [false, true]) {
+    const group = request.files.filter((f) => latin1.has(f) === asLatin1)
+    let found = 0
+    for (const batch of batches(group)) {
+      const result = await ripgrepBatch(rg, request, batch, request.limit + 1 - found, asLatin1)
+      if ('unsupported' in result) return result
+      matches.push(...result.matches)
+      found += result.matches.length
+      if (found > request.limit) break
+    }
   }
-  return { matches }
+  // the two groups interleave in path order: merge them back into it
+  matches.sort((a, b) => order.get(a.file)! - order.get(b.file)! || a.line - b.line)
+  return { matches: matches.slice(0, request.limit + 1) }
 }
 
 /** The worker's source: plain JavaScript, evaluated, so it runs the same from src/ and dist/. */
