@@ -131,6 +131,13 @@ export async function assertTextFile(raw: string, absolute: string, size: number
     handle = await open(absolute, 'r')
     const buf = Buffer.alloc(Math.min(SNIFF_BYTES, size))
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0)
+    if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff)) {
+      throw new FsToolError(
+        'FILE_ENCODING_UNSUPPORTED',
+        `${raw} is UTF-16/UTF-32 text (it starts with a byte-order mark); the fs tools read and edit UTF-8 and Latin-1 only. Convert it with bash (iconv) if you must change it.`,
+        { path: raw, resolvedPath: absolute },
+      )
+    }
     if (looksBinary(buf.subarray(0, bytesRead))) {
       throw new FsToolError(
         'FILE_BINARY',
