@@ -30,11 +30,13 @@ describe('abort and deadlines', () => {
     expect(await readFile(join(dir, 'ok.txt'), 'utf8')).toBe('still readable')
   }, 30_000)
 
-  it('every fs tool stops on an aborted signal', async () => {
+  it('every fs tool looks at its own signal (called directly, without the pre-check of the runtime)', async () => {
     dir = await workspace({ 'a.txt': 'a\n', 'sub/b.txt': 'b\n' })
+    await call(read, dir, { path: 'a.txt' })
     const controller = new AbortController()
     controller.abort()
-    const calls: Array<[Parameters<typeof call>[0], unknown]> = [
+    const ctx = createToolContext({ cwd: dir, signal: controller.signal, session: sessionFor(dir) })
+    const calls: Array<[{ name: string; call(input: never, c: typeof ctx): Promise<unknown> }, unknown]> = [
       [read, { path: 'a.txt' }],
       [write, { path: 'new.txt', content: 'x' }],
       [edit, { path: 'a.txt', oldString: 'a', newString: 'b' }],
@@ -44,9 +46,10 @@ describe('abort and deadlines', () => {
       [grepTool({ engine: 'javascript' }), { pattern: 'a' }],
     ]
     for (const [tool, args] of calls) {
-      expect((await call(tool, dir, args, controller.signal)).code, tool.name).toBe('TOOL_ABORTED')
+      await expect(tool.call(args as never, ctx), tool.name).rejects.toMatchObject({ name: 'AbortError' })
     }
     expect(await readdir(dir)).not.toContain('new.txt')
+    expect(await readFile(join(dir, 'a.txt'), 'utf8')).toBe('a\n')
   })
 
   it('write_file creates deep parents one by one and refuses a file in the way', async () => {
