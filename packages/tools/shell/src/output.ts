@@ -1,4 +1,4 @@
-import { type AsideConfig, AsideFile, toModelText } from '@keel/tools'
+import { type AsideConfig, AsideFile, VISIBLE_NUL } from '@keel/tools'
 
 /** Keeps the head and the tail of a stream of text within a character budget. */
 class Window {
@@ -52,7 +52,7 @@ export interface CollectedOutput {
 }
 
 /**
- * The combined output of a command, made sane text (`toModelText`) as it arrives. Up to
+ * The combined output of a command, made sane text as it arrives (decoded UTF-8, NUL shown as `␀`). Up to
  * `memoryChars` it is kept in memory; past that it is streamed in full to a stored-aside
  * file (bounded by the call's disk cap) while memory keeps only a head/tail window, so a
  * command printing gigabytes neither exhausts memory nor loses its output.
@@ -77,7 +77,9 @@ export class CommandOutput {
   /** Adds text; false asks the producer to pause until {@link drained}. */
   push(raw: string): boolean {
     if (raw === '') return true
-    const text = toModelText(raw)
+    // StringDecoder output is already well-formed (invalid UTF-8 became U+FFFD): only NUL is left to
+    // make visible, which keeps this path cheap for commands printing hundreds of megabytes
+    const text = raw.includes('\0') ? raw.replaceAll('\0', VISIBLE_NUL) : raw
     this.#total += text.length
     if (this.#window === undefined) {
       this.#chunks.push(text)
