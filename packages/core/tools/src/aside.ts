@@ -79,7 +79,7 @@ export class AsideFile {
     const { path, fd } = reserveAsideFile(config.dir, name, suffix)
     this.path = path
     this.#maxBytes = config.maxBytes
-    this.#stream = createWriteStream('', { fd, highWaterMark: 1024 * 1024 })
+    this.#stream = createWriteStream('', { fd, highWaterMark: 4 * 1024 * 1024 })
     this.#stream.on('error', (error) => {
       this.#error = error
     })
@@ -100,7 +100,24 @@ export class AsideFile {
       this.#chars += kept
     } else this.#chars += text.length
     this.#bytes += bytes.length
-    return this.#stream.write(bytes)
+    // many small chunks (a pipe delivers 64 KiB at a time) go to the disk as one write
+    this.#pending.push(bytes)
+    this.#pendingBytes += bytes.length
+    if (this.#pendingBytes < AsideFile.#COALESCE_BYTES) return true
+    return this.#flush()
+  }
+
+  static readonly #COALESCE_BYTES = 1024 * 1024
+  #pending: Buffer[] = []
+  #pendingBytes = 0
+
+  #flush(): boolean {
+    if (this.#pending.length === 0) return !this.#stream.writableNeedDrain
+    const chunk =
+      this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingBytes)
+    this.#pending = []
+    this.#pendingBytes = 0
+    return this.#stream.write(chunk)
   }
 
   /** Resolves when the write buffer has drained (or the stream failed). */
@@ -119,6 +136,7 @@ export class AsideFile {
 
   /** Flushes and closes; rejects with the first write error. */
   async close(): Promise<AsideFileSummary> {
+    this.#flush()
     await new Promise<void>((resolve) => {
       this.#stream.end(() => resolve())
       this.#stream.once('error', () => resolve())
