@@ -85,8 +85,6 @@ export function searchFacts(cwd: string, path: string | undefined, pattern: stri
   }
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
 /** Binary (NUL in the first 8 KB), or text that looks UTF-8 or Latin-1 judging by those bytes. */
 async function sniff(file: string): Promise<'binary' | 'utf-8' | 'latin-1'> {
   const handle = await open(file, 'r')
@@ -96,12 +94,11 @@ async function sniff(file: string): Promise<'binary' | 'utf-8' | 'latin-1'> {
     const head = buf.subarray(0, bytesRead)
     if (looksBinary(head)) return 'binary'
     try {
-      utf8.decode(head, { stream: true }) // streaming: a character cut at the end is not an error
+      // streaming, never flushed: a character cut by the 8 KB boundary is not an error
+      new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true })
       return 'utf-8'
     } catch {
       return 'latin-1'
-    } finally {
-      utf8.decode() // reset the decoder
     }
   } finally {
     await handle.close()

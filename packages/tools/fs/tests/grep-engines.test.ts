@@ -105,6 +105,18 @@ describe('grep cannot be turned into a denial of service', () => {
   )
 })
 
+describe('grep encodings', () => {
+  it('a UTF-8 file with a character cut by the 8 KB sniff boundary is searched as UTF-8 by both engines', async () => {
+    const text = `${'x'.repeat(8191)}é needle ü\n`
+    dir = await workspace({ 'cut.txt': text, 'other.txt': 'needle too\n' })
+    for (const engine of ['auto', 'javascript'] as const) {
+      const r = await call(grepTool({ engine, maxLineChars: 10_000 }), dir, { pattern: 'é needle ü' })
+      expect(r.text, engine).toContain('cut.txt:1:')
+      expect(r.text, engine).toContain('é needle ü')
+    }
+  }, 20_000)
+})
+
 describe('facts cover everything a pattern reaches', () => {
   let root: string
   let ws: string
