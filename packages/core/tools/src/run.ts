@@ -41,6 +41,8 @@ export interface RunToolCallOptions {
    * {@link DEFAULT_TOOL_TIMEOUT_MS}.
    */
   timeoutMs?: number
+  /** Per-tool deadlines by tool name (operator configuration); they win over the tool's own `timeoutMs`. */
+  timeoutsByTool?: Readonly<Record<string, number>>
   /**
    * After the abort signal fires, how long to wait for the tool to settle (so a shell tool
    * can report its partial output) before returning `TOOL_ABORTED` without it. Default
@@ -197,12 +199,14 @@ function fromThrown(tool: Tool<unknown>, error: unknown, signal: AbortSignal): T
 /** The reason a call's signal carries when its deadline passed. */
 export class ToolDeadlineError extends ToolError<'TOOL_TIMEOUT'> {}
 
-/** The deadline of one call: the tool's own (a number or computed from the input), else the caller's, else the default. */
+/** The deadline of one call: the operator's for this tool, else the tool's own (a number or computed from the input), else the caller's default, else {@link DEFAULT_TOOL_TIMEOUT_MS}. */
 export function toolTimeoutMs<Input>(
   tool: Tool<Input>,
   input: Input,
   options: RunToolCallOptions = {},
 ): number {
+  const configured = options.timeoutsByTool?.[tool.name]
+  if (typeof configured === 'number' && Number.isFinite(configured) && configured > 0) return configured
   const own = tool.timeoutMs
   let ms: unknown
   try {

@@ -6,11 +6,13 @@ import { z } from 'zod'
 import {
   AsideFile,
   createToolContext,
+  DEFAULT_TOOL_TIMEOUT_MS,
   defineTool,
   runToolCall,
   type ToolContext,
   type ToolOutput,
   toolEnvironment,
+  toolTimeoutMs,
 } from '../src/index.js'
 
 let dir: string
@@ -81,6 +83,30 @@ describe('per-call deadline', () => {
     const outcome = await runToolCall(t, '{}', createToolContext({ cwd: dir }), { outputDir: dir })
     expect(outcome.output.errorCode).toBe('TOOL_TIMEOUT')
     expect(textOf(outcome.output)).toContain('half done')
+  }, 20_000)
+
+  it("timeoutsByTool configures one tool's deadline over its own; toolTimeoutMs says which applies", async () => {
+    const t = tool(
+      (ctx) =>
+        new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true })
+        }),
+      60_000,
+    )
+    expect(toolTimeoutMs(t, {}, {})).toBe(60_000)
+    expect(toolTimeoutMs(t, {}, { timeoutsByTool: { probe: 120 } })).toBe(120)
+    expect(
+      toolTimeoutMs(
+        tool(async () => 'x'),
+        {},
+        {},
+      ),
+    ).toBe(DEFAULT_TOOL_TIMEOUT_MS)
+    const outcome = await runToolCall(t, '{}', createToolContext({ cwd: dir }), {
+      outputDir: dir,
+      timeoutsByTool: { probe: 120 },
+    })
+    expect(outcome.output.errorCode).toBe('TOOL_TIMEOUT')
   }, 20_000)
 
   it('a user abort stays TOOL_ABORTED, not TOOL_TIMEOUT', async () => {
