@@ -132,13 +132,13 @@ export async function capOutput(output: ToolOutput, callId: string, caps: Output
   const full = texts.map((b) => b.text).join('\n')
   if (own !== undefined) {
     const location = `The full output (${own.chars.toLocaleString('en-US')} characters) is saved in ${own.path}; read it with read_file (offset/limit) or search it with grep`
-    if (full.length <= caps.maxResultChars) return { output: capped([...texts, ...images]), storedAside: own }
+    if (full.length <= caps.maxResultChars) return { output: capped(blocks), storedAside: own }
     const { view } = truncateText(full, caps.maxResultChars, location, Math.max(own.chars, full.length))
     return { output: capped([{ type: 'text', text: view }, ...images]), storedAside: own }
   }
   if (total <= caps.maxResultChars) {
     // only images were moved: the text lines name them; nothing else to store
-    return { output: capped([...texts, ...images]) }
+    return { output: capped(blocks) }
   }
   let bytes: Buffer = Buffer.from(full, 'utf8')
   let cut = ''
