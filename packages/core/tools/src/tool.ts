@@ -21,7 +21,9 @@ export interface ToolAnnotations {
 /**
  * The facts of one concrete call that a permission check needs: the paths as the model
  * wrote them and as resolved against the working directory, and the command line for
- * shell tools.
+ * shell tools. They must cover everything the call can reach: `resolvedPaths` holds the
+ * real path too when a symbolic link leads elsewhere, and for patterns the directory their
+ * fixed prefix leads to (`../outside/*` → `<cwd>/../outside`).
  */
 export interface ToolCallFacts {
   rawPaths?: string[]
