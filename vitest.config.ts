@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['packages/*/*/tests/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', '**/fixtures/**'],
+    setupFiles: ['./vitest.setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
