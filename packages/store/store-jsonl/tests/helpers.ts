@@ -26,6 +26,23 @@ export async function jsonlFixture(): Promise<ConformanceFixture> {
       lines[0] = JSON.stringify(header)
       writeFileSync(file, lines.join('\n'))
     },
+    patchStoredHeader: async (id, patch) => {
+      const file = store.fileOf(id)
+      const lines = readFileSync(file, 'utf8').split('\n')
+      const physical = JSON.parse(lines[0]!)
+      physical.header = { ...physical.header, ...patch }
+      lines[0] = JSON.stringify(physical)
+      writeFileSync(file, lines.join('\n'))
+    },
+    damageBlob: async (id, sha256, how) => {
+      const path = join(store.sessionsDir, id, 'blobs', `${sha256}.json`)
+      if (how === 'missing') rmSync(path)
+      else {
+        const bytes = readFileSync(path)
+        bytes[bytes.length >> 1]! ^= 1
+        writeFileSync(path, bytes)
+      }
+    },
     cleanup: async () => rmSync(home, { recursive: true, force: true }),
   }
 }

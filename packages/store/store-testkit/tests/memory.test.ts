@@ -15,6 +15,8 @@ runStoreConformance('memory', async () => {
         events.map((e) => JSON.stringify(e)),
       ),
     setFormatVersion: async (id, version) => storage.setFormatVersion(id, version),
+    patchStoredHeader: async (id, patch) => storage.patchHeader(id, patch),
+    damageBlob: async (id, sha256, how) => storage.damageBlob(id, sha256, how),
   }
 })
 
