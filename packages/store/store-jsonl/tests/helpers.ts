@@ -1,6 +1,8 @@
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { ConformanceFixture } from '@keel/store-testkit'
 import { JsonlStore } from '../src/index.js'
 
@@ -46,3 +48,32 @@ export async function jsonlFixture(): Promise<ConformanceFixture> {
     cleanup: async () => rmSync(home, { recursive: true, force: true }),
   }
 }
+
+const child = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url))
+
+/** Runs the fixture child; resolves the process and a live list of its stdout lines. */
+export function runChild(
+  args: string[],
+  options: { shell?: string } = {},
+): { proc: ChildProcess; out: string[] } {
+  const out: string[] = []
+  const proc = options.shell
+    ? spawn('sh', ['-c', `${options.shell}; exec "$0" --import tsx "$@"`, process.execPath, child, ...args], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      })
+    : spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let buffered = ''
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString()
+    const parts = buffered.split('\n')
+    buffered = parts.pop()!
+    out.push(...parts)
+  })
+  return { proc, out }
+}
+
+export const exited = (proc: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) resolve()
+    else proc.once('exit', () => resolve())
+  })
