@@ -50,6 +50,7 @@ function lockOf(store: JsonlStore, id = 's'): string {
   return join(store.sessionsDir, id, 'writer.lock')
 }
 
+const sleeper = (proc: ReturnType<typeof spawn>, resolve: (v: unknown) => void) => proc.once('spawn', resolve)
 const bootId = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
 const hasProc = existsSync('/proc/self/stat')
 
@@ -270,6 +271,26 @@ describe('jsonl create races and leftovers', () => {
       expect(results).toEqual(['error SESSION_EXISTS', 'error SESSION_EXISTS', 'won'])
     }
   }, 60_000)
+
+  it('create while another process is creating the same id (its lock held, no log yet) gives SESSION_EXISTS', async (ctx) => {
+    if (!hasProc) return ctx.skip('no /proc: start times cannot be read on this OS')
+    const store = new JsonlStore({ home: home() })
+    const creator = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'])
+    try {
+      await new Promise((resolve) => sleeper(creator, resolve))
+      const stat = readFileSync(`/proc/${creator.pid}/stat`, 'utf8')
+      const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
+      mkdirSync(join(store.sessionsDir, 'mid'), { recursive: true })
+      writeFileSync(
+        lockOf(store, 'mid'),
+        JSON.stringify({ pid: creator.pid, host: HOST, since: 1, nonce: 'ab', boot: bootId(), start }),
+      )
+      const error = await failure(store.create({ id: 'mid' }))
+      expect(error.code).toBe('SESSION_EXISTS')
+    } finally {
+      creator.kill('SIGKILL')
+    }
+  })
 
   it('removes temp files left by killed processes (older than the age limit) on open and list', async () => {
     const h = home()
