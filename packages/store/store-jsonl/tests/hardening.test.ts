@@ -391,6 +391,17 @@ describe('jsonl OS errors (tiny tmpfs)', () => {
     expect((await store.load('small')).nextSeq).toBe(N)
   })
 
+  it('create with no file descriptor left gives STORE_IO_FAILED EMFILE and leaves no empty folder', async () => {
+    const h = home()
+    const store = new JsonlStore({ home: h })
+    await stored(store, 'kept', 1)
+    const run = runChild(['emfile', h, 'new'], { shell: 'ulimit -n 256' })
+    await exited(run.proc)
+    expect(run.out).toEqual(['error STORE_IO_FAILED EMFILE'])
+    expect(readdirSync(join(h, 'sessions'))).toEqual(['kept'])
+    expect(readdirSync(join(h, 'sessions', 'kept'))).toEqual(['session.jsonl'])
+  }, 60_000)
+
   it('create on a read-only file system gives STORE_IO_FAILED EROFS and leaves no empty folder', async (ctx) => {
     const dir = tmpfs(ctx, '1m')
     if (!dir) return
