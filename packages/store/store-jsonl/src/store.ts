@@ -200,8 +200,8 @@ class JsonlBackend implements StoreBackend {
     for (const name of names) {
       if (!sessionIdSchema.safeParse(name).success) continue
       const dir = join(this.#dir, name)
-      await cleanLeftovers(dir, this.#leftoverAgeMs).catch(() => undefined) // best effort while listing
       const file = join(dir, 'session.jsonl')
+      await this.#sweep(name, dir, file).catch(() => undefined) // best effort while listing
       let read: ReturnType<typeof readHeader>
       try {
         read = readHeader(name, file)
@@ -214,6 +214,27 @@ class JsonlBackend implements StoreBackend {
     }
     out.sort((a, b) => b.header.createdAt - a.header.createdAt || (a.header.id < b.header.id ? -1 : 1))
     return out.slice(0, options.limit).map((s) => summaryOf(s.header, countEvents(s.file, s.bodyOffset)))
+  }
+
+  /**
+   * Removes what killed processes left in a session folder: old temp files, and a folder
+   * with no log at all (a create killed before it linked the log) once it is older than the
+   * age limit and its lock, if any, is stale.
+   */
+  async #sweep(id: string, dir: string, file: string): Promise<void> {
+    await cleanLeftovers(dir, this.#leftoverAgeMs)
+    if (existsSync(file)) return
+    const { mtimeMs } = await fs.stat(dir)
+    if (Date.now() - mtimeMs < this.#leftoverAgeMs) return
+    let lock: Awaited<ReturnType<typeof acquireLock>>
+    try {
+      lock = await acquireLock(id, join(dir, 'writer.lock'), [])
+    } catch (error) {
+      if (error instanceof SessionLocked) return // a live process is creating it right now
+      throw error
+    }
+    if (existsSync(file)) await lock.release()
+    else await fs.rm(dir, { recursive: true, force: true })
   }
 
   async readRaw(id: string): Promise<string | undefined> {

@@ -336,11 +336,17 @@ describe('jsonl create races and leftovers', () => {
           '--import',
           'tsx',
           '-e',
-          `import('${new URL('../src/index.ts', import.meta.url).pathname}').then(async ({ JsonlStore }) => { const s = new JsonlStore({ home: ${JSON.stringify(h)} }); for (let i = 0; ; i++) { const c = await s.fork('parent', { childId: 'k${i}-' + i }); await c.close() } })`,
+          `import('${new URL('../src/index.ts', import.meta.url).pathname}').then(async ({ JsonlStore }) => { const s = new JsonlStore({ home: ${JSON.stringify(h)} }); for (let i = 0; ; i++) { const c = await s.fork('parent', { childId: 'k${i}-' + i }); await c.close(); process.stdout.write('forked\\n') } })`,
         ],
-        { stdio: 'ignore' },
+        { stdio: ['ignore', 'pipe', 'inherit'] },
       )
-      await new Promise((r) => setTimeout(r, 1500 + i * 137))
+      let forks = 0
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        forks += chunk.toString().split('\n').length - 1
+      })
+      // kill it mid-fork: once it is forking, after a varying delay
+      await expect.poll(() => forks, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
+      await new Promise((r) => setTimeout(r, (i * 37) % 120))
       proc.kill('SIGKILL')
       await exited(proc)
     }
@@ -351,7 +357,9 @@ describe('jsonl create races and leftovers', () => {
     for (const id of readdirSync(join(h, 'sessions'))) {
       const names = readdirSync(join(h, 'sessions', id))
       expect(names.filter((n) => n.endsWith('.tmp') || n.includes('.stale.'))).toEqual([])
-      if (names.includes('session.jsonl')) expect(listed).toContain(id)
+      // a folder whose create was killed before the log was linked is gone
+      expect(names).toContain('session.jsonl')
+      expect(listed).toContain(id)
     }
     expect(sessions.length).toBeGreaterThan(1)
   }, 60_000)
