@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, readlinkSync } from 'node:fs'
 
 /**
  * Who a lock holder is, precisely enough to tell a live holder from a dead one whose pid
@@ -11,6 +11,21 @@ export interface ProcessIdentity {
   boot?: string
   /** Field 22 of `/proc/<pid>/stat` (start time since boot), or undefined. */
   start?: number
+  /**
+   * The pid namespace (`/proc/self/ns/pid`, e.g. `pid:[4026531836]`): two containers may
+   * share a host name and boot id but not their pids. Undefined without `/proc`.
+   */
+  pidns?: string
+}
+
+/** This process's pid namespace, or undefined without `/proc`. */
+export function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid')
+  } catch {
+    // no /proc (not Linux): pids are judged without a namespace
+    return undefined
+  }
 }
 
 function readText(path: string): string | undefined {
@@ -42,8 +57,10 @@ export function selfIdentity(): ProcessIdentity {
   const identity: ProcessIdentity = { pid: process.pid }
   const boot = bootId()
   const start = startTime(process.pid)
+  const pidns = pidNamespace()
   if (boot !== undefined) identity.boot = boot
   if (start !== undefined) identity.start = start
+  if (pidns !== undefined) identity.pidns = pidns
   return identity
 }
 
@@ -60,12 +77,16 @@ function pidExists(pid: number): boolean {
 /**
  * Whether the process a lock names still runs on this host: `dead` when the machine
  * rebooted since (boot id differs), the pid does not exist, or the pid now belongs to a
- * process that started at another time (pid reused, possibly by the caller itself).
+ * process that started at another time (pid reused, possibly by the caller itself);
+ * `foreign` when it lives in another pid namespace (another container), which cannot be
+ * judged from here.
  */
-export function judge(holder: ProcessIdentity): 'alive' | 'dead' {
+export function judge(holder: ProcessIdentity): 'alive' | 'dead' | 'foreign' {
   if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'dead'
   const boot = bootId()
   if (holder.boot !== undefined && boot !== undefined && holder.boot !== boot) return 'dead'
+  const pidns = pidNamespace()
+  if (holder.pidns !== undefined && pidns !== undefined && holder.pidns !== pidns) return 'foreign'
   if (!pidExists(holder.pid)) return 'dead'
   if (holder.start !== undefined) {
     const now = startTime(holder.pid)

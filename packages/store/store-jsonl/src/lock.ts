@@ -75,13 +75,18 @@ export function unlockHint(id: string, host: string): string {
   return `it is held on host ${host}, so this host cannot tell whether that writer still runs; if no Keel process there uses the session, run \`keel sessions unlock ${id}\``
 }
 
-/** Whether a lock on this host belongs to a live process. */
-function isLive(record: LockRecord): boolean {
+/** Whether a lock on this host belongs to a live process (`foreign`: another pid namespace). */
+function liveness(record: LockRecord): 'alive' | 'dead' | 'foreign' {
   if (record.pid === process.pid && (record.start === undefined || record.boot === undefined)) {
     // no /proc identity: our own pid is live only for a lock this process took
-    return HELD.has(record.nonce)
+    return HELD.has(record.nonce) ? 'alive' : 'dead'
   }
-  return judge(record) === 'alive'
+  return judge(record)
+}
+
+/** The advice for a lock of this host name held in another pid namespace (a container). */
+function foreignHint(id: string): string {
+  return `it is held in another pid namespace (another container on this host), so this one cannot tell whether that writer still runs; if no Keel process there uses the session, run \`keel sessions unlock ${id}\``
 }
 
 /**
@@ -130,7 +135,9 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
       if (holder === 'missing') continue
       if (holder !== 'unreadable') {
         if (holder.host !== HOST) throw new SessionLocked(id, holderOf(holder), unlockHint(id, holder.host))
-        if (isLive(holder)) {
+        const state = liveness(holder)
+        if (state === 'foreign') throw new SessionLocked(id, holderOf(holder), foreignHint(id))
+        if (state === 'alive') {
           throw new SessionLocked(
             id,
             holderOf(holder),
@@ -193,7 +200,7 @@ export type BrokenLock = { removed: false } | { removed: true; holder: LockHolde
 export async function breakLock(id: string, path: string): Promise<BrokenLock> {
   const holder = await readLock(path)
   if (holder === 'missing') return { removed: false }
-  if (holder !== 'unreadable' && holder.host === HOST && isLive(holder)) {
+  if (holder !== 'unreadable' && holder.host === HOST && liveness(holder) === 'alive') {
     throw new SessionLocked(
       id,
       holderOf(holder),

@@ -227,6 +227,19 @@ describe('jsonl stale locks', () => {
     }
   })
 
+  it('refuses a lock of this host name held in another pid namespace (a container), pointing to unlock', async (ctx) => {
+    if (!hasProc) return ctx.skip('no /proc: pid namespaces cannot be read on this OS')
+    const store = new JsonlStore({ home: home() })
+    await stored(store)
+    writeFileSync(lockOf(store), lockRecord({ pid: 999_999, boot: bootId(), start: 5, pidns: 'pid:[1]' }))
+    const error = await failure(store.open('s'))
+    expect(error.code).toBe('SESSION_LOCKED')
+    expect(error.message).toContain('another pid namespace')
+    expect(error.message).toContain('keel sessions unlock s')
+    expect(await store.unlock('s')).toMatchObject({ removed: true })
+    await (await store.open('s')).close()
+  })
+
   it('takes over an empty lock (a power loss before it reached the disk)', async () => {
     const store = new JsonlStore({ home: home() })
     await stored(store)
@@ -236,7 +249,8 @@ describe('jsonl stale locks', () => {
     expect(handle.notices[0]!.message).toContain('empty or unreadable')
     const lock = JSON.parse(readFileSync(lockOf(store), 'utf8'))
     expect(lock).toMatchObject({ pid: process.pid, host: HOST })
-    if (hasProc) expect(lock).toMatchObject({ boot: bootId(), start: expect.any(Number) })
+    if (hasProc)
+      expect(lock).toMatchObject({ boot: bootId(), start: expect.any(Number), pidns: expect.any(String) })
     await handle.close()
   })
 
