@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, openSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderSchema } from '@keel/session'
 import {
   checkFormatVersion,
   isBlobStub,
@@ -129,6 +129,13 @@ export function readHeader(
     throw corrupt('`header` is not an object')
   if (header.id !== id) {
     throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
+  }
+  const checked = sessionHeaderSchema.safeParse(
+    migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+  )
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!
+    throw corrupt(`header.${issue.path.map(String).join('.')}: ${issue.message}`)
   }
   return {
     header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },

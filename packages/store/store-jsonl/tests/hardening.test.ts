@@ -95,6 +95,21 @@ describe('jsonl input hardening', () => {
     expect(error.message).toContain('deeper than 512 levels')
   })
 
+  it('lists no session whose header is invalid (createdAt: "yesterday"); loading it names the field', async () => {
+    const store = new JsonlStore({ home: home() })
+    const file = await stored(store)
+    await stored(store, 'fine')
+    const [first, ...rest] = readFileSync(file, 'utf8').split('\n')
+    const physical = JSON.parse(first!)
+    physical.header.createdAt = 'yesterday'
+    writeFileSync(file, [JSON.stringify(physical), ...rest].join('\n'))
+    expect((await store.list()).map((s) => s.id)).toEqual(['fine'])
+    const error = await failure(store.load('s'))
+    expect(error.code).toBe('SESSION_CORRUPT')
+    expect(error.details).toMatchObject({ line: 1 })
+    expect(error.message).toContain('header.createdAt')
+  })
+
   it('says what is wrong with a formatVersion stored as a string', async () => {
     const store = new JsonlStore({ home: home() })
     const file = await stored(store)
