@@ -107,6 +107,19 @@ export function hardeningCases(
     }
   })
 
+  it('concurrent creates of one id: exactly one wins, the others get SESSION_EXISTS', async () => {
+    const f = await fixture()
+    const stores = [f.store, await reopen(f), await reopen(f), await reopen(f)]
+    const results = await Promise.allSettled(stores.map((s) => s.create({ id: 'raced' })))
+    const won = results.filter((r) => r.status === 'fulfilled')
+    expect(won).toHaveLength(1)
+    for (const r of results) if (r.status === 'rejected') expectCode(r.reason, 'SESSION_EXISTS')
+    const handle = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<SessionStore['create']>>>).value
+    appendSampleTurn(handle.session)
+    await handle.close()
+    expect((await (await reopen(f)).load('raced')).nextSeq).toBe(N)
+  })
+
   it('stores text with NUL characters and lone surrogates faithfully', async () => {
     const f = await fixture()
     const handle = await f.store.create({ id: 'nul', header: { title: 'a\u0000b', cwd: '/w\u0000' } })
