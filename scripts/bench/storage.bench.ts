@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { SESSION_FORMAT_VERSION } from '@keel/session'
+import { SESSION_FORMAT_VERSION, type Session } from '@keel/session'
 import { MemoryStore } from '@keel/store'
 import { JsonlStore } from '@keel/store-jsonl'
 import { appendSampleTurn, SAMPLE_TURN_EVENTS } from '@keel/store-testkit'
@@ -36,74 +36,105 @@ async function sampleLines(turns: number, pad: string): Promise<string[]> {
   return handle.session.events.map((e) => JSON.stringify(e))
 }
 
-async function appendBench(): Promise<void> {
+type Recorded = { type: string; data: unknown; options: unknown }
+
+/** The 11 appends of sample turn `turn`, recorded (not yet appended). */
+function turnAppends(turn: number, pad: string): Recorded[] {
+  const calls: Recorded[] = []
+  const recorder = {
+    lastTurn: turn - 1,
+    append: (type: string, data: unknown, options: unknown) => calls.push({ type, data, options }),
+  }
+  appendSampleTurn(recorder as unknown as Session, pad)
+  return calls
+}
+
+/**
+ * JSONL durable append at one batch size, end to end: `session.append` of `batch` events
+ * (validation, serialization) then `flush()` (write + fsync), against the baseline
+ * `JSON.stringify` of the same events + `appendFile` + `fsync`. The two alternate batch by
+ * batch (and which goes first), so both see the same disk conditions.
+ */
+async function jsonlAppendAtBatch(
+  batch: number,
+  batches: number,
+): Promise<{ keel: number; flush: number; raw: number }> {
   const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
   try {
-    const warmup = 80
-    const batches = 480
+    const warmup = Math.max(3, Math.ceil(batches / 10))
     const pad = 'x'.repeat(300)
     const store = new JsonlStore({ home })
     const handle = await store.create({ id: 'append' })
+    const session = handle.session
     const rawFile = await fs.open(join(home, 'raw.jsonl'), 'a')
-    // Keel and the baseline alternate batch by batch, so both see the same disk conditions.
+    const queue: Recorded[] = []
+    let turns = 0
     let keel = 0n
-    let keelFlush = 0n
+    let flush = 0n
     let raw = 0n
     for (let i = 0; i < warmup + batches; i++) {
-      // Keel: one sample turn (11 events) appended to the session, then flush().
-      // Baseline: the same 11 events serialized to lines, appendFile + fsync.
-      // The two alternate which goes first, so neither always pays for the other's disk work.
-      const keelTurn = async () => {
+      while (queue.length < batch) queue.push(...turnAppends(++turns, pad))
+      const todo = queue.splice(0, batch)
+      const keelBatch = async () => {
         const t0 = process.hrtime.bigint()
-        appendSampleTurn(handle.session, pad)
+        for (const c of todo) session.append(c.type as never, c.data as never, c.options as never)
         const f0 = process.hrtime.bigint()
         await handle.flush()
         const t1 = process.hrtime.bigint()
         return [t1 - t0, t1 - f0] as const
       }
-      const rawTurn = async (from: number) => {
-        const events = handle.session.events
+      const rawBatch = async () => {
+        // the same events, as the session committed them (the last `batch` of the log)
+        const events = session.events
+        const from = Math.max(0, events.length - batch)
         const r0 = process.hrtime.bigint()
         let text = ''
-        for (let j = from; j < from + SAMPLE_TURN_EVENTS; j++) text += `${JSON.stringify(events[j])}\n`
+        for (let j = from; j < events.length; j++) text += `${JSON.stringify(events[j])}\n`
         await rawFile.appendFile(text)
         await rawFile.sync()
         return process.hrtime.bigint() - r0
       }
       let k: readonly [bigint, bigint]
       let r: bigint
-      if (i % 2 === 0) {
-        k = await keelTurn()
-        r = await rawTurn(handle.session.events.length - SAMPLE_TURN_EVENTS)
+      if (i % 2 === 0 || i < 1) {
+        k = await keelBatch()
+        r = await rawBatch()
       } else {
-        // the baseline writes the lines of the previous turn again (same size), then Keel its new turn
-        r = await rawTurn(handle.session.events.length - SAMPLE_TURN_EVENTS)
-        k = await keelTurn()
+        r = await rawBatch() // the previous batch's lines again (same size), then Keel's new batch
+        k = await keelBatch()
       }
       if (i >= warmup) {
         keel += k[0]
-        keelFlush += k[1]
+        flush += k[1]
         raw += r
       }
     }
     await handle.close()
     await rawFile.close()
-    if ((await fs.stat(store.fileOf('append'))).size < (await fs.stat(join(home, 'raw.jsonl'))).size) {
-      throw new Error('keel wrote less than the baseline')
-    }
-    const events = batches * SAMPLE_TURN_EVENTS
-    console.log(
-      `jsonl durable append: ${events} events in ${batches} fsynced batches of ${SAMPLE_TURN_EVENTS} (alternating with the baseline), raw JSON.stringify+appendFile+fsync of the same lines ${secs(raw).toFixed(3)} s`,
-    )
-    console.log(
-      `  keel end to end (session.append validation + serialization + write + fsync) ${secs(keel).toFixed(3)} s = ${Math.round(events / secs(keel))} events/s -> ratio ${(secs(keel) / secs(raw)).toFixed(2)}x`,
-    )
-    console.log(
-      `  keel flush() only (the store's write path: batch, write, fsync) ${secs(keelFlush).toFixed(3)} s -> ratio ${(secs(keelFlush) / secs(raw)).toFixed(2)}x (goal <= 1.25x)`,
-    )
+    return { keel: secs(keel), flush: secs(flush), raw: secs(raw) }
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
+}
+
+/** JSONL durable append end to end at batch sizes 1, 11, 100 and 1000, as ratios to the raw baseline. */
+async function appendBench(): Promise<Record<string, number>> {
+  const ratios: Record<string, number> = {}
+  for (const [batch, batches] of [
+    [1, 400],
+    [11, 240],
+    [100, 60],
+    [1000, 16],
+  ] as const) {
+    const { keel, flush, raw } = await jsonlAppendAtBatch(batch, batches)
+    const ratio = keel / raw
+    ratios[`jsonl append, batch ${batch}`] = ratio
+    ratios[`jsonl flush() only, batch ${batch}`] = flush / raw
+    console.log(
+      `jsonl durable append, batches of ${batch} (${batches} fsynced batches): keel end to end (session.append validation + flush) ${keel.toFixed(3)} s, of which flush() (the store's write path: serialize check, write, fsync) ${flush.toFixed(3)} s; raw JSON.stringify+appendFile+fsync ${raw.toFixed(3)} s -> ratio ${ratio.toFixed(2)}x end to end (goal <= 1.25x), ${(flush / raw).toFixed(2)}x flush only`,
+    )
+  }
+  return ratios
 }
 
 /** Writes a valid 1M-event session file directly (templated sample turns with renumbered seqs). */
@@ -154,7 +185,7 @@ function runPhase(name: string, ...rest: string[]): Record<string, number> {
   return JSON.parse(result.stdout.trim().split('\n').pop()!) as Record<string, number>
 }
 
-async function loadBench(): Promise<void> {
+async function loadBench(): Promise<Record<string, number>> {
   const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
   try {
     const events = 1_000_000 - (1_000_000 % SAMPLE_TURN_EVENTS)
@@ -164,12 +195,21 @@ async function loadBench(): Promise<void> {
     const keel = runPhase('keel-load', home, 'big')
     if (keel.events !== events || raw.events !== events + 1)
       throw new Error(`event counts differ: ${JSON.stringify({ raw, keel })}`)
+    const ratio = keel.seconds! / raw.seconds!
     console.log(
-      `jsonl load of ${events} events (${mib(size)}): keel ${keel.seconds!.toFixed(2)} s, peak RSS ${mib(keel.rss!)}; raw read+split+JSON.parse ${raw.seconds!.toFixed(2)} s, peak RSS ${mib(raw.rss!)} -> ratio ${(keel.seconds! / raw.seconds!).toFixed(2)}x (goal <= 2x)`,
+      `jsonl load of ${events} events (${mib(size)}): keel ${keel.seconds!.toFixed(2)} s, peak RSS ${mib(keel.rss!)}; raw read+split+JSON.parse ${raw.seconds!.toFixed(2)} s, peak RSS ${mib(raw.rss!)} -> ratio ${ratio.toFixed(2)}x (goal <= 1.5x)`,
     )
+    return { 'jsonl load': ratio }
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
+}
+
+/** All measured ratios in one block at the end of the run. */
+function printRatios(ratios: Record<string, number>): void {
+  if (Object.keys(ratios).length === 0) return
+  console.log('\nratios (keel / raw baseline):')
+  for (const [name, ratio] of Object.entries(ratios)) console.log(`  ${name.padEnd(28)} ${ratio.toFixed(2)}x`)
 }
 
 if (phase === 'raw-load') {
@@ -188,7 +228,9 @@ if (phase === 'raw-load') {
   console.log(JSON.stringify({ seconds, rss: peakRss(), events: session.nextSeq }))
 } else {
   // `storage.bench.ts [append|load|postgres]` runs one part; no argument runs all
-  if (!phase || phase === 'append') await appendBench()
-  if (!phase || phase === 'load') await loadBench()
+  const ratios: Record<string, number> = {}
+  if (!phase || phase === 'append') Object.assign(ratios, await appendBench())
+  if (!phase || phase === 'load') Object.assign(ratios, await loadBench())
   if (!phase || phase === 'postgres') await postgresBench()
+  printRatios(ratios)
 }

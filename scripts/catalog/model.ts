@@ -26,6 +26,7 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: reado
     ],
   },
   { module: '@keel/store-jsonl', names: ['PhysicalHeader'] },
+  { module: '@keel/store', names: ['BlobStub'] },
 ]
 
 /** A workspace package found under `packages/<group>/<name>`. */

@@ -3,7 +3,7 @@ import { isKeelError } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runDemo } from './run-demo.js'
-import { selectStore } from './store.js'
+import { selectStore, unlockSession } from './store.js'
 
 /** Where a command reads its environment and writes its output. */
 export interface CliIo {
@@ -19,6 +19,7 @@ const usage = `usage: keel <command>
 
   keel sessions list [--cwd dir] [--limit n] [--store s]   stored sessions, newest first
   keel sessions show <id> [--json] [--store s]             one session's header, notices and events (read-only)
+  keel sessions unlock <id>                                remove a stale writer lock (JSONL; e.g. one held on another host)
   keel demo [--live "task"] [--store s] [...]              the demo agent (see keel demo --help)
 
 Sessions live in $KEEL_HOME/sessions (default ~/.keel) with the default JSONL store.
@@ -81,6 +82,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     if (command === 'sessions' && sub === 'list') return await listSessions(rest, io)
     if (command === 'sessions' && sub === 'show') return await showSession(rest, io)
+    if (command === 'sessions' && sub === 'unlock') return await unlockSession(rest, io)
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       io.out(`${usage}\n`)
       return 0

@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util'
 import { KeelError } from '@keel/base'
 import type { SessionStore } from '@keel/store'
 import { JsonlStore, keelHome } from '@keel/store-jsonl'
@@ -54,4 +55,49 @@ export function selectStore(
     `unknown store ${JSON.stringify(kind)} (from ${flag !== undefined ? '--store' : '$KEEL_STORE'}): use jsonl (the default) or postgres`,
     { kind },
   )
+}
+
+/**
+ * `keel sessions unlock <id>`: removes a JSONL session's writer lock that this host cannot
+ * judge (held on another host) or that is stale or unreadable. A lock of a live process on
+ * this host is refused (`SESSION_LOCKED`): close the session there instead.
+ */
+export async function unlockSession(
+  argv: readonly string[],
+  io: { env: Readonly<Record<string, string | undefined>>; out(text: string): void; err(text: string): void },
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { store: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  })
+  const id = positionals[0]
+  if (id === undefined || positionals.length > 1) {
+    io.err('usage: keel sessions unlock <id>\n')
+    return 2
+  }
+  const selected = selectStore(values.store, io.env)
+  try {
+    if (!(selected.store instanceof JsonlStore)) {
+      io.err(
+        `keel sessions unlock: the ${selected.kind} store keeps no writer lock files; nothing to unlock\n`,
+      )
+      return 2
+    }
+    const result = await selected.store.unlock(id)
+    if (!result.removed) {
+      io.out(`session ${id} has no writer lock; nothing to do\n`)
+      return 0
+    }
+    const holder = result.holder
+    const who =
+      holder === 'unreadable'
+        ? 'an unreadable lock'
+        : `the lock of process ${holder.pid} on ${holder.host}${holder.since ? ` (taken ${new Date(holder.since).toISOString()})` : ''}`
+    io.out(`session ${id}: removed ${who}; it can be opened again\n`)
+    return 0
+  } finally {
+    await selected.store.close()
+  }
 }

@@ -1,3 +1,10 @@
 export type { Brand } from './brand.js'
 export { isKeelError, KeelError } from './errors.js'
-export { deepFreezeJson, type JsonObject, type JsonValue, NonJsonValueError, toFrozenJson } from './json.js'
+export {
+  deepFreezeJson,
+  type JsonObject,
+  type JsonValue,
+  MAX_JSON_DEPTH,
+  NonJsonValueError,
+  toFrozenJson,
+} from './json.js'

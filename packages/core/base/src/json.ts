@@ -6,6 +6,13 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue }
 
+/**
+ * The deepest nesting of arrays and objects plain JSON data may have (the value itself is
+ * level 0). Deeper data is refused with {@link NonJsonValueError}, on append and on load
+ * alike, before any recursive code could overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 512
+
 /** Thrown when a value that must be plain JSON is not. `details.path` is the JSON path. */
 export class NonJsonValueError extends KeelError<'NON_JSON_DATA'> {}
 
@@ -14,9 +21,10 @@ export class NonJsonValueError extends KeelError<'NON_JSON_DATA'> {}
  * {@link NonJsonValueError} naming the first offending JSON path (`root.a[2].b`).
  *
  * Refused: `undefined` (as a value or property value), `NaN`, `±Infinity`, bigint,
- * functions, symbols, class instances (Date, Map, Set, …), arrays with holes, and cycles.
- * Symbol-keyed properties are not data and are left out, exactly as `JSON.stringify`
- * does. One pass: check, copy and freeze together (this is on the append hot path).
+ * functions, symbols, class instances (Date, Map, Set, …), arrays with holes, cycles and
+ * nesting deeper than {@link MAX_JSON_DEPTH}. Symbol-keyed properties are not data and are
+ * left out, exactly as `JSON.stringify` does. An own `__proto__` key (as `JSON.parse`
+ * makes one) is kept as data, never turned into a prototype. One pass: check, copy and freeze together (this is on the append hot path).
  */
 export function toFrozenJson<T>(value: T, root = 'data', what = 'value'): T {
   const copy = fastCopy(value, [], 0)
@@ -39,6 +47,7 @@ function fastCopy(v: unknown, path: object[], depth: number): unknown {
   if (v === null) return null
   if (kind !== 'object') return INVALID
   const obj = v as object
+  if (depth >= MAX_JSON_DEPTH) return INVALID
   for (let i = 0; i < depth; i++) if (path[i] === obj) return INVALID
   path[depth] = obj
   if (Array.isArray(obj)) {
@@ -58,7 +67,8 @@ function fastCopy(v: unknown, path: object[], depth: number): unknown {
   for (const key in obj) {
     const item = fastCopy((obj as Record<string, unknown>)[key], path, depth + 1)
     if (item === INVALID) return INVALID
-    copy[key] = item
+    if (key === '__proto__') defineOwn(copy, key, item)
+    else copy[key] = item
   }
   return Object.freeze(copy)
 }
@@ -80,12 +90,20 @@ function describe(v: unknown): string {
   }
 }
 
+/** Sets an own enumerable data property (for `__proto__`, which plain assignment would not). */
+function defineOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+const tooDeep = `nested deeper than ${MAX_JSON_DEPTH} levels (the documented limit for stored data)`
+
 function diagnose(v: unknown, at: string, path: object[]): { at: string; reason: string } | undefined {
   const kind = typeof v
   if (kind === 'string' || kind === 'boolean' || v === null) return undefined
   if (kind === 'number') return Number.isFinite(v as number) ? undefined : { at, reason: describe(v) }
   if (kind !== 'object') return { at, reason: describe(v) }
   const obj = v as object
+  if (path.length >= MAX_JSON_DEPTH) return { at, reason: tooDeep }
   if (path.includes(obj)) return { at, reason: 'a cycle (an object that contains itself)' }
   path.push(obj)
   try {
@@ -109,11 +127,28 @@ function diagnose(v: unknown, at: string, path: object[]): { at: string; reason:
   }
 }
 
-/** Deep-freezes a value that is already known to be plain JSON (e.g. just parsed). */
-export function deepFreezeJson<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const key in value) deepFreezeJson((value as Record<string, unknown>)[key])
-    Object.freeze(value)
+/**
+ * Deep-freezes a value that is already known to be plain JSON (e.g. just parsed). Throws
+ * {@link NonJsonValueError} when it is nested deeper than {@link MAX_JSON_DEPTH}.
+ */
+export function deepFreezeJson<T>(value: T, root = 'data', what = 'value'): T {
+  if (!freezeTo(value, MAX_JSON_DEPTH)) {
+    throw new NonJsonValueError(
+      'NON_JSON_DATA',
+      `${what}: ${root} is ${tooDeep}; only plain JSON may be stored`,
+      {
+        path: root,
+        reason: tooDeep,
+      },
+    )
   }
   return value
+}
+
+function freezeTo(value: unknown, levels: number): boolean {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return true
+  if (levels === 0) return false
+  for (const key in value) if (!freezeTo((value as Record<string, unknown>)[key], levels - 1)) return false
+  Object.freeze(value)
+  return true
 }

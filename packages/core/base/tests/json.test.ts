@@ -1,4 +1,11 @@
-import { deepFreezeJson, isKeelError, KeelError, NonJsonValueError, toFrozenJson } from '@keel/base'
+import {
+  deepFreezeJson,
+  isKeelError,
+  KeelError,
+  MAX_JSON_DEPTH,
+  NonJsonValueError,
+  toFrozenJson,
+} from '@keel/base'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
@@ -76,5 +83,43 @@ describe('KeelError', () => {
     expect(isKeelError(error, 'DEMO')).toBe(true)
     expect(isKeelError(error, 'OTHER')).toBe(false)
     expect(Object.isFrozen(error.details)).toBe(true)
+  })
+})
+
+describe('depth limit and __proto__ keys', () => {
+  const nested = (depth: number): unknown => {
+    let value: unknown = 1
+    for (let i = 0; i < depth; i++) value = i % 2 ? [value] : { k: value }
+    return value
+  }
+
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses deeper data with a typed error, never a RangeError`, () => {
+    expect(() => toFrozenJson(nested(MAX_JSON_DEPTH))).not.toThrow()
+    for (const depth of [MAX_JSON_DEPTH + 1, 3000, 20_000]) {
+      const error = (() => {
+        try {
+          toFrozenJson(nested(depth), 'data', 'test')
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(error).toBeInstanceOf(NonJsonValueError)
+      expect((error as Error).message).toContain(`deeper than ${MAX_JSON_DEPTH} levels`)
+    }
+    const parsed = JSON.parse(`${'['.repeat(20_000)}1${']'.repeat(20_000)}`)
+    expect(() => deepFreezeJson(parsed, 'data', 'stored')).toThrow(NonJsonValueError)
+    expect(() => deepFreezeJson(JSON.parse(JSON.stringify(nested(MAX_JSON_DEPTH))))).not.toThrow()
+  })
+
+  it('keeps an own __proto__ key as data and never sets a prototype', () => {
+    const parsed = JSON.parse('{"__proto__":{"polluted":1},"a":[{"__proto__":null}]}')
+    const copy = toFrozenJson(parsed) as Record<string, unknown>
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+    expect(Object.keys(copy)).toEqual(['__proto__', 'a'])
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(parsed))
+    expect(({} as { polluted?: number }).polluted).toBeUndefined()
+    expect(JSON.stringify(deepFreezeJson(parsed))).toBe(
+      '{"__proto__":{"polluted":1},"a":[{"__proto__":null}]}',
+    )
   })
 })

@@ -22,6 +22,7 @@ export {
   getEventRegistration,
   registerEvents,
   registeredEventTypes,
+  sessionHeaderSchema,
   sessionIdSchema,
   sessionSeqSchema,
 } from './registry.js'

@@ -11,6 +11,21 @@ export const sessionIdSchema = z
     'a session id is 1–128 of A-Z a-z 0-9 . _ - (no leading dot)',
   ) as unknown as z.ZodType<SessionId>
 
+/**
+ * Runtime schema of {@link SessionHeader}, mirroring its declaration field by field (a
+ * generated validator replaces it later). Unknown fields are left alone.
+ */
+export const sessionHeaderSchema = z.object({
+  version: z.number().int().positive(),
+  id: sessionIdSchema,
+  createdAt: z.number().finite().nonnegative(),
+  cwd: z.string().optional(),
+  parentSession: sessionIdSchema.optional(),
+  seedLength: z.number().int().nonnegative().optional(),
+  agentPreset: z.string().optional(),
+  title: z.string().optional(),
+})
+
 /** Runtime schema of {@link SessionSeq}: a non-negative integer. */
 export const sessionSeqSchema = z.number().int().nonnegative() as unknown as z.ZodType<SessionSeq>
 

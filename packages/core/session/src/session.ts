@@ -4,7 +4,7 @@ import type { z } from 'zod'
 import { SessionError, type SessionErrorCode } from './errors.js'
 import type { SessionEventMap } from './events.js'
 import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
-import { getEventRegistration, sessionIdSchema } from './registry.js'
+import { getEventRegistration, sessionHeaderSchema, sessionIdSchema } from './registry.js'
 import {
   type NoSurfaceFields,
   SESSION_FORMAT_VERSION,
@@ -207,6 +207,16 @@ export class Session {
     } catch (error) {
       throw asSessionError(error, 'header')
     }
+    const checked = sessionHeaderSchema.safeParse(frozen)
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!
+      const path = ['header', ...issue.path.map(String)].join('.')
+      throw new SessionError(
+        'HEADER_INVALID',
+        `session ${id} header: ${path}: ${issue.message} (found ${JSON.stringify(issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], frozen))})`,
+        { id, path },
+      )
+    }
     const session = new Session(frozen, options)
     if (seed) for (const raw of seed) session.#load(raw)
     return session
@@ -282,15 +292,18 @@ export class Session {
     const opts = (options ?? {}) as AppendOptions<SessionEventType> & SurfaceFields
     const seq = this.#events.length
     const time = opts.time ?? this.#clock()
-    const event = this.#build({
-      type,
-      seq,
-      time,
-      data,
-      ignorable: opts.ignorable,
-      surfaceOp: opts.surfaceOp,
-      sourceEventSeqs: opts.sourceEventSeqs,
-    })
+    const event = this.#build(
+      {
+        type,
+        seq,
+        time,
+        data,
+        ignorable: opts.ignorable,
+        surfaceOp: opts.surfaceOp,
+        sourceEventSeqs: opts.sourceEventSeqs,
+      },
+      true,
+    )
     const frozenData = this.#checkData(type, seq, event.data, registration.schema)
     const committed = Object.freeze({ ...event, data: frozenData }) as SessionEvent
     this.#commit(committed, true, this.#beforeCommit)
@@ -460,10 +473,20 @@ export class Session {
   }
 
   /** Checks the envelope fields and builds the (not yet frozen-data) event. Throws on bad input. */
-  #build(e: StoredEnvelope): AnyEvent {
+  #build(e: StoredEnvelope, live = false): AnyEvent {
     const { type, seq } = e
-    if (typeof e.time !== 'number' || !Number.isFinite(e.time)) {
-      throw envelopeError(seq, `has time ${String(e.time)}; expected Unix epoch milliseconds`, type)
+    if (typeof e.time !== 'number' || !Number.isFinite(e.time) || e.time < 0) {
+      const reason = `has time ${typeof e.time === 'string' ? JSON.stringify(e.time) : String(e.time)}; expected Unix epoch milliseconds (a finite number ≥ 0)`
+      if (!live) throw envelopeError(seq, reason, type)
+      throw new SessionError(
+        'EVENT_ENVELOPE_INVALID',
+        `cannot append '${type}' at seq ${seq}: it ${reason}`,
+        {
+          seq,
+          type,
+          time: String(e.time),
+        },
+      )
     }
     if (e.ignorable !== undefined && e.ignorable !== true) {
       throw envelopeError(seq, 'has `ignorable` other than true', type)
@@ -525,7 +548,9 @@ export class Session {
   ): unknown {
     let frozen: unknown
     try {
-      frozen = parsed ? deepFreezeJson(data) : toFrozenJson(data, 'data', `event '${type}' (seq ${seq})`)
+      frozen = parsed
+        ? deepFreezeJson(data, 'data', `event '${type}' (seq ${seq})`)
+        : toFrozenJson(data, 'data', `event '${type}' (seq ${seq})`)
     } catch (error) {
       throw asSessionError(error, 'data', type, seq)
     }

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs } from 'node:fs'
+import { promises as fs, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
+import { fsyncDir } from './files.js'
+import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
 
 /** The content of a writer lock file. */
-export interface LockRecord {
-  pid: number
+export interface LockRecord extends ProcessIdentity {
   host: string
   /** Unix ms when the lock was taken. */
   since: number
@@ -12,17 +14,28 @@ export interface LockRecord {
   nonce: string
 }
 
-/** Whether process `pid` exists on this host. */
-function alive(pid: number): boolean {
+/** Nonces of the locks this process holds (tells our own locks from a dead namesake's). */
+const HELD = new Set<string>()
+
+type ReadLock = LockRecord | 'missing' | 'unreadable'
+
+function parseLock(text: string): LockRecord | 'unreadable' {
+  let record: Partial<LockRecord>
   try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    record = JSON.parse(text) as Partial<LockRecord>
+  } catch {
+    return 'unreadable' // empty or torn: a power loss before the lock reached the disk
   }
+  return record !== null &&
+    typeof record === 'object' &&
+    typeof record.pid === 'number' &&
+    typeof record.host === 'string' &&
+    typeof record.nonce === 'string'
+    ? (record as LockRecord)
+    : 'unreadable'
 }
 
-async function readLock(path: string): Promise<LockRecord | 'missing' | 'unreadable'> {
+async function readLock(path: string): Promise<ReadLock> {
   let text: string
   try {
     text = await fs.readFile(path, 'utf8')
@@ -30,41 +43,86 @@ async function readLock(path: string): Promise<LockRecord | 'missing' | 'unreada
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
     throw error
   }
+  return parseLock(text)
+}
+
+/** Whether the lock at `path` is still the one with `nonce` (synchronous: checked before each write). */
+export function lockIsHeld(path: string, nonce: string): boolean {
+  let text: string
   try {
-    const record = JSON.parse(text) as LockRecord
-    if (typeof record.pid === 'number' && typeof record.host === 'string') return record
-  } catch {}
-  return 'unreadable'
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  const record = parseLock(text)
+  return typeof record === 'object' && record.nonce === nonce
 }
 
 /** A held writer lock. */
 export interface HeldLock {
   readonly record: LockRecord
+  readonly path: string
   release(): Promise<void>
 }
 
+function holderOf(record: LockRecord): LockHolder {
+  return { pid: record.pid, host: record.host, since: record.since }
+}
+
+/** The advice for a lock this host cannot judge. */
+export function unlockHint(id: string, host: string): string {
+  return `it is held on host ${host}, so this host cannot tell whether that writer still runs; if no Keel process there uses the session, run \`keel sessions unlock ${id}\``
+}
+
+/** Whether a lock on this host belongs to a live process (`foreign`: another pid namespace). */
+function liveness(record: LockRecord): 'alive' | 'dead' | 'foreign' {
+  if (record.pid === process.pid && (record.start === undefined || record.boot === undefined)) {
+    // no /proc identity: our own pid is live only for a lock this process took
+    return HELD.has(record.nonce) ? 'alive' : 'dead'
+  }
+  return judge(record)
+}
+
+/** The advice for a lock of this host name held in another pid namespace (a container). */
+function foreignHint(id: string): string {
+  return `it is held in another pid namespace (another container on this host), so this one cannot tell whether that writer still runs; if no Keel process there uses the session, run \`keel sessions unlock ${id}\``
+}
+
 /**
- * Takes the writer lock of a session: `path` is created atomically (written to a temp file,
- * then hard-linked into place, which fails if it exists), carrying pid and host. A lock of
- * a dead process on this host is taken over with a notice; a live one, or one from another
- * host, gives `SessionLocked`.
+ * Takes the writer lock of a session: `path` is created atomically (written to a temp file
+ * and fsynced, then hard-linked into place, which fails if it exists, and the folder
+ * fsynced), carrying pid, host, boot id and process start time. A lock of a process that no
+ * longer runs on this host (by pid, start time and boot id), or an empty/unreadable one (a
+ * power loss before it reached the disk), is taken over with a notice; a live one, or one
+ * from another host, gives `SessionLocked`.
  */
 export async function acquireLock(id: string, path: string, notices: StoreNotice[]): Promise<HeldLock> {
   const record: LockRecord = {
-    pid: process.pid,
+    ...selfIdentity(),
     host: HOST,
     since: Date.now(),
     nonce: randomBytes(8).toString('hex'),
   }
   const temp = `${path}.${record.nonce}.tmp`
-  await fs.writeFile(temp, JSON.stringify(record))
   try {
+    const file = await fs.open(temp, 'wx')
+    try {
+      await file.writeFile(JSON.stringify(record))
+      await file.sync()
+    } finally {
+      await file.close()
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         await fs.link(temp, path)
+        HELD.add(record.nonce)
+        await fsyncDir(dirname(path))
         return {
           record,
+          path,
           release: async () => {
+            HELD.delete(record.nonce)
             const current = await readLock(path)
             if (typeof current === 'object' && current.nonce === record.nonce)
               await fs.rm(path, { force: true })
@@ -75,57 +133,82 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
       }
       const holder = await readLock(path)
       if (holder === 'missing') continue
-      if (holder === 'unreadable') {
-        throw new SessionLocked(
-          id,
-          {},
-          `its lock file ${path} is unreadable; if no Keel process uses the session, delete it`,
-        )
+      if (holder !== 'unreadable') {
+        if (holder.host !== HOST) throw new SessionLocked(id, holderOf(holder), unlockHint(id, holder.host))
+        const state = liveness(holder)
+        if (state === 'foreign') throw new SessionLocked(id, holderOf(holder), foreignHint(id))
+        if (state === 'alive') {
+          throw new SessionLocked(
+            id,
+            holderOf(holder),
+            holder.pid === process.pid
+              ? 'this process already has it open; close that handle first'
+              : 'close it there first',
+          )
+        }
       }
-      const info: LockHolder = { pid: holder.pid, host: holder.host, since: holder.since }
-      if (holder.host !== HOST) {
-        throw new SessionLocked(
-          id,
-          info,
-          `it is on another host, so this one cannot tell whether it is alive; if it is not, delete ${path}`,
-        )
-      }
-      if (alive(holder.pid)) {
-        throw new SessionLocked(
-          id,
-          info,
-          holder.pid === process.pid
-            ? 'this process already has it open; close that handle first'
-            : 'close it there first',
-        )
-      }
-      // Stale: move it aside under a name only we use, then check we moved the lock we judged.
-      const aside = `${path}.stale.${record.nonce}`
-      try {
-        await fs.rename(path, aside)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-        throw error
-      }
-      const moved = await readLock(aside)
-      if (typeof moved === 'object' && moved.nonce !== holder.nonce) {
-        // Someone else took over in between and we moved their live lock: put it back.
-        await fs.link(aside, path).catch(() => {})
-        await fs.rm(aside, { force: true })
-        throw new SessionLocked(
-          id,
-          { pid: moved.pid, host: moved.host, since: moved.since },
-          'close it there first',
-        )
-      }
-      await fs.rm(aside, { force: true })
+      if (!(await takeOver(path, record.nonce, holder))) continue
       notices.push({
         code: 'STALE_LOCK_TAKEN_OVER',
-        message: `session ${id}: took over the writer lock of process ${holder.pid} on ${holder.host}, which no longer runs (it stopped without closing the session)`,
+        message:
+          holder === 'unreadable'
+            ? `session ${id}: took over its empty or unreadable writer lock (left by a power loss or crash before the lock reached the disk)`
+            : `session ${id}: took over the writer lock of process ${holder.pid} on ${holder.host}, which no longer runs (it stopped without closing the session${holder.pid === process.pid ? '; its pid is now this process' : ''})`,
       })
     }
     throw new SessionLocked(id, {}, `its lock file ${path} keeps changing; try again`)
   } finally {
     await fs.rm(temp, { force: true })
   }
+}
+
+/**
+ * Moves a stale lock aside under a name only we use, then checks we moved the lock we
+ * judged; if another process replaced it in between, puts theirs back. True when removed.
+ */
+async function takeOver(path: string, nonce: string, judged: LockRecord | 'unreadable'): Promise<boolean> {
+  const aside = `${path}.stale.${nonce}`
+  try {
+    await fs.rename(path, aside)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  const moved = await readLock(aside)
+  const same =
+    judged === 'unreadable'
+      ? moved === 'unreadable'
+      : typeof moved === 'object' && moved.nonce === judged.nonce
+  if (!same) {
+    // Someone else took over in between and we moved their live lock: put it back.
+    await fs.link(aside, path).catch(() => undefined)
+    await fs.rm(aside, { force: true })
+    return false
+  }
+  await fs.rm(aside, { force: true })
+  return true
+}
+
+/** What `breakLock` found and removed. */
+export type BrokenLock = { removed: false } | { removed: true; holder: LockHolder | 'unreadable' }
+
+/**
+ * Removes a session's writer lock by hand (`keel sessions unlock <id>`): for a lock held on
+ * another host (which this host cannot judge), or an unreadable one. A lock of a live
+ * process on this host is refused with `SessionLocked`; a stale local one is removed too.
+ */
+export async function breakLock(id: string, path: string): Promise<BrokenLock> {
+  const holder = await readLock(path)
+  if (holder === 'missing') return { removed: false }
+  if (holder !== 'unreadable' && holder.host === HOST && liveness(holder) === 'alive') {
+    throw new SessionLocked(
+      id,
+      holderOf(holder),
+      'it runs on this host, so it is not stale; close it there first',
+    )
+  }
+  if (!(await takeOver(path, randomBytes(8).toString('hex'), holder))) {
+    throw new SessionLocked(id, {}, `its lock file ${path} changed while unlocking; try again`)
+  }
+  return { removed: true, holder: holder === 'unreadable' ? 'unreadable' : holderOf(holder) }
 }

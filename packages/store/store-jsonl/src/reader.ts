@@ -1,13 +1,20 @@
+import { isUtf8 } from 'node:buffer'
 import { closeSync, openSync, readSync } from 'node:fs'
-import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import { dirname } from 'node:path'
+import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderSchema } from '@keel/session'
 import {
   checkFormatVersion,
+  isBlobStub,
   migratedNotice,
   migrateStored,
+  resolveBlobStub,
   SessionCorrupt,
   type StoredLog,
+  type StoreLocation,
   type StoreNotice,
+  stubDigest,
 } from '@keel/store'
+import { blobPath, readBlob } from './files.js'
 
 /** The name in the physical header's `format` field. */
 export const FORMAT_NAME = 'keel-session'
@@ -38,7 +45,7 @@ class LineReader {
   }
 
   /** The next line: its text, file offset, and whether it ended with a newline. Null at end. */
-  next(): { text: string; offset: number; bytes: number; newline: boolean } | null {
+  next(): { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean } | null {
     let searchFrom = this.#start
     for (;;) {
       const nl = this.#buf.indexOf(10, searchFrom)
@@ -48,6 +55,7 @@ class LineReader {
           offset: this.#base + this.#start,
           bytes: nl - this.#start,
           newline: true,
+          utf8: isUtf8(this.#buf.subarray(this.#start, nl)),
         }
         this.#start = nl + 1
         return line
@@ -59,6 +67,7 @@ class LineReader {
           offset: this.#base + this.#start,
           bytes: this.#end - this.#start,
           newline: false,
+          utf8: isUtf8(this.#buf.subarray(this.#start, this.#end)),
         }
         this.#start = this.#end
         return line
@@ -104,6 +113,7 @@ export function readHeader(
   const corrupt = (reason: string) => new SessionCorrupt(id, { file, line: 1, offset: 0 }, reason)
   if (!line) throw corrupt('the file is empty (no physical header)')
   if (!line.newline) throw corrupt('the physical header line is incomplete')
+  if (!line.utf8) throw corrupt('the physical header is not valid UTF-8')
   let parsed: Partial<PhysicalHeader>
   try {
     parsed = JSON.parse(line.text) as Partial<PhysicalHeader>
@@ -119,6 +129,13 @@ export function readHeader(
     throw corrupt('`header` is not an object')
   if (header.id !== id) {
     throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
+  }
+  const checked = sessionHeaderSchema.safeParse(
+    migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+  )
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!
+    throw corrupt(`header.${issue.path.map(String).join('.')}: ${issue.message}`)
   }
   return {
     header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
@@ -151,6 +168,14 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
   /** The line being read: enough to compute its byte offset lazily (only errors need it). */
   let current = { line: 1, text: '', start: 0, base: 0 }
   const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
+  const dir = dirname(file)
+  /** Puts a spilled event's blob in place of its stub line (digest checked). */
+  const resolve = (raw: unknown, at: StoreLocation): unknown => {
+    if (!isBlobStub(raw)) return raw
+    const where = { ...at, seq: raw.seq }
+    const sha256 = stubDigest(id, raw, where)
+    return resolveBlobStub(id, raw, readBlob(dir, sha256), blobPath(dir, sha256), where)
+  }
   function* events(): Generator<unknown> {
     const fd = openSync(file, 'r')
     try {
@@ -180,9 +205,13 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
             const text = buf.toString('utf8', 0, length)
             current = { line: lineNo, text, start: 0, base }
             let parsed: unknown
-            try {
-              parsed = JSON.parse(text)
-            } catch {}
+            if (isUtf8(buf.subarray(0, length))) {
+              try {
+                parsed = JSON.parse(text)
+              } catch {
+                // not parseable: a torn write, dropped below with a notice
+              }
+            }
             if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
               notices.push({
                 code: 'MISSING_FINAL_NEWLINE',
@@ -190,7 +219,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
               })
               state.validLength = base + length
               state.needsNewline = true
-              yield parsed
+              yield resolve(parsed, { file, line: lineNo, offset: base })
             } else {
               state.validLength = base
               notices.push({
@@ -200,6 +229,14 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
             }
           }
           break
+        }
+        if (!isUtf8(buf.subarray(0, lastNewline + 1))) {
+          const bad = firstInvalidLine(buf, lastNewline + 1)
+          throw new SessionCorrupt(
+            id,
+            { file, line: lineNo + 1 + bad.index, offset: base + bad.start },
+            'the line is not valid UTF-8 (a byte sequence that is no character; the file was damaged or written by another program)',
+          )
         }
         const text = buf.toString('utf8', 0, lastNewline + 1)
         carry = Buffer.from(buf.subarray(lastNewline + 1, length))
@@ -221,6 +258,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
                 : `the line is not valid JSON (${(error as Error).message})`,
             )
           }
+          if (isBlobStub(parsed)) parsed = resolve(parsed, { file, line: lineNo, offset: offsetOf(current) })
           start = newline + 1
           yield parsed
         }
@@ -241,5 +279,43 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
       const line = seq + 2
       return current.line === line ? { file, line, offset: offsetOf(current), seq } : { file, line, seq }
     },
+  }
+}
+
+/** The index (0-based) and start byte of the first line in `buf[0, end)` that is not valid UTF-8. */
+function firstInvalidLine(buf: Buffer, end: number): { index: number; start: number } {
+  let start = 0
+  for (let index = 0; start < end; index++) {
+    let newline = buf.indexOf(10, start)
+    if (newline === -1 || newline >= end) newline = end
+    if (!isUtf8(buf.subarray(start, newline))) return { index, start }
+    start = newline + 1
+  }
+  return { index: 0, start: 0 }
+}
+
+/**
+ * The number of events in a session file, without parsing: its complete lines after the
+ * header (a torn or unterminated last line is not counted). Reads the file in 1 MiB chunks.
+ */
+export function countEvents(file: string, bodyOffset: number): number | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const buf = Buffer.allocUnsafe(CHUNK)
+    let count = 0
+    for (let pos = bodyOffset; ; ) {
+      const read = readSync(fd, buf, 0, CHUNK, pos)
+      if (read === 0) return count
+      pos += read
+      for (let at = buf.indexOf(10, 0); at !== -1 && at < read; at = buf.indexOf(10, at + 1)) count++
+    }
+  } finally {
+    closeSync(fd)
   }
 }

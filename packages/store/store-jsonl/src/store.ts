@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto'
 import { existsSync, promises as fs } from 'node:fs'
 import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { SESSION_FORMAT_VERSION, type SessionHeader, sessionIdSchema } from '@keel/session'
+import { join } from 'node:path'
+import { type SessionHeader, sessionIdSchema } from '@keel/session'
 import {
   BackendStore,
   type ListOptions,
-  type LogWriter,
   type PendingEvent,
   SessionExists,
+  SessionLocked,
   SessionNotFound,
   type SessionSummary,
   type StoreBackend,
@@ -17,13 +16,21 @@ import {
   type StoreOptions,
   summaryOf,
 } from '@keel/store'
-import { acquireLock, type HeldLock } from './lock.js'
-import { FORMAT_NAME, type PhysicalHeader, type ReadState, readHeader, readLog } from './reader.js'
+import { cleanLeftovers, fsyncDir, LEFTOVER_AGE_MS, mapIoError, writeTempLog } from './files.js'
+import { acquireLock, type BrokenLock, breakLock } from './lock.js'
+import { countEvents, readHeader, readLog } from './reader.js'
+import { JsonlWriter } from './writer.js'
 
 /** Options of {@link JsonlStore}. */
 export interface JsonlStoreOptions extends StoreOptions {
   /** The Keel home; sessions live in `<home>/sessions/<id>/session.jsonl`. Default `$KEEL_HOME`, else `~/.keel`. */
   home?: string
+  /**
+   * Temp files (`.session.jsonl.*.tmp`, `writer.lock.*.tmp`, `blobs/*.tmp`) older than this
+   * are leftovers of a killed process and are removed on `open`, `create` and `list`.
+   * Default 10 minutes.
+   */
+  leftoverAgeMs?: number
 }
 
 /** The Keel home directory: `$KEEL_HOME`, else `~/.keel`. */
@@ -42,8 +49,21 @@ export class JsonlStore extends BackendStore {
 
   constructor(options: JsonlStoreOptions = {}) {
     const sessionsDir = join(options.home ?? keelHome(), 'sessions')
-    super(new JsonlBackend(sessionsDir), options)
+    const backend = new JsonlBackend(sessionsDir, options.leftoverAgeMs ?? LEFTOVER_AGE_MS)
+    super(backend, options)
     this.sessionsDir = sessionsDir
+    this.#backend = backend
+  }
+
+  readonly #backend: JsonlBackend
+
+  /**
+   * Removes a session's writer lock by hand (`keel sessions unlock <id>`): one held on
+   * another host (which this host cannot judge), or an unreadable one. A lock of a live
+   * process on this host is refused with `SessionLocked`.
+   */
+  unlock(id: string): Promise<BrokenLock> {
+    return this.#backend.unlock(id)
   }
 
   /** The path of a session's log file. */
@@ -52,115 +72,16 @@ export class JsonlStore extends BackendStore {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/**
- * Writes a complete log (physical header + events) to a fresh temp file in `dir` and
- * fsyncs it; the caller links or renames it into place. Returns the temp path.
- */
-async function writeTempLog(
-  dir: string,
-  header: SessionHeader,
-  events: readonly PendingEvent[],
-): Promise<string> {
-  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
-  let text = `${JSON.stringify(physical)}\n`
-  for (const item of events) text += `${item.json}\n`
-  const temp = join(dir, `.session.jsonl.${randomBytes(6).toString('hex')}.tmp`)
-  const handle = await fs.open(temp, 'wx')
-  try {
-    await handle.writeFile(text)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  return temp
-}
-
-class JsonlWriter implements LogWriter {
-  readonly directory: string
-  readonly #file: string
-  readonly #lock: HeldLock
-  #state: ReadState | undefined
-  #handle: fs.FileHandle | undefined
-  #closed = false
-
-  constructor(file: string, lock: HeldLock, state?: ReadState) {
-    this.directory = dirname(file)
-    this.#file = file
-    this.#lock = lock
-    this.#state = state
-  }
-
-  async rewrite(header: SessionHeader, events: readonly PendingEvent[]): Promise<void> {
-    const dir = dirname(this.#file)
-    const temp = await writeTempLog(dir, header, events)
-    // keep the pre-migration file beside the new one
-    await fs
-      .link(this.#file, join(dir, `session.v${this.#state?.migratedFrom ?? 'old'}.jsonl`))
-      .catch(() => {})
-    await fs.rename(temp, this.#file)
-    await fsyncDir(dir)
-    this.#state = undefined
-  }
-
-  async prepare(): Promise<void> {
-    const state = this.#state
-    if (state) {
-      const { size } = await fs.stat(this.#file)
-      if (size > state.validLength) {
-        // drop the torn tail for good, so appends start on a clean line
-        await fs.truncate(this.#file, state.validLength)
-      }
-    }
-    this.#handle = await fs.open(this.#file, 'a')
-    if (state?.needsNewline) await this.#write(Buffer.from('\n'))
-    else if (state) await this.#handle.sync()
-  }
-
-  async append(batch: readonly PendingEvent[]): Promise<void> {
-    let text = ''
-    for (const item of batch) text += `${item.json}\n`
-    await this.#write(Buffer.from(text))
-  }
-
-  async #write(buffer: Buffer): Promise<void> {
-    const handle = this.#handle
-    if (!handle) throw new Error(`${this.#file} is not open for writing`)
-    let offset = 0
-    while (offset < buffer.length) {
-      const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset)
-      offset += bytesWritten
-    }
-    await handle.sync()
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return
-    this.#closed = true
-    try {
-      await this.#handle?.close()
-    } finally {
-      await this.#lock.release()
-    }
-  }
-}
-
 class JsonlBackend implements StoreBackend {
   readonly kind = 'jsonl'
   readonly where: string
   readonly #dir: string
+  readonly #leftoverAgeMs: number
 
-  constructor(sessionsDir: string) {
+  constructor(sessionsDir: string, leftoverAgeMs: number) {
     this.#dir = sessionsDir
     this.where = sessionsDir
+    this.#leftoverAgeMs = leftoverAgeMs
   }
 
   #paths(id: string) {
@@ -170,51 +91,80 @@ class JsonlBackend implements StoreBackend {
   }
 
   async create(header: SessionHeader, initial: readonly PendingEvent[]) {
-    const { dir, file, lock: lockPath } = this.#paths(header.id)
-    await fs.mkdir(this.#dir, { recursive: true })
-    let madeDir = true
+    const id = header.id
+    const { dir, file, lock: lockPath } = this.#paths(id)
+    let madeDir = false
     try {
-      await fs.mkdir(dir)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      madeDir = false
-    }
-    if (existsSync(file)) throw new SessionExists(header.id, this.where)
-    const notices: StoreNotice[] = []
-    const lock = await acquireLock(header.id, lockPath, notices)
-    try {
-      if (existsSync(file)) throw new SessionExists(header.id, this.where)
-      const temp = await writeTempLog(dir, header, initial)
+      await fs.mkdir(this.#dir, { recursive: true })
       try {
-        await fs.link(temp, file)
+        await fs.mkdir(dir)
+        madeDir = true
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExists(header.id, this.where)
-        throw error
-      } finally {
-        await fs.rm(temp, { force: true })
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        await cleanLeftovers(dir, this.#leftoverAgeMs)
+        await fs.mkdir(dir, { recursive: true })
       }
-      await fsyncDir(dir)
-      if (madeDir) await fsyncDir(this.#dir)
-      const writer = new JsonlWriter(file, lock)
-      await writer.prepare()
-      return { writer, notices }
+      if (existsSync(file)) throw new SessionExists(id, this.where)
+      const notices: StoreNotice[] = []
+      let lock: Awaited<ReturnType<typeof acquireLock>>
+      try {
+        lock = await acquireLock(id, lockPath, notices)
+      } catch (error) {
+        // the loser of a create race finds the winner's lock: the session exists (or is being made)
+        if (error instanceof SessionLocked) throw new SessionExists(id, this.where)
+        throw error
+      }
+      try {
+        if (existsSync(file)) throw new SessionExists(id, this.where)
+        const temp = await writeTempLog(dir, header, initial)
+        try {
+          await fs.link(temp, file)
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExists(id, this.where)
+          throw error
+        } finally {
+          await fs.rm(temp, { force: true })
+        }
+        await fsyncDir(dir)
+        if (madeDir) await fsyncDir(this.#dir)
+        const writer = new JsonlWriter(id, file, lock)
+        try {
+          await writer.prepare()
+        } catch (error) {
+          // the log is durable: keep it, release the lock, report the failure
+          await writer.close().catch(() => undefined)
+          madeDir = false
+          throw error
+        }
+        return { writer, notices }
+      } catch (error) {
+        await lock.release().catch(() => undefined)
+        throw error
+      }
     } catch (error) {
-      await lock.release()
-      throw error
+      // Never leave an empty folder behind — but only an empty one: a concurrent creator that
+      // lost no race may already be writing its temp log or lock in the folder this one made.
+      if (madeDir && !existsSync(file)) await removeIfEmpty(dir)
+      throw mapIoError(error, id, 'creating the session')
     }
   }
 
   async openForWrite(id: string) {
-    const { file, lock: lockPath } = this.#paths(id)
+    const { dir, file, lock: lockPath } = this.#paths(id)
     if (!existsSync(file)) throw new SessionNotFound(id, this.where)
     const notices: StoreNotice[] = []
-    const lock = await acquireLock(id, lockPath, notices)
     try {
-      const log = readLog(id, file)
-      return { log, writer: new JsonlWriter(file, lock, log.state), notices }
+      await cleanLeftovers(dir, this.#leftoverAgeMs)
+      const lock = await acquireLock(id, lockPath, notices)
+      try {
+        const log = readLog(id, file)
+        return { log, writer: new JsonlWriter(id, file, lock, log.state), notices }
+      } catch (error) {
+        await lock.release()
+        throw error
+      }
     } catch (error) {
-      await lock.release()
-      throw error
+      throw mapIoError(error, id, 'opening the session for writing')
     }
   }
 
@@ -224,7 +174,7 @@ class JsonlBackend implements StoreBackend {
       return readLog(id, file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFound(id, this.where)
-      throw error
+      throw mapIoError(error, id, 'reading the session')
     }
   }
 
@@ -247,21 +197,45 @@ class JsonlBackend implements StoreBackend {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
       throw error
     }
-    const out: SessionSummary[] = []
+    const out: { header: SessionHeader; file: string; bodyOffset: number }[] = []
     for (const name of names) {
       if (!sessionIdSchema.safeParse(name).success) continue
-      let header: SessionHeader
+      const dir = join(this.#dir, name)
+      const file = join(dir, 'session.jsonl')
+      await this.#sweep(name, dir, file).catch(() => undefined) // best effort while listing
+      let read: ReturnType<typeof readHeader>
       try {
-        header = readHeader(name, join(this.#dir, name, 'session.jsonl')).header
+        read = readHeader(name, file)
       } catch {
         // not a session (yet), or one this build cannot read: `open` gives the reason
         continue
       }
-      if (options.cwd !== undefined && header.cwd !== options.cwd) continue
-      out.push(summaryOf(header))
+      if (options.cwd !== undefined && read.header.cwd !== options.cwd) continue
+      out.push({ header: read.header, file, bodyOffset: read.bodyOffset })
     }
-    out.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1))
-    return out.slice(0, options.limit)
+    out.sort((a, b) => b.header.createdAt - a.header.createdAt || (a.header.id < b.header.id ? -1 : 1))
+    return out.slice(0, options.limit).map((s) => summaryOf(s.header, countEvents(s.file, s.bodyOffset)))
+  }
+
+  /**
+   * Removes what killed processes left in a session folder: old temp files, and a folder
+   * with no log at all (a create killed before it linked the log) once it is older than the
+   * age limit and its lock, if any, is stale.
+   */
+  async #sweep(id: string, dir: string, file: string): Promise<void> {
+    await cleanLeftovers(dir, this.#leftoverAgeMs)
+    if (existsSync(file)) return
+    const { mtimeMs } = await fs.stat(dir)
+    if (Date.now() - mtimeMs < this.#leftoverAgeMs) return
+    let lock: Awaited<ReturnType<typeof acquireLock>>
+    try {
+      lock = await acquireLock(id, join(dir, 'writer.lock'), [])
+    } catch (error) {
+      if (error instanceof SessionLocked) return // a live process is creating it right now
+      throw error
+    }
+    if (existsSync(file)) await lock.release()
+    else await fs.rm(dir, { recursive: true, force: true })
   }
 
   async readRaw(id: string): Promise<string | undefined> {
@@ -274,5 +248,21 @@ class JsonlBackend implements StoreBackend {
     }
   }
 
+  async unlock(id: string): Promise<BrokenLock> {
+    const { file, lock } = this.#paths(id)
+    if (!existsSync(file)) throw new SessionNotFound(id, this.where)
+    return breakLock(id, lock)
+  }
+
   async close(): Promise<void> {}
+}
+
+/**
+ * Removes `dir` if it is empty. A folder that is not empty (ENOTEMPTY: another creator's temp
+ * log or lock) or already gone is left as it is. Any failure is left to the leftover cleanup of
+ * the next create/list: this runs while the create's own error is being reported, and that
+ * error is the one the caller must see.
+ */
+async function removeIfEmpty(dir: string): Promise<void> {
+  await fs.rmdir(dir).catch(() => undefined)
 }

@@ -1,16 +1,14 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { isKeelError } from '@keel/base'
 import { SESSION_FORMAT_VERSION } from '@keel/session'
 import { HOST } from '@keel/store'
 import { appendSampleTurn } from '@keel/store-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { JsonlStore, keelHome } from '../src/index.js'
-import { tempHome } from './helpers.js'
+import { exited, runChild, tempHome } from './helpers.js'
 
-const child = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url))
 const homes: string[] = []
 const home = () => {
   const h = tempHome()
@@ -52,30 +50,6 @@ function lines(file: string): string[] {
 function writeLines(file: string, content: string[]): void {
   writeFileSync(file, content.map((l) => `${l}\n`).join(''))
 }
-
-/** Runs the fixture child; resolves the process and a live list of its stdout lines. */
-function runChild(args: string[], options: { shell?: string } = {}): { proc: ChildProcess; out: string[] } {
-  const out: string[] = []
-  const proc = options.shell
-    ? spawn('sh', ['-c', `${options.shell}; exec "$0" --import tsx "$@"`, process.execPath, child, ...args], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      })
-    : spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
-  let buffered = ''
-  proc.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString()
-    const parts = buffered.split('\n')
-    buffered = parts.pop()!
-    out.push(...parts)
-  })
-  return { proc, out }
-}
-
-const exited = (proc: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (proc.exitCode !== null || proc.signalCode !== null) resolve()
-    else proc.once('exit', () => resolve())
-  })
 
 describe('jsonl layout', () => {
   it('stores <home>/sessions/<id>/session.jsonl: physical header, then one event per line', async () => {

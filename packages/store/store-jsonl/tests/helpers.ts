@@ -1,6 +1,8 @@
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { ConformanceFixture } from '@keel/store-testkit'
 import { JsonlStore } from '../src/index.js'
 
@@ -26,6 +28,52 @@ export async function jsonlFixture(): Promise<ConformanceFixture> {
       lines[0] = JSON.stringify(header)
       writeFileSync(file, lines.join('\n'))
     },
+    patchStoredHeader: async (id, patch) => {
+      const file = store.fileOf(id)
+      const lines = readFileSync(file, 'utf8').split('\n')
+      const physical = JSON.parse(lines[0]!)
+      physical.header = { ...physical.header, ...patch }
+      lines[0] = JSON.stringify(physical)
+      writeFileSync(file, lines.join('\n'))
+    },
+    damageBlob: async (id, sha256, how) => {
+      const path = join(store.sessionsDir, id, 'blobs', `${sha256}.json`)
+      if (how === 'missing') rmSync(path)
+      else {
+        const bytes = readFileSync(path)
+        bytes[bytes.length >> 1]! ^= 1
+        writeFileSync(path, bytes)
+      }
+    },
     cleanup: async () => rmSync(home, { recursive: true, force: true }),
   }
 }
+
+const child = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url))
+
+/** Runs the fixture child; resolves the process and a live list of its stdout lines. */
+export function runChild(
+  args: string[],
+  options: { shell?: string } = {},
+): { proc: ChildProcess; out: string[] } {
+  const out: string[] = []
+  const proc = options.shell
+    ? spawn('sh', ['-c', `${options.shell}; exec "$0" --import tsx "$@"`, process.execPath, child, ...args], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      })
+    : spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let buffered = ''
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString()
+    const parts = buffered.split('\n')
+    buffered = parts.pop()!
+    out.push(...parts)
+  })
+  return { proc, out }
+}
+
+export const exited = (proc: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) resolve()
+    else proc.once('exit', () => resolve())
+  })

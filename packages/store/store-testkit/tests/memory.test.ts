@@ -15,6 +15,8 @@ runStoreConformance('memory', async () => {
         events.map((e) => JSON.stringify(e)),
       ),
     setFormatVersion: async (id, version) => storage.setFormatVersion(id, version),
+    patchStoredHeader: async (id, patch) => storage.patchHeader(id, patch),
+    damageBlob: async (id, sha256, how) => storage.damageBlob(id, sha256, how),
   }
 })
 
@@ -90,5 +92,32 @@ describe('handle batching and write failures (memory backend)', () => {
     await expect(handle.flush()).rejects.toMatchObject({ code: 'CONCURRENT_APPEND' })
     await handle.close().catch(() => {})
     expect((await store.load('race')).nextSeq).toBe(1)
+  })
+})
+
+describe('line cap and maximum event size (memory backend)', () => {
+  it('spills an event over maxLineBytes to a blob, refuses one over maxEventBytes (UTF-8 bytes) before commit', async () => {
+    const storage = new MemoryStorage()
+    const store = new MemoryStore({ storage, maxLineBytes: 500, maxEventBytes: 2000 })
+    const handle = await store.create({ id: 'caps' })
+    const text = (t: string) => ({
+      message: { role: 'developer' as const, content: [{ type: 'text' as const, text: t }] },
+    })
+    handle.session.append('developer/message', text('e'.repeat(1000)))
+    expect(() => handle.session.append('developer/message', text('é'.repeat(1000)))).toThrow(
+      expect.objectContaining({ code: 'EVENT_TOO_LARGE' }),
+    )
+    expect(handle.session.nextSeq).toBe(1)
+    await handle.close()
+    const record = storage.records.get('caps')!
+    expect(JSON.parse(record.lines[0]!)).toMatchObject({
+      type: 'developer/message',
+      seq: 0,
+      blob: { bytes: expect.any(Number) },
+    })
+    expect(record.blobs.size).toBe(1)
+    expect(JSON.parse(JSON.stringify((await store.load('caps')).events))).toEqual(
+      JSON.parse(JSON.stringify(handle.session.events)),
+    )
   })
 })

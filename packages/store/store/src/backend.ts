@@ -13,6 +13,7 @@ import {
   type SessionHeaderInit,
   type SessionOptions,
 } from '@keel/session'
+import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_LINE_BYTES, type PendingBlob, spill } from './blob.js'
 import {
   ConcurrentAppend,
   EventTooLarge,
@@ -39,14 +40,16 @@ import type {
 /** One committed event and its stored JSON form (serialized once, at the size check). */
 export interface PendingEvent {
   readonly event: SessionEvent
-  /** `JSON.stringify(event)`: exactly the JSONL line, without the newline. */
+  /**
+   * The stored line, without the newline: `JSON.stringify(event)`, or, when that is over
+   * the line cap, the {@link BlobStub} line (then `blob` is set).
+   */
   readonly json: string
   /**
-   * Set when the event's line is over the line cap: `json` is then the stub envelope
-   * `{ type, seq, time, blob: { sha256, bytes } }` and the full event JSON is stored beside
-   * the log under its SHA-256 (hex of the UTF-8 bytes), in the same write as the stub.
+   * Set when the event is spilled: its digest and complete JSON. The writer persists the
+   * blob durably before (or atomically with) the stub line.
    */
-  readonly blob?: { readonly sha256: string; readonly json: string }
+  readonly blob?: PendingBlob
 }
 
 /** A stored log as a backend reads it, before validation. */
@@ -121,9 +124,6 @@ export interface StoreBackend {
   close(): Promise<void>
 }
 
-/** The default per-event cap: 1 MiB. */
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024
-
 /** This host's name, as lock holders record it. */
 export const HOST = hostname()
 
@@ -145,7 +145,13 @@ export function checkFormatVersion(id: string, found: unknown, where: string): n
     throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'newer', where)
   }
   if (version === undefined || version < 1) {
-    throw new SessionFormatUnsupported(id, found, SESSION_FORMAT_VERSION, 'no-migration', where)
+    throw new SessionFormatUnsupported(
+      id,
+      found,
+      SESSION_FORMAT_VERSION,
+      version === undefined ? 'invalid' : 'no-migration',
+      where,
+    )
   }
   try {
     migrationChain(version, SESSION_FORMAT_VERSION)
@@ -210,6 +216,7 @@ export class BackendStore implements SessionStore {
   readonly kind: string
   readonly backend: StoreBackend
   readonly maxEventBytes: number
+  readonly maxLineBytes: number
   readonly batchWindowMs: number
   readonly #handles = new Map<string, StoreHandle>()
 
@@ -217,6 +224,7 @@ export class BackendStore implements SessionStore {
     this.kind = backend.kind
     this.backend = backend
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.maxLineBytes = Math.min(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, this.maxEventBytes)
     this.batchWindowMs = options.batchWindowMs ?? 2
   }
 
@@ -364,16 +372,19 @@ export class BackendStore implements SessionStore {
     if (failed) throw failed.reason
   }
 
-  /** Serializes one event and enforces the size cap. */
+  /**
+   * Serializes one event: its line, or a blob stub and the blob when the line would be over
+   * `maxLineBytes`; refuses an event over `maxEventBytes` with `EventTooLarge`.
+   */
   serialize(id: string, event: SessionEvent): PendingEvent {
     const json = JSON.stringify(event)
     // A UTF-16 code unit takes at most 3 UTF-8 bytes: count exactly only near the cap.
-    if (json.length * 3 > this.maxEventBytes) {
-      const bytes = Buffer.byteLength(json)
-      if (bytes > this.maxEventBytes)
-        throw new EventTooLarge(id, event.type, event.seq, bytes, this.maxEventBytes)
-    }
-    return { event, json }
+    if (json.length * 3 <= this.maxLineBytes) return { event, json }
+    const bytes = Buffer.byteLength(json)
+    if (bytes <= this.maxLineBytes) return { event, json }
+    if (bytes > this.maxEventBytes)
+      throw new EventTooLarge(id, event.type, event.seq, bytes, this.maxEventBytes)
+    return { event, ...spill(event, json, bytes) }
   }
 
   /** @internal */
@@ -442,7 +453,7 @@ class StoreHandle implements SessionHandle {
   #onCommit(event: SessionEvent): void {
     const checked = this.#checked
     this.#checked = undefined
-    this.#pending.push(checked?.event === event ? checked : { event, json: JSON.stringify(event) })
+    this.#pending.push(checked?.event === event ? checked : this.#store.serialize(this.session.id, event))
     if (this.#timer === undefined && this.#inflight === null) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined

@@ -76,15 +76,15 @@ export class SessionCorrupt extends KeelError<'SESSION_CORRUPT'> {
 
 /**
  * The stored format version cannot be read by this build. `direction` is `newer` when a
- * newer Keel wrote it (upgrade Keel) and `no-migration` when it is older and no migration
- * chain reaches the current version.
+ * newer Keel wrote it (upgrade Keel), `no-migration` when it is older and no migration
+ * chain reaches the current version, and `invalid` when it is not a positive integer.
  */
 export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPORTED'> {
   constructor(
     id: string,
     found: unknown,
     supported: number,
-    direction: 'newer' | 'no-migration',
+    direction: 'newer' | 'no-migration' | 'invalid',
     where: string,
     options?: { cause?: unknown },
   ) {
@@ -92,7 +92,9 @@ export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPOR
       'SESSION_FORMAT_UNSUPPORTED',
       direction === 'newer'
         ? `session ${id} (${where}) has format version ${String(found)}, written by a newer Keel; this build reads up to version ${supported}. Upgrade Keel to open it`
-        : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
+        : direction === 'invalid'
+          ? `session ${id} (${where}) has format version ${JSON.stringify(found) ?? String(found)} (${typeof found}), which is not a version number: it must be a positive integer such as ${supported}. The header was damaged or written by another program`
+          : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
       { id, found, supported, direction, where },
       options,
     )
@@ -113,21 +115,21 @@ export class UnknownRequiredEvent extends KeelError<'UNKNOWN_REQUIRED_EVENT'> {
 
 /** A batch whose first seq is not the next seq of the stored log: another writer got there first. */
 export class ConcurrentAppend extends KeelError<'CONCURRENT_APPEND'> {
-  constructor(id: string, expectedSeq: number, storedNext: number | undefined) {
+  constructor(id: string, expectedSeq: number, storedNext: number | undefined, found?: string) {
     super(
       'CONCURRENT_APPEND',
-      `session ${id}: a batch starting at seq ${expectedSeq} conflicts with ${storedNext === undefined ? 'an event another writer stored' : `the stored log, whose next seq is ${storedNext}`}; nothing of the batch was written. Reload the session before appending again`,
-      { id, expectedSeq, storedNext },
+      `session ${id}: a batch starting at seq ${expectedSeq} conflicts with ${found ?? (storedNext === undefined ? 'an event another writer stored' : `the stored log, whose next seq is ${storedNext}`)}; nothing of the batch was written. Reload the session before appending again`,
+      { id, expectedSeq, storedNext, ...(found === undefined ? {} : { found }) },
     )
   }
 }
 
-/** An event whose stored form exceeds the per-event size cap; refused before it was committed. */
+/** An event whose JSON exceeds the maximum event size; refused before it was committed. */
 export class EventTooLarge extends KeelError<'EVENT_TOO_LARGE'> {
   constructor(id: string, type: string, seq: number, bytes: number, limit: number) {
     super(
       'EVENT_TOO_LARGE',
-      `session ${id}: event '${type}' (seq ${seq}) is ${bytes} bytes stored, over the ${limit}-byte cap per event; store large outputs beside the log (tool results carry \`storedAside\`) and append a reference`,
+      `session ${id}: event '${type}' (seq ${seq}) is ${bytes} bytes as JSON, over the ${limit}-byte maximum event size (\`maxEventBytes\`); store large outputs beside the log (tool results carry \`storedAside\`) and append a reference`,
       { id, type, seq, bytes, limit },
     )
   }
@@ -159,6 +161,34 @@ export class SessionHandleClosed extends KeelError<'SESSION_HANDLE_CLOSED'> {
   }
 }
 
+const IO_HINTS: Record<string, string> = {
+  ENOSPC: 'the disk is full; free space and retry',
+  EDQUOT: 'the disk quota is exhausted; free space and retry',
+  EMFILE: 'this process has too many open files; close some sessions or raise `ulimit -n`',
+  ENFILE: 'the system has too many open files; retry later',
+  EROFS: 'the file system is read-only; point KEEL_HOME at a writable place',
+  EACCES: 'permission denied; check the owner and mode of the store folder',
+  EPERM: 'operation not permitted; check the owner and mode of the store folder',
+  EIO: 'the disk reported an I/O error',
+  EFBIG: 'the file would exceed the file size limit',
+}
+
+/**
+ * The file system refused an operation that is not an append batch (create, fork, open,
+ * rewrite): a full disk, a read-only mount, too many open files. Nothing partial is left;
+ * `details.errno` is the OS code. (A failed append batch is `SessionWriteFailed`.)
+ */
+export class StoreIoFailed extends KeelError<'STORE_IO_FAILED'> {
+  constructor(id: string, operation: string, cause: NodeJS.ErrnoException) {
+    super(
+      'STORE_IO_FAILED',
+      `session ${id}: ${operation} failed with ${cause.code} (${IO_HINTS[cause.code ?? ''] ?? cause.message}); nothing partial was left behind`,
+      { id, operation, errno: cause.code, path: cause.path },
+      { cause },
+    )
+  }
+}
+
 /** Every error code the storage layer throws. */
 export type StoreErrorCode =
   | 'SESSION_NOT_FOUND'
@@ -171,3 +201,4 @@ export type StoreErrorCode =
   | 'EVENT_TOO_LARGE'
   | 'SESSION_WRITE_FAILED'
   | 'SESSION_HANDLE_CLOSED'
+  | 'STORE_IO_FAILED'

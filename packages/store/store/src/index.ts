@@ -1,7 +1,6 @@
 export {
   BackendStore,
   checkFormatVersion,
-  DEFAULT_MAX_EVENT_BYTES,
   HOST,
   headerInit,
   type LogWriter,
@@ -14,6 +13,17 @@ export {
   type StoredLog,
 } from './backend.js'
 export {
+  type BlobStub,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_LINE_BYTES,
+  isBlobStub,
+  type PendingBlob,
+  resolveBlobStub,
+  sha256Hex,
+  spill,
+  stubDigest,
+} from './blob.js'
+export {
   ConcurrentAppend,
   EventTooLarge,
   type LockHolder,
@@ -25,6 +35,7 @@ export {
   SessionNotFound,
   SessionWriteFailed,
   type StoreErrorCode,
+  StoreIoFailed,
   type StoreLocation,
   UnknownRequiredEvent,
 } from './errors.js'

@@ -10,16 +10,31 @@ import {
   type StoreBackend,
   type StoredLog,
 } from './backend.js'
-import { ConcurrentAppend, SessionExists, SessionLocked, SessionNotFound } from './errors.js'
+import { isBlobStub, resolveBlobStub, stubDigest } from './blob.js'
+import {
+  ConcurrentAppend,
+  SessionCorrupt,
+  SessionExists,
+  SessionLocked,
+  SessionNotFound,
+  type StoreLocation,
+} from './errors.js'
 import type { ListOptions, SessionSummary, StoreNotice, StoreOptions } from './store.js'
 
 interface MemoryRecord {
   /** The stored header and format version, as JSON (stored forms, like a real backend). */
   header: string
   formatVersion: number
-  /** One JSON line per event. */
+  /** One JSON line per event (a blob stub for a spilled event). */
   lines: string[]
+  /** Blobs of spilled events: sha256 → the bytes of the event JSON. */
+  blobs: Map<string, Buffer>
   locked: boolean
+}
+
+/** Stores the blobs of a batch before its lines (as a durable backend must). */
+function keepBlobs(record: MemoryRecord, batch: readonly PendingEvent[]): void {
+  for (const item of batch) if (item.blob) record.blobs.set(item.blob.sha256, Buffer.from(item.blob.json))
 }
 
 /**
@@ -38,6 +53,22 @@ export class MemoryStorage {
     const record = this.records.get(id)
     if (!record) throw new SessionNotFound(id, 'memory')
     record.lines.push(...lines)
+  }
+
+  /** Test helper: overwrites fields of a stored header as stored, without validation. */
+  patchHeader(id: string, patch: Record<string, unknown>): void {
+    const record = this.records.get(id)
+    if (!record) throw new SessionNotFound(id, 'memory')
+    record.header = JSON.stringify({ ...JSON.parse(record.header), ...patch })
+  }
+
+  /** Test helper: removes a stored blob (`missing`) or flips a byte of it (`altered`). */
+  damageBlob(id: string, sha256: string, how: 'missing' | 'altered'): void {
+    const record = this.records.get(id)
+    const blob = record?.blobs.get(sha256)
+    if (!record || !blob) throw new SessionNotFound(`${id} blob ${sha256}`, 'memory')
+    if (how === 'missing') record.blobs.delete(sha256)
+    else blob[blob.length >> 1] ^= 1
   }
 
   /** Test helper: overwrites a stored session's format version. */
@@ -87,8 +118,10 @@ class MemoryBackend implements StoreBackend {
       header: JSON.stringify(header),
       formatVersion: SESSION_FORMAT_VERSION,
       lines: initial.map((p) => p.json),
+      blobs: new Map(),
       locked: true,
     }
+    keepBlobs(record, initial)
     this.#storage.records.set(header.id, record)
     return { writer: this.#writer(header.id, record), notices: [] }
   }
@@ -118,6 +151,7 @@ class MemoryBackend implements StoreBackend {
       throw new SessionLocked(id, { host: HOST }, 'append through the handle that has it open')
     const { firstSeq, pending } = build(this.#log(id, record))
     if (firstSeq !== record.lines.length) throw new ConcurrentAppend(id, firstSeq, record.lines.length)
+    keepBlobs(record, pending)
     record.lines.push(...pending.map((p) => p.json))
   }
 
@@ -147,8 +181,20 @@ class MemoryBackend implements StoreBackend {
   #log(id: string, record: MemoryRecord): StoredLog {
     const from = checkFormatVersion(id, record.formatVersion, this.where)
     const lines = [...record.lines]
+    const where = (seq: number): StoreLocation => ({
+      file: `memory:${id}`,
+      ...(seq >= 0 ? { line: seq + 2, seq } : { line: 1 }),
+    })
     const events = (function* () {
-      for (const line of lines) yield JSON.parse(line)
+      for (let i = 0; i < lines.length; i++) {
+        const raw: unknown = parseStored(id, lines[i]!, where(i))
+        if (!isBlobStub(raw)) {
+          yield raw
+          continue
+        }
+        const sha256 = stubDigest(id, raw, where(i))
+        yield resolveBlobStub(id, raw, record.blobs.get(sha256), `memory:${id}/blobs/${sha256}`, where(i))
+      }
     })()
     const header = JSON.parse(record.header) as SessionHeader
     return {
@@ -156,7 +202,7 @@ class MemoryBackend implements StoreBackend {
       events: from === undefined ? events : migrateStored(events, from),
       notices: from === undefined ? ([] as StoreNotice[]) : [migratedNotice(id, from)],
       ...(from === undefined ? {} : { migratedFrom: from }),
-      where: (seq) => ({ file: `memory:${id}`, ...(seq >= 0 ? { line: seq + 2, seq } : { line: 1 }) }),
+      where,
     }
   }
 
@@ -166,6 +212,7 @@ class MemoryBackend implements StoreBackend {
       rewrite: async (header, events) => {
         record.header = JSON.stringify(header)
         record.formatVersion = SESSION_FORMAT_VERSION
+        keepBlobs(record, events)
         record.lines = events.map((p) => p.json)
       },
       append: async (batch) => {
@@ -173,6 +220,7 @@ class MemoryBackend implements StoreBackend {
         if (fault) throw fault
         const first = batch[0]!.event.seq
         if (first !== record.lines.length) throw new ConcurrentAppend(id, first, record.lines.length)
+        keepBlobs(record, batch)
         record.lines.push(...batch.map((p) => p.json))
       },
       close: async () => {
@@ -192,4 +240,13 @@ export function summaryOf(header: SessionHeader, eventCount?: number): SessionSu
   if (header.parentSession !== undefined) summary.parentSession = header.parentSession
   if (eventCount !== undefined) summary.eventCount = eventCount
   return summary
+}
+
+/** Parses one stored line; a line that is not JSON is `SessionCorrupt` at its place. */
+function parseStored(id: string, line: string, where: StoreLocation): unknown {
+  try {
+    return JSON.parse(line)
+  } catch (error) {
+    throw new SessionCorrupt(id, where, `the line is not valid JSON (${(error as Error).message})`)
+  }
 }

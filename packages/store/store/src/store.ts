@@ -24,10 +24,16 @@ export interface ForkOptions {
 /** Options every store built on the shared handle logic accepts. */
 export interface StoreOptions {
   /**
-   * Largest stored form of one event, in bytes (UTF-8 of its JSON line). A larger event is
-   * refused at append with `EventTooLarge` before it is committed. Default 1 MiB.
+   * Largest event, in bytes (UTF-8 of its JSON). A larger event is refused at append with
+   * `EventTooLarge` before it is committed. Default 64 MiB.
    */
   maxEventBytes?: number
+  /**
+   * Largest stored line of one event (UTF-8 bytes of its JSON). A longer event is stored
+   * whole in a content-addressed blob beside the log and its line is a `BlobStub`; readers
+   * put it back transparently. Default 1 MiB (never more than `maxEventBytes`).
+   */
+  maxLineBytes?: number
   /**
    * How long appended events wait to be written together, in ms (default 2). `flush()`
    * writes at once without waiting for the window.

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fs, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import { type PendingEvent, StoreIoFailed } from '@keel/store'
+import { FORMAT_NAME, type PhysicalHeader } from './reader.js'
+
+/** The folder of a session's blobs (spilled events): `<session dir>/blobs/<sha256>.json`. */
+export function blobPath(dir: string, sha256: string): string {
+  return join(dir, 'blobs', `${sha256}.json`)
+}
+
+/** Reads a blob's bytes, or undefined when it is missing. */
+export function readBlob(dir: string, sha256: string): Buffer | undefined {
+  try {
+    return readFileSync(blobPath(dir, sha256))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Writes `data` to a fresh temp file `<path>.<random>.tmp`, fsynced; returns the temp path. */
+async function writeTemp(path: string, data: string | Buffer): Promise<string> {
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`
+  const handle = await fs.open(temp, 'wx')
+  try {
+    await handle.writeFile(data)
+    await handle.sync()
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    await fs.rm(temp, { force: true })
+    throw error
+  } finally {
+    await handle.close().catch(() => undefined)
+  }
+  return temp
+}
+
+/**
+ * Persists the blobs of spilled events durably before any line names them: each is written
+ * to a temp file, fsynced, hard-linked to `blobs/<sha256>.json` (an existing one has the
+ * same content: blobs are content-addressed) and the folder fsynced.
+ */
+export async function writeBlobs(dir: string, events: readonly PendingEvent[]): Promise<void> {
+  let wrote = false
+  for (const item of events) {
+    if (!item.blob) continue
+    const path = blobPath(dir, item.blob.sha256)
+    if (!wrote) await fs.mkdir(join(dir, 'blobs'), { recursive: true })
+    const temp = await writeTemp(path, item.blob.json)
+    try {
+      await fs.link(temp, path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    } finally {
+      await fs.rm(temp, { force: true })
+    }
+    wrote = true
+  }
+  if (wrote) {
+    await fsyncDir(join(dir, 'blobs'))
+    await fsyncDir(dir)
+  }
+}
+
+/**
+ * Writes a complete log (physical header + events, their blobs first) to a fresh temp file
+ * `.session.jsonl.<random>.tmp` in `dir` and fsyncs it; the caller links or renames it
+ * into place. Returns the temp path.
+ */
+export async function writeTempLog(
+  dir: string,
+  header: SessionHeader,
+  events: readonly PendingEvent[],
+): Promise<string> {
+  await writeBlobs(dir, events)
+  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
+  let text = `${JSON.stringify(physical)}\n`
+  for (const item of events) text += `${item.json}\n`
+  return writeTemp(join(dir, '.session.jsonl'), text)
+}
+
+/** Leftovers of a process killed mid-create/fork/lock: `<name>.<random>.tmp`, stale-lock moves. */
+const LEFTOVER =
+  /^(?:\.session\.jsonl\.[0-9a-f]+\.tmp|writer\.lock\.[0-9a-f]+\.tmp|writer\.lock\.stale\.[0-9a-f]+)$/
+const BLOB_LEFTOVER = /^[0-9a-f]{64}\.json\.[0-9a-f]+\.tmp$/
+
+/** How old a temp file must be before it counts as a leftover (a live create takes ms). */
+export const LEFTOVER_AGE_MS = 10 * 60 * 1000
+
+/**
+ * Removes temp files older than `ageMs` that a killed process left in a session folder (and
+ * its `blobs/`), then the folder itself if that left it empty (a create that never linked
+ * its log). Returns what was removed. Best effort: a file that vanished meanwhile is fine.
+ */
+export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now()): Promise<string[]> {
+  const removed: string[] = []
+  const sweep = async (folder: string, pattern: RegExp) => {
+    let names: string[]
+    try {
+      names = await fs.readdir(folder)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw error
+    }
+    for (const name of names) {
+      if (!pattern.test(name)) continue
+      const path = join(folder, name)
+      try {
+        const { mtimeMs } = await fs.stat(path)
+        if (now - mtimeMs < ageMs) continue
+        await fs.rm(path, { force: true })
+        removed.push(path)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      }
+    }
+  }
+  await sweep(dir, LEFTOVER)
+  await sweep(join(dir, 'blobs'), BLOB_LEFTOVER)
+  if (removed.length > 0) await fs.rmdir(dir).catch(() => undefined) // only succeeds when empty
+  return removed
+}
+
+/** OS errors that mean "the storage itself refuses", mapped to {@link StoreIoFailed}. */
+const STORAGE_ERRNOS = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EMFILE',
+  'ENFILE',
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'EIO',
+  'EFBIG',
+])
+
+/** Maps a storage-level OS error to {@link StoreIoFailed}; returns anything else unchanged. */
+export function mapIoError(error: unknown, id: string, operation: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return typeof code === 'string' && STORAGE_ERRNOS.has(code)
+    ? new StoreIoFailed(id, operation, error as NodeJS.ErrnoException)
+    : error
+}
