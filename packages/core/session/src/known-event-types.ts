@@ -14,6 +14,10 @@ export interface KnownEventType {
 export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Object.freeze({
   'assistant/attempt': { surface: false, owner: '@keel/session' },
   'assistant/message': { surface: true, owner: '@keel/session' },
+  'compaction/end': { surface: false, owner: '@keel/compaction' },
+  'compaction/prune': { surface: false, owner: '@keel/compaction' },
+  'compaction/start': { surface: false, owner: '@keel/compaction' },
+  'compaction/summary': { surface: false, owner: '@keel/compaction' },
   'developer/message': { surface: true, owner: '@keel/session' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
