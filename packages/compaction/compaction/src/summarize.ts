@@ -14,6 +14,9 @@ import { estimateMessageTokens } from './tokens.js'
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
 
+/** A range smaller than this is not worth a model call: the summary would not be smaller. */
+export const MIN_SUMMARY_RANGE_TOKENS = 500
+
 /** The range a summary would replace: surface indexes `[from, to)`. */
 export interface SummaryPlan {
   /** Index of the first summarized node (after the leading system messages). */
@@ -27,7 +30,8 @@ export interface SummaryPlan {
 /**
  * What to summarize: everything after the leading system messages (kept verbatim, they are
  * the stable prefix) and before the protected recent tail. Null when there is nothing worth
- * summarizing (an empty range, or only an earlier summary).
+ * summarizing (an empty range, only an earlier summary, or under
+ * {@link MIN_SUMMARY_RANGE_TOKENS}).
  */
 export function planSummary(
   session: Session,
@@ -42,6 +46,7 @@ export function planSummary(
   if (to - from === 1 && isSummary(session, seqs[from]!)) return null
   let tokens = 0
   for (let i = from; i < to; i++) tokens += estimateMessageTokens(messages[i]!)
+  if (tokens < MIN_SUMMARY_RANGE_TOKENS) return null
   return { from, to, seqs: seqs.slice(from, to), tokens }
 }
 

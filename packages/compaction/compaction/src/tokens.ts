@@ -70,16 +70,17 @@ export const lastReplaceProjection: Projection<number> = {
 }
 
 /**
- * What the estimator missed at the latest compaction that began from a provider count
- * (`tokensBefore - estimateBefore`, at least 0): tool schemas and estimator error. Added to
- * estimates after a compaction until the provider reports usage again, so the meter does
- * not drop by more than the compaction removed.
+ * What the estimator missed at the latest compaction (`tokensBefore - estimateBefore`, at
+ * least 0): tool schemas and estimator error, measured against the provider's count. Added
+ * to estimates after a compaction until the provider reports usage again, so the meter
+ * does not drop by more than the compaction removed. A compaction that began from an
+ * estimate carries the previous gap forward unchanged.
  */
 export const estimatorGapProjection: Projection<number> = {
   name: '@keel/compaction/estimator-gap',
   init: () => 0,
   apply: (gap, event) =>
-    event.type === 'compaction/start' && event.data.tokenSource === 'provider'
+    event.type === 'compaction/start'
       ? Math.max(0, event.data.tokensBefore - event.data.estimateBefore)
       : gap,
 }

@@ -97,7 +97,7 @@ describe('tier 2: summarize', () => {
     const replace = events[2]!
     if (summary.type !== 'compaction/summary' || replace.type !== 'user/message')
       throw new Error('unreachable')
-    const tailStart = surfaceBefore.findIndex((s) => s === summary.data.range.endSeq) + 1
+    const tailStart = surfaceBefore.indexOf(summary.data.range.endSeq) + 1
     expect(summary.data).toMatchObject({
       start,
       summary: [{ type: 'text', text: '## Goal\nFix the parser.\n## Next steps\nWrite tests.' }],
