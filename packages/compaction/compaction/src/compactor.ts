@@ -284,7 +284,9 @@ export class Compactor {
       'compaction/start',
       instructions === undefined ? startData : { ...startData, instructions },
     ).seq
-    const keepRecentTokens = Math.floor(window * config.keepRecent)
+    // The verbatim tail: `keepRecent` of the window, but never more than half the surface,
+    // so a manual compaction of a short session still compacts something.
+    const keepRecentTokens = Math.min(Math.floor(window * config.keepRecent), Math.floor(estimateBefore / 2))
     const targetTokens = Math.floor(window * config.target)
     // What the estimator misses (tool schemas, estimator error) stays after the compaction.
     const gap = Math.max(0, before.tokens - estimateBefore)

@@ -25,7 +25,7 @@ export const compactionConfigSchema = z
     target: z.number().gt(0).lte(1).default(0.5),
     /**
      * The recent tail kept verbatim (never pruned or summarized), as a fraction of the
-     * window. Default 0.15. Below `target`.
+     * window, capped at half the surface. Default 0.15. Below `target`.
      */
     keepRecent: z.number().gte(0).lt(1).default(0.15),
     /** Tool outputs smaller than this many tokens are never pruned. Default 200. */

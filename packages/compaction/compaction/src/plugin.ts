@@ -109,7 +109,7 @@ export async function recoverFromOverflow(
  */
 export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
   let compactor: Compactor | undefined
-  const definition = definePlugin<CompactionConfig>({
+  const definition: PluginDefinition<CompactionConfig> = definePlugin<CompactionConfig>({
     name: '@keel/compaction',
     config: compactionConfigSchema,
     events: ['compaction/start', 'compaction/prune', 'compaction/summary', 'compaction/end'],
@@ -149,7 +149,8 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
       }
     },
   })
-  return Object.assign(definition, {
+  return {
+    ...definition,
     get compactor() {
       return compactor
     },
@@ -159,9 +160,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
           new CompactionError(
             'COMPACTION_CONFIG_INVALID',
             'compact(): the compaction plugin is not set up in an agent',
-            {
-              path: 'plugin',
-            },
+            { path: 'plugin' },
           ),
         )
       }
@@ -169,5 +168,5 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         instructions === undefined ? { trigger: 'manual' } : { trigger: 'manual', instructions },
       )
     },
-  })
+  }
 }

@@ -28,7 +28,9 @@ async function compactedSession(store: JsonlStore, id: string) {
   })
   const handle = await store.create({ id })
   const session = handle.session
-  session.append('system/message', { message: { role: 'system', content: [{ type: 'text', text: 'Be careful.' }] } })
+  session.append('system/message', {
+    message: { role: 'system', content: [{ type: 'text', text: 'Be careful.' }] },
+  })
   const compactor = new Compactor({ session, llm, config })
   writeTurn(session, 'Read everything.', [
     { calls: [{ name: 'read_file', args: { path: 'a.ts' }, output: filler(9_000, 'a') }] },
@@ -84,9 +86,14 @@ describe('replay and fork', () => {
 
     const child = await store.fork('parent', { childId: 'child' })
     expect(child.session.deriveMessages()).toEqual(parentMessages)
-    expect(child.session.project(todoProjection)).toEqual([{ id: 't1', content: 'Ship it', status: 'in_progress' }])
+    expect(child.session.project(todoProjection)).toEqual([
+      { id: 't1', content: 'Ship it', status: 'in_progress' },
+    ])
     const { llm } = await serve({ handler: () => ({ text: 'Child summary.' }) })
-    writeTurn(child.session, 'Child work.', [{ text: filler(5_000, 'child') }, { text: filler(3_000, 'tail') }])
+    writeTurn(child.session, 'Child work.', [
+      { text: filler(5_000, 'child') },
+      { text: filler(3_000, 'tail') },
+    ])
     const result = await new Compactor({ session: child.session, llm, config }).compact({ trigger: 'manual' })
     expect(result).toMatchObject({ status: 'compacted', summarized: true })
     expect(summariesOnSurface(child.session)).toEqual([expect.stringContaining('Child summary.')])
@@ -100,7 +107,9 @@ describe('replay and fork', () => {
     const before = (await store.load('parent')).events.slice(0, lastStart.seq)
     expect(early.session.events.slice(0, lastStart.seq)).toEqual(before)
     expect(summariesOnSurface(early.session)).toHaveLength(0)
-    expect(JSON.stringify(early.session.deriveMessages())).toContain('[Output pruned by compaction: read_file')
+    expect(JSON.stringify(early.session.deriveMessages())).toContain(
+      '[Output pruned by compaction: read_file',
+    )
     expect(early.session.deriveMessages()).not.toEqual(parentMessages)
     await early.close()
   })
