@@ -1,6 +1,6 @@
 import { isKeelError } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
-import type { ErrorRecord, Projection, Session, SessionSeq } from '@keel/session'
+import type { ErrorRecord, Session, SessionSeq } from '@keel/session'
 import {
   type CompactionConfig,
   type CompactionConfigInput,
@@ -9,16 +9,10 @@ import {
   parseCompactionConfig,
 } from './config.js'
 import type { CompactionTrigger } from './events.js'
+import { compactionLogProjection } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
-import {
-  callSummary,
-  planSummary,
-  replacementMessage,
-  SUMMARY_SOURCE,
-  summaryInstruction,
-} from './summarize.js'
-import { estimateMessageTokens, estimateSurface, measureSurface, type SurfaceSize } from './tokens.js'
-import { readWorkingState, renderWorkingState } from './working-state.js'
+import { summarizeRange } from './summarize.js'
+import { estimateSurface, measureSurface, type SurfaceSize } from './tokens.js'
 
 /** A `PreCompact` hook's answer: go ahead (optionally with other instructions), or cancel. */
 export type BeforeCompactionDecision =
@@ -79,58 +73,6 @@ export interface CompactionResult {
   readonly belowThreshold: boolean
   readonly error?: ErrorRecord
   readonly reason?: string
-}
-
-/** What the log says about compactions so far: the open one and the current turn's count. */
-export interface CompactionLogState {
-  /** The latest unclosed `compaction/start` (a crashed process leaves one), or null. */
-  readonly open: {
-    readonly seq: number
-    readonly trigger: CompactionTrigger
-    readonly threshold: number
-  } | null
-  /** The turn the counters below describe. */
-  readonly turn: number | null
-  /** Automatic and overflow compactions begun in `turn`. */
-  readonly automaticInTurn: number
-  /** An automatic or overflow compaction of `turn` failed or ended at or above the threshold. */
-  readonly stoppedInTurn: boolean
-}
-
-/**
- * Folds the compaction events. A `session/end-seed` drops an open start inherited from the
- * parent; a new start supersedes an unclosed one (its process died).
- */
-export const compactionLogProjection: Projection<CompactionLogState> = {
-  name: '@keel/compaction/log',
-  init: () => ({ open: null, turn: null, automaticInTurn: 0, stoppedInTurn: false }),
-  apply(state, event) {
-    switch (event.type) {
-      case 'compaction/start': {
-        const { turn, trigger, thresholdTokens } = event.data
-        const open = { seq: event.seq, trigger, threshold: thresholdTokens }
-        if (turn === null) return { ...state, open }
-        const same = turn === state.turn
-        return {
-          open,
-          turn,
-          automaticInTurn: (same ? state.automaticInTurn : 0) + (trigger === 'manual' ? 0 : 1),
-          stoppedInTurn: same ? state.stoppedInTurn : false,
-        }
-      }
-      case 'compaction/end': {
-        const open = state.open
-        if (!open || open.seq !== event.data.start) return { ...state, open: null }
-        const stalled = event.data.error !== undefined || event.data.tokensAfter >= open.threshold
-        const stops = open.trigger !== 'manual' && event.data.turn !== null && event.data.turn === state.turn
-        return { ...state, open: null, stoppedInTurn: state.stoppedInTurn || (stops && stalled) }
-      }
-      case 'session/end-seed':
-        return state.open ? { ...state, open: null } : state
-      default:
-        return state
-    }
-  },
 }
 
 /** Compactions running in this process, per session: the lock. */
@@ -225,8 +167,9 @@ export class Compactor {
   }
 
   /**
-   * Runs one compaction now. Manual requests always prune and summarize; automatic ones
-   * summarize only when pruning does not reach the target. Automatic and overflow requests
+   * Runs one compaction now: prunes every old output outside the recent tail, then
+   * summarizes when the request is manual or an overflow, or pruning did not reach the
+   * target. Automatic and overflow requests
    * honour the loop guard. Throws `COMPACTION_BUSY` when another compaction of the session
    * is running in this process; every other failure is a `failed` result with
    * `compaction/end` carrying the error.
@@ -293,21 +236,25 @@ export class Compactor {
     let pruned = 0
     let summarized = false
     try {
-      // Tier 1: prune old outputs, oldest first, until the target is reached.
-      let projected = before.tokens
+      // Tier 1: prune every old output outside the tail in one pass (fewer, larger changes
+      // keep a provider's prefix cache valid for longer than pruning just enough).
       for (const candidate of planPrune(session, viewSurface(session), {
         keepRecentTokens,
         minTokens: config.pruneMinTokens,
       })) {
-        if (request.trigger === 'auto' && projected <= targetTokens) break
-        if (applyPrune(session, start, candidate)) {
-          pruned++
-          projected -= candidate.tokens - candidate.placeholderTokens
-        }
+        if (applyPrune(session, start, candidate)) pruned++
       }
       // Tier 2: summarize when asked to, after an overflow, or when pruning was not enough.
       if (request.trigger !== 'auto' || estimateSurface(session) + gap > targetTokens) {
-        summarized = await this.#summarize(start, keepRecentTokens, instructions, request.signal)
+        summarized = await summarizeRange(session, this.#llm, {
+          start,
+          keepRecentTokens,
+          fileTools: config.fileTools,
+          maxTokens: config.summaryMaxTokens,
+          ...(config.model === undefined ? {} : { model: config.model }),
+          ...(instructions === undefined ? {} : { instructions }),
+          ...(request.signal === undefined ? {} : { signal: request.signal }),
+        })
       }
     } catch (error) {
       const record = errorRecordOf(error)
@@ -350,85 +297,6 @@ export class Compactor {
     }
   }
 
-  /** Tier 2. Returns false when there is nothing to summarize; throws on failure (surface untouched). */
-  async #summarize(
-    start: SessionSeq,
-    keepRecentTokens: number,
-    instructions: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<boolean> {
-    const session = this.session
-    const view = viewSurface(session)
-    const plan = planSummary(session, view, keepRecentTokens)
-    if (!plan) return false
-    const workingState = renderWorkingState(readWorkingState(session, this.config.fileTools))
-    let call: Awaited<ReturnType<typeof callSummary>>
-    try {
-      call = await callSummary(this.#llm, {
-        prefix: view.messages.slice(0, plan.from),
-        range: view.messages.slice(plan.from, plan.to),
-        instruction: summaryInstruction(workingState, instructions),
-        ...(this.config.model === undefined ? {} : { model: this.config.model }),
-        maxTokens: this.config.summaryMaxTokens,
-        ...(signal === undefined ? {} : { signal }),
-      })
-    } catch (error) {
-      const code = isKeelError(error) ? error.code : 'UNKNOWN'
-      throw new CompactionError(
-        'COMPACTION_SUMMARY_FAILED',
-        `the summary call failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
-        { cause: code },
-        { cause: error },
-      )
-    }
-    if (call.blocks.length === 0) {
-      throw new CompactionError(
-        'COMPACTION_SUMMARY_EMPTY',
-        'the model answered the summary request with no text',
-      )
-    }
-    // The working state is read again: the call may have taken a while, the log is the truth.
-    const message = replacementMessage(
-      plan,
-      call.blocks,
-      renderWorkingState(readWorkingState(session, this.config.fileTools)),
-    )
-    const summaryTokens = estimateMessageTokens(message)
-    if (summaryTokens >= plan.tokens) {
-      throw new CompactionError(
-        'COMPACTION_SUMMARY_NOT_SMALLER',
-        `the summary (${summaryTokens} tokens) is not smaller than the ${plan.tokens} tokens it would replace`,
-        { summaryTokens, rangeTokens: plan.tokens },
-      )
-    }
-    if (!stillContiguous(session, plan.seqs)) {
-      throw new CompactionError(
-        'COMPACTION_SURFACE_CHANGED',
-        `surface nodes ${plan.seqs[0]}–${plan.seqs.at(-1)} changed while the summary was written; nothing was replaced`,
-        { startSeq: plan.seqs[0], endSeq: plan.seqs.at(-1) },
-      )
-    }
-    const range = { startSeq: plan.seqs[0]!, endSeq: plan.seqs[plan.seqs.length - 1]! }
-    const shadowedSeqs = [...plan.seqs]
-    const data = {
-      start,
-      summary: call.blocks,
-      range,
-      shadowedSeqs,
-      tokens: plan.tokens,
-      summaryTokens,
-      provider: call.provider,
-      model: call.model,
-    }
-    session.append('compaction/summary', call.usage === undefined ? data : { ...data, usage: call.usage })
-    session.append(
-      'user/message',
-      { message, source: SUMMARY_SOURCE },
-      { surfaceOp: { op: 'replace', ...range }, sourceEventSeqs: shadowedSeqs },
-    )
-    return true
-  }
-
   #skipped(tokens: number, reason: string): CompactionResult {
     return {
       status: 'skipped',
@@ -444,14 +312,6 @@ export class Compactor {
   #notify(kind: CompactionNotice['kind'], text: string): void {
     this.#onNotice?.({ kind, text })
   }
-}
-
-/** Whether `seqs` are still consecutive surface nodes. O(surface). */
-function stillContiguous(session: Session, seqs: readonly SessionSeq[]): boolean {
-  if (!seqs.every((s) => session.isOnSurface(s))) return false
-  const surface = session.surfaceSeqs()
-  const at = surface.indexOf(seqs[0]!)
-  return seqs.every((s, i) => surface[at + i] === s)
 }
 
 function errorRecordOf(error: unknown): ErrorRecord {

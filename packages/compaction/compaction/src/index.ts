@@ -3,13 +3,11 @@ import './events.js'
 export {
   type BeforeCompactionDecision,
   type BeforeCompactionInfo,
-  type CompactionLogState,
   type CompactionNotice,
   type CompactionResult,
   Compactor,
   type CompactorOptions,
   type CompactRequest,
-  compactionLogProjection,
 } from './compactor.js'
 export {
   type CompactionConfig,
@@ -27,6 +25,7 @@ export {
   compactionTriggerSchema,
   type TokenSource,
 } from './events.js'
+export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
   type CompactionPlugin,
   type CompactionPluginOptions,
@@ -36,7 +35,7 @@ export {
   runCompactCommand,
 } from './plugin.js'
 export { placeholderFor, protectedTailStart } from './prune.js'
-export { SUMMARY_SOURCE, summaryInstruction } from './summarize.js'
+export { MIN_SUMMARY_RANGE_TOKENS, SUMMARY_SOURCE, summaryInstruction } from './summarize.js'
 export {
   CHARS_PER_TOKEN,
   estimateMessageTokens,

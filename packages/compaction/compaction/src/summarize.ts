@@ -1,3 +1,4 @@
+import { isKeelError } from '@keel/base'
 import {
   type LlmAdapter,
   LlmError,
@@ -8,8 +9,10 @@ import {
   type UserMessage,
 } from '@keel/llm'
 import type { Session, SessionSeq } from '@keel/session'
-import { protectedTailStart, type SurfaceView } from './prune.js'
+import { CompactionError } from './config.js'
+import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
 import { estimateMessageTokens } from './tokens.js'
+import { type FileToolNames, readWorkingState, renderWorkingState } from './working-state.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
@@ -154,4 +157,108 @@ export function replacementMessage(
     '</working-state>',
   ].join('\n')
   return { role: 'user', content: [{ type: 'text', text }] }
+}
+
+/** What {@link summarizeRange} needs besides the session and the model. */
+export interface SummarizeOptions {
+  /** The seq of the `compaction/start` this belongs to. */
+  readonly start: SessionSeq
+  readonly keepRecentTokens: number
+  readonly fileTools: FileToolNames
+  readonly maxTokens: number
+  readonly model?: string
+  readonly instructions?: string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * Tier 2: summarizes the range before the protected tail with one model call, then appends
+ * `compaction/summary` and the `user/message` replacing the range. Returns false when there
+ * is nothing worth summarizing. Throws {@link CompactionError} when the call fails, the
+ * summary is empty or not smaller, or the range changed meanwhile: nothing is appended then.
+ */
+export async function summarizeRange(
+  session: Session,
+  llm: LlmAdapter,
+  options: SummarizeOptions,
+): Promise<boolean> {
+  const view = viewSurface(session)
+  const plan = planSummary(session, view, options.keepRecentTokens)
+  if (!plan) return false
+  const workingState = renderWorkingState(readWorkingState(session, options.fileTools))
+  let call: SummaryCall
+  try {
+    call = await callSummary(llm, {
+      prefix: view.messages.slice(0, plan.from),
+      range: view.messages.slice(plan.from, plan.to),
+      instruction: summaryInstruction(workingState, options.instructions),
+      maxTokens: options.maxTokens,
+      ...(options.model === undefined ? {} : { model: options.model }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    })
+  } catch (error) {
+    const code = isKeelError(error) ? error.code : 'UNKNOWN'
+    throw new CompactionError(
+      'COMPACTION_SUMMARY_FAILED',
+      `the summary call failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
+      { cause: code },
+      { cause: error },
+    )
+  }
+  if (call.blocks.length === 0) {
+    throw new CompactionError(
+      'COMPACTION_SUMMARY_EMPTY',
+      'the model answered the summary request with no text',
+    )
+  }
+  // The working state is read again: the call took a while, and the log is the truth.
+  const message = replacementMessage(
+    plan,
+    call.blocks,
+    renderWorkingState(readWorkingState(session, options.fileTools)),
+  )
+  const summaryTokens = estimateMessageTokens(message)
+  if (summaryTokens >= plan.tokens) {
+    throw new CompactionError(
+      'COMPACTION_SUMMARY_NOT_SMALLER',
+      `the summary (${summaryTokens} tokens) is not smaller than the ${plan.tokens} tokens it would replace`,
+      { summaryTokens, rangeTokens: plan.tokens },
+    )
+  }
+  const first = plan.seqs[0]!
+  const last = plan.seqs[plan.seqs.length - 1]!
+  if (!stillContiguous(session, plan.seqs)) {
+    throw new CompactionError(
+      'COMPACTION_SURFACE_CHANGED',
+      `surface nodes ${first}–${last} changed while the summary was written; nothing was replaced`,
+      { startSeq: first, endSeq: last },
+    )
+  }
+  const range = { startSeq: first, endSeq: last }
+  const shadowedSeqs = [...plan.seqs]
+  const data = {
+    start: options.start,
+    summary: call.blocks,
+    range,
+    shadowedSeqs,
+    tokens: plan.tokens,
+    summaryTokens,
+    provider: call.provider,
+    model: call.model,
+  }
+  session.append('compaction/summary', call.usage === undefined ? data : { ...data, usage: call.usage })
+  session.append(
+    'user/message',
+    { message, source: SUMMARY_SOURCE },
+    { surfaceOp: { op: 'replace', ...range }, sourceEventSeqs: shadowedSeqs },
+  )
+  return true
+}
+
+/** Whether `seqs` are still consecutive surface nodes. O(surface). */
+function stillContiguous(session: Session, seqs: readonly SessionSeq[]): boolean {
+  if (!seqs.every((s) => session.isOnSurface(s))) return false
+  const surface = session.surfaceSeqs()
+  const at = surface.indexOf(seqs[0]!)
+  return seqs.every((s, i) => surface[at + i] === s)
 }
