@@ -9,7 +9,7 @@ import {
   parseCompactionConfig,
 } from './config.js'
 import type { CompactionTrigger } from './events.js'
-import { compactionLogProjection } from './guard.js'
+import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
 import { summarizeRange } from './summarize.js'
 import { estimateSurface, measureSurface, type SurfaceSize } from './tokens.js'
@@ -226,6 +226,7 @@ export class Compactor {
     const start = session.append(
       'compaction/start',
       instructions === undefined ? startData : { ...startData, instructions },
+      INFORMATIONAL,
     ).seq
     // The verbatim tail: `keepRecent` of the window, but never more than half the surface,
     // so a manual compaction of a short session still compacts something.
@@ -259,7 +260,11 @@ export class Compactor {
     } catch (error) {
       const record = errorRecordOf(error)
       const tokensAfter = estimateSurface(session) + gap
-      session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized, error: record })
+      session.append(
+        'compaction/end',
+        { start, turn, tokensAfter, pruned, summarized, error: record },
+        INFORMATIONAL,
+      )
       this.#notify('failed', `Compaction failed (${record.code}): ${record.message}`)
       return {
         status: 'failed',
@@ -273,7 +278,7 @@ export class Compactor {
       }
     }
     const tokensAfter = estimateSurface(session) + gap
-    session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized })
+    session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized }, INFORMATIONAL)
     const belowThreshold = tokensAfter < this.thresholdTokens
     if (!belowThreshold && request.trigger !== 'manual' && turn !== null && !this.#notifiedTurns.has(turn)) {
       this.#notifiedTurns.add(turn)

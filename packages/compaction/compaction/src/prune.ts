@@ -1,5 +1,6 @@
 import type { Message, ToolResultMessage } from '@keel/llm'
 import type { Session, SessionEventMap, SessionSeq } from '@keel/session'
+import { INFORMATIONAL } from './guard.js'
 import { estimateMessageTokens } from './tokens.js'
 
 /** The current surface as parallel arrays: seqs and messages, in surface order. */
@@ -108,12 +109,16 @@ export function applyPrune(session: Session, start: SessionSeq, candidate: Prune
   const { seq } = candidate
   // Planned from the surface a moment ago; another writer may have replaced it since.
   if (!session.isOnSurface(seq)) return false
-  session.append('compaction/prune', {
-    start,
-    range: { startSeq: seq, endSeq: seq },
-    shadowedSeqs: [seq],
-    tokens: candidate.tokens,
-  })
+  session.append(
+    'compaction/prune',
+    {
+      start,
+      range: { startSeq: seq, endSeq: seq },
+      shadowedSeqs: [seq],
+      tokens: candidate.tokens,
+    },
+    INFORMATIONAL,
+  )
   session.append('tool/result', candidate.data, {
     surfaceOp: { op: 'replace', startSeq: seq, endSeq: seq },
     sourceEventSeqs: [seq],

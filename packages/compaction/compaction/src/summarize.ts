@@ -10,6 +10,7 @@ import {
 } from '@keel/llm'
 import type { Session, SessionSeq } from '@keel/session'
 import { CompactionError } from './config.js'
+import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
 import { estimateMessageTokens } from './tokens.js'
 import { type FileToolNames, readWorkingState, renderWorkingState } from './working-state.js'
@@ -246,7 +247,11 @@ export async function summarizeRange(
     provider: call.provider,
     model: call.model,
   }
-  session.append('compaction/summary', call.usage === undefined ? data : { ...data, usage: call.usage })
+  session.append(
+    'compaction/summary',
+    call.usage === undefined ? data : { ...data, usage: call.usage },
+    INFORMATIONAL,
+  )
   session.append(
     'user/message',
     { message, source: SUMMARY_SOURCE },
