@@ -69,6 +69,13 @@ export const lastReplaceProjection: Projection<number> = {
       : last,
 }
 
+/** The seq of the latest `assistant/message` that carries provider usage, or -1. */
+export const latestUsageProjection: Projection<number> = {
+  name: '@keel/compaction/latest-usage',
+  init: () => -1,
+  apply: (latest, event) => (event.type === 'assistant/message' && event.data.usage ? event.seq : latest),
+}
+
 /**
  * What the estimator missed at the latest compaction (`tokensBefore - estimateBefore`, at
  * least 0): tool schemas and estimator error, measured against the provider's count. Added
@@ -91,21 +98,23 @@ export const estimatorGapProjection: Projection<number> = {
  * no replace happened after it, plus the estimate of every surface node after it.
  * Otherwise (no usage yet, or a compaction made it stale) the estimate of the whole
  * surface plus the estimator's gap measured at the latest compaction. O(events since the
- * latest usage) when provider usage applies, O(surface) otherwise.
+ * latest usage) when provider usage applies, O(surface) otherwise (cached per message).
  */
 export function measureSurface(session: Session): SurfaceSize {
-  const events = session.events
-  const lastReplace = session.project(lastReplaceProjection)
-  let tail = 0
-  // After the latest replace, every surface event is still a surface node, in seq order.
-  for (let seq = events.length - 1; seq > lastReplace; seq--) {
-    const event = events[seq]!
-    if (!session.isOnSurface(seq)) continue
-    if (event.type === 'assistant/message' && event.data.usage) {
-      const usage = event.data.usage
-      return { tokens: usage.inputTokens + usage.outputTokens + tail, source: 'provider' }
+  const usageSeq = session.project(latestUsageProjection)
+  if (usageSeq > session.project(lastReplaceProjection) && session.isOnSurface(usageSeq)) {
+    const events = session.events
+    const usageEvent = events[usageSeq]!
+    if (usageEvent.type === 'assistant/message' && usageEvent.data.usage) {
+      const { inputTokens, outputTokens } = usageEvent.data.usage
+      let tail = 0
+      // After the latest replace, every surface event is still a surface node.
+      for (let seq = events.length - 1; seq > usageSeq; seq--) {
+        if (session.isOnSurface(seq))
+          tail += estimateMessageTokens((events[seq]!.data as { message: Message }).message)
+      }
+      return { tokens: inputTokens + outputTokens + tail, source: 'provider' }
     }
-    tail += estimateMessageTokens((event.data as { message: Message }).message)
   }
   return { tokens: estimateSurface(session) + session.project(estimatorGapProjection), source: 'estimate' }
 }
