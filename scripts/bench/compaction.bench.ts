@@ -6,8 +6,7 @@
 // (`Session.create` from the events, then `deriveMessages()`): the surface of a log,
 // derived from the log. "prune + derive" is one automatic compaction that prunes (measure,
 // plan, append the prune events and their replaces, `compaction/end`) followed by
-// `deriveMessages()` on the live session. Also shown: the derive after the prune alone
-// (the surface rebuild a replace costs) against a derive after one replace.
+// `deriveMessages()` on the live session.
 import { performance } from 'node:perf_hooks'
 import { createAgent, usePlugin } from '@keel/agent'
 import { Compactor, compactionPlugin, measureSurface } from '@keel/compaction'
@@ -103,8 +102,6 @@ const config = { contextWindow: 5_000_000, threshold: 0.8, target: 0.5, keepRece
 console.log('prune + derive on a 100k-event session (best of 5):')
 let plainMs = Number.POSITIVE_INFINITY
 let pruneMs = Number.POSITIVE_INFINITY
-let rebuildMs = Number.POSITIVE_INFINITY
-let oneReplaceMs = Number.POSITIVE_INFINITY
 let pruned = 0
 let before = 0
 let after = 0
@@ -136,27 +133,6 @@ for (let round = 0; round < 5; round++) {
   pruned = result.pruned
   before = result.tokensBefore
   after = result.tokensAfter
-  // the derive alone after the prunes, against one after a single replace
-  const seqs = live.surfaceSeqs()
-  const last = live.events[seqs.at(-1)!]!
-  live.append('user/message', { message: { role: 'user', content: [{ type: 'text', text: 'x' }] } }, {
-    surfaceOp: { op: 'replace', startSeq: last.seq, endSeq: last.seq },
-    sourceEventSeqs: [last.seq],
-  } as never)
-  rebuildMs = Math.min(
-    rebuildMs,
-    time(() => live.deriveMessages()),
-  )
-  const fresh = Session.create('fresh', {}, stored)
-  const tail = fresh.surfaceSeqs().at(-1)!
-  fresh.append('user/message', { message: { role: 'user', content: [{ type: 'text', text: 'x' }] } }, {
-    surfaceOp: { op: 'replace', startSeq: tail, endSeq: tail },
-    sourceEventSeqs: [tail],
-  } as never)
-  oneReplaceMs = Math.min(
-    oneReplaceMs,
-    time(() => fresh.deriveMessages()),
-  )
 }
 await idle.close()
 console.log(
@@ -165,9 +141,6 @@ console.log(
 console.log(`  plain derive (fold the log into messages): ${plainMs.toFixed(1)} ms`)
 console.log(`  prune + derive (one automatic compaction, then deriveMessages): ${pruneMs.toFixed(1)} ms`)
 console.log(`  ratio prune+derive / plain derive: ${(pruneMs / plainMs).toFixed(2)}×   (goal ≤ 2×)`)
-console.log(
-  `  derive after the prunes: ${rebuildMs.toFixed(2)} ms vs after one replace: ${oneReplaceMs.toFixed(2)} ms (${(rebuildMs / oneReplaceMs).toFixed(2)}×)`,
-)
 
 // (2) 1,000 turns through the real agent, compaction and todo plugins, over real HTTP.
 const TURNS = 1_000
