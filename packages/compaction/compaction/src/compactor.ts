@@ -169,8 +169,8 @@ export class Compactor {
   /**
    * Runs one compaction now: prunes every old output outside the recent tail, then
    * summarizes when the request is manual or an overflow, or pruning did not reach the
-   * target. Automatic and overflow requests
-   * honour the loop guard. Throws `COMPACTION_BUSY` when another compaction of the session
+   * target. Automatic and overflow requests honour the loop guard; a PreCompact hook that
+   * throws cancels the run. Throws `COMPACTION_BUSY` when another compaction of the session
    * is running in this process; every other failure is a `failed` result with
    * `compaction/end` carrying the error.
    */
@@ -195,7 +195,14 @@ export class Compactor {
           instructions === undefined
             ? { trigger: request.trigger }
             : { trigger: request.trigger, instructions }
-        const decision = await this.#beforeCompaction(info)
+        let decision: BeforeCompactionDecision
+        try {
+          decision = await this.#beforeCompaction(info)
+        } catch (error) {
+          // Fail closed: a broken PreCompact hook prevents the compaction, it does not fail the caller.
+          const reason = `the PreCompact hook failed: ${error instanceof Error ? error.message : String(error)}`
+          decision = { action: 'cancel', reason }
+        }
         if (decision.action === 'cancel') {
           return { ...this.#skipped(this.measure().tokens, decision.reason), status: 'cancelled' }
         }
@@ -266,6 +273,7 @@ export class Compactor {
         INFORMATIONAL,
       )
       this.#notify('failed', `Compaction failed (${record.code}): ${record.message}`)
+      this.#guardNotice(request.trigger, turn, tokensAfter)
       return {
         status: 'failed',
         start,
@@ -280,17 +288,11 @@ export class Compactor {
     const tokensAfter = estimateSurface(session) + gap
     session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized }, INFORMATIONAL)
     const belowThreshold = tokensAfter < this.thresholdTokens
-    if (!belowThreshold && request.trigger !== 'manual' && turn !== null && !this.#notifiedTurns.has(turn)) {
-      this.#notifiedTurns.add(turn)
-      this.#notify(
-        'guard',
-        `Compaction left ${tokensAfter.toLocaleString('en-US')} tokens, not below the ${this.thresholdTokens.toLocaleString('en-US')}-token threshold: automatic compaction is off for the rest of this turn.`,
-      )
-    }
     this.#notify(
       'compacted',
       `Context compacted (${request.trigger}): ${before.tokens.toLocaleString('en-US')} → ${tokensAfter.toLocaleString('en-US')} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
+    this.#guardNotice(request.trigger, turn, tokensAfter)
     return {
       status: 'compacted',
       start,
@@ -312,6 +314,17 @@ export class Compactor {
       belowThreshold: tokens < this.thresholdTokens,
       reason,
     }
+  }
+
+  /** Tells the user, once per turn, that an automatic run that failed or stalled stopped automatic compaction. */
+  #guardNotice(trigger: CompactionTrigger, turn: number | null, tokensAfter: number): void {
+    if (trigger === 'manual' || turn === null || this.#notifiedTurns.has(turn)) return
+    if (!this.session.project(compactionLogProjection).stoppedInTurn) return
+    this.#notifiedTurns.add(turn)
+    this.#notify(
+      'guard',
+      `Compaction left about ${tokensAfter.toLocaleString('en-US')} tokens, not below the ${this.thresholdTokens.toLocaleString('en-US')}-token threshold: automatic compaction is off for the rest of this turn.`,
+    )
   }
 
   #notify(kind: CompactionNotice['kind'], text: string): void {

@@ -260,6 +260,20 @@ describe('the lock', () => {
     expect(await compactor.compact({ trigger: 'manual' })).toMatchObject({ status: 'compacted' })
     expect(seen).toEqual([{ trigger: 'manual', instructions: 'x' }, { trigger: 'manual' }])
     expect(lastText(server.requests[0]!)).toContain('focus on: Keep the error messages verbatim.')
+    // a hook that throws cancels (fails closed) instead of failing the caller
+    const broken = new Compactor({
+      session,
+      llm,
+      config,
+      beforeCompaction() {
+        throw new Error('hook crashed')
+      },
+    })
+    expect(await broken.compact({ trigger: 'manual' })).toMatchObject({
+      status: 'cancelled',
+      reason: 'the PreCompact hook failed: hook crashed',
+    })
+    expect(server.requests).toHaveLength(1)
   })
 
   it('rejects a bad config with a typed error naming the field', async () => {
