@@ -25,7 +25,7 @@ export interface BeforeCompactionInfo {
   readonly instructions?: string
 }
 
-/** Something to show the user (the plugin forwards it to `display('compaction', text)`). */
+/** Something to show the user (the plugin forwards it to `display`). */
 export interface CompactionNotice {
   readonly kind: 'compacted' | 'failed' | 'guard'
   readonly text: string

@@ -30,6 +30,7 @@ export {
   type CompactionPlugin,
   type CompactionPluginOptions,
   compactionPlugin,
+  DISPLAY_KINDS,
   describeResult,
   recoverFromOverflow,
   runCompactCommand,

@@ -19,6 +19,13 @@ import {
 } from './compactor.js'
 import { type CompactionConfig, CompactionError, compactionConfigSchema } from './config.js'
 
+/** The `display` kind of each notice: `compaction`, `compaction-failed`, `compaction-guard`. */
+export const DISPLAY_KINDS = {
+  compacted: 'compaction',
+  failed: 'compaction-failed',
+  guard: 'compaction-guard',
+} as const
+
 /** The agent additions this plugin uses when present (signatures of the agent branch). */
 interface AgentAdditions {
   readonly llm?: LlmAdapter
@@ -103,8 +110,8 @@ export async function recoverFromOverflow(
 
 /**
  * The compaction plugin: before each step it compacts when the surface is over the
- * threshold (and the loop guard allows); it shows what happened with
- * `display('compaction', …)`; once the agent offers them it registers `/compact` and
+ * threshold (and the loop guard allows); it shows what happened with `display` (kinds
+ * {@link DISPLAY_KINDS}); once the agent offers them it registers `/compact` and
  * recovers from context-overflow errors. The engine is {@link Compactor}.
  */
 export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
@@ -128,7 +135,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         llm,
         config: ctx.config,
         ...(hook === undefined ? {} : { beforeCompaction: hook }),
-        onNotice: (notice) => ctx.display('compaction', notice.text),
+        onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
       })
       compactor = engine
       const retried = new Set<string>()
