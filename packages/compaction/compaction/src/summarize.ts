@@ -54,6 +54,20 @@ export function planSummary(
   return { from, to, seqs: seqs.slice(from, to), tokens }
 }
 
+/**
+ * The older half of a plan by tokens, cut where no tool result is separated from its call;
+ * null when no such smaller range is worth a call.
+ */
+export function olderHalf(view: SurfaceView, plan: SummaryPlan): SummaryPlan | null {
+  let to = plan.from
+  let tokens = 0
+  while (to < plan.to && tokens < plan.tokens / 2) tokens += estimateMessageTokens(view.messages[to++]!)
+  while (to < plan.to && view.messages[to]!.role === 'tool')
+    tokens += estimateMessageTokens(view.messages[to++]!)
+  if (to >= plan.to || tokens < MIN_SUMMARY_RANGE_TOKENS) return null
+  return { from: plan.from, to, seqs: view.seqs.slice(plan.from, to), tokens }
+}
+
 function isSummary(session: Session, seq: number): boolean {
   const event = session.events[seq]
   return event?.type === 'user/message' && event.data.source === SUMMARY_SOURCE
@@ -174,8 +188,10 @@ export interface SummarizeOptions {
 
 /**
  * Tier 2: summarizes the range before the protected tail with one model call, then appends
- * `compaction/summary` and the `user/message` replacing the range. Returns false when there
- * is nothing worth summarizing. Throws {@link CompactionError} when the call fails, the
+ * `compaction/summary` and the `user/message` replacing the range. When the provider refuses
+ * the summary request itself as too long, one more call summarizes the older half of the
+ * range (the rest is left for the next compaction). Returns false when there is nothing
+ * worth summarizing. Throws {@link CompactionError} when the call fails, the
  * summary is empty or not smaller, or the range changed meanwhile: nothing is appended then.
  */
 export async function summarizeRange(
@@ -184,19 +200,30 @@ export async function summarizeRange(
   options: SummarizeOptions,
 ): Promise<boolean> {
   const view = viewSurface(session)
-  const plan = planSummary(session, view, options.keepRecentTokens)
+  let plan = planSummary(session, view, options.keepRecentTokens)
   if (!plan) return false
   const workingState = renderWorkingState(readWorkingState(session, options.fileTools))
-  let call: SummaryCall
-  try {
-    call = await callSummary(llm, {
-      prefix: view.messages.slice(0, plan.from),
-      range: view.messages.slice(plan.from, plan.to),
+  const request = (p: SummaryPlan) =>
+    callSummary(llm, {
+      prefix: view.messages.slice(0, p.from),
+      range: view.messages.slice(p.from, p.to),
       instruction: summaryInstruction(workingState, options.instructions),
       maxTokens: options.maxTokens,
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     })
+  let call: SummaryCall
+  try {
+    try {
+      call = await request(plan)
+    } catch (error) {
+      // The range itself is too long for the model: summarize its older half instead (once).
+      const older =
+        error instanceof LlmError && error.kind === 'context-overflow' ? olderHalf(view, plan) : null
+      if (!older) throw error
+      plan = older
+      call = await request(plan)
+    }
   } catch (error) {
     const code = isKeelError(error) ? error.code : 'UNKNOWN'
     throw new CompactionError(

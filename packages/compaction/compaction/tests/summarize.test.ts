@@ -170,6 +170,29 @@ describe('tier 2: summarize', () => {
     expect(server.requests).toHaveLength(2)
   })
 
+  it('when the summary request itself is too long, summarizes the older half of the range instead', async () => {
+    const { server, llm } = await serve({
+      script: [{ fault: { type: 'context-length' } }, { text: 'Summary of the older half.' }],
+    })
+    const session = newSession('summary-overflow')
+    history(session)
+    writeTurn(session, 'Even more.', [{ text: filler(2_600, 'later') }])
+    const surfaceBefore = session.surfaceSeqs()
+    const result = await new Compactor({ session, llm, config }).compact({ trigger: 'manual' })
+    expect(result).toMatchObject({ status: 'compacted', summarized: true })
+    expect(server.requests).toHaveLength(2)
+    const [first, second] = server.requests
+    expect(messagesOf(second!).length).toBeLessThan(messagesOf(first!).length)
+    const summary = session.events.find((e) => e.type === 'compaction/summary')!
+    if (summary.type !== 'compaction/summary') throw new Error('unreachable')
+    // the older part was replaced; the newer part of the original range is still verbatim
+    const end = surfaceBefore.indexOf(summary.data.range.endSeq)
+    expect(summary.data.range.startSeq).toBe(surfaceBefore[1])
+    expect(session.surfaceSeqs().slice(2)).toEqual(surfaceBefore.slice(end + 1))
+    expect(messagesOf(second!).length - 2).toBe(summary.data.shadowedSeqs.length)
+    expect(toolPairsIntact(session)).toBe(true)
+  })
+
   it('refuses a summary that is not smaller than what it replaces, and an empty one', async () => {
     const { llm } = await serve({
       script: [{ text: filler(12_000, 'verbose'), chunking: { text: 2_000 } }, { text: '' }],
