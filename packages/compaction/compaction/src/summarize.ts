@@ -229,7 +229,7 @@ export async function summarizeRange(
     throw new CompactionError(
       'COMPACTION_SUMMARY_FAILED',
       `the summary call failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
-      { cause: code },
+      { modelErrorCode: code },
       { cause: error },
     )
   }
