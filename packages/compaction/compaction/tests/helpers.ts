@@ -189,7 +189,8 @@ export function newSession(id: string, options: Parameters<typeof Session.create
 
 /**
  * A session whose log already holds the approval plugin's events (as a session written by
- * an agent with `@keel/user-approval` loaded, read by a build that knows the types).
+ * an agent with `@keel/user-approval` loaded, read by a build that knows the types). The
+ * payloads are `@keel/user-approval`'s: `{ approvalPolicy }` and `{ sandboxMode }`.
  */
 export function sessionWithPolicy(id: string, policy: unknown, sandbox: unknown): Session {
   const seed = [

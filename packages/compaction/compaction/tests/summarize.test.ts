@@ -51,7 +51,7 @@ describe('tier 2: summarize', () => {
     const { server, llm } = await serve({
       script: [{ text: '## Goal\nFix the parser.\n## Next steps\nWrite tests.' }],
     })
-    const session = sessionWithPolicy('manual', { policy: 'on-request' }, { mode: 'workspace-write' })
+    const session = sessionWithPolicy('manual', { approvalPolicy: 'on_request' }, { sandboxMode: 'workspace_write' })
     history(session)
     const todosBefore = session.project(todoProjection)
     const surfaceBefore = session.surfaceSeqs()
@@ -70,8 +70,8 @@ describe('tier 2: summarize', () => {
     expect(chat[1]).toMatchObject({ role: 'user', content: 'Fix the parser bug; never touch the CI config.' })
     const instruction = lastText(request)
     expect(instruction).toContain('Todo list (0/2 done)\n  [>] Fixing the parser\n  [ ] Write tests')
-    expect(instruction).toContain('Approval policy: on-request')
-    expect(instruction).toContain('Sandbox mode: workspace-write')
+    expect(instruction).toContain('Approval policy: on_request')
+    expect(instruction).toContain('Sandbox mode: workspace_write')
     expect(instruction).toContain('Files read (1):\n  - src/parser.ts')
     expect(instruction).toContain('Files modified (1):\n  - src/lexer.ts')
     expect(instruction).not.toContain('missing.ts')
@@ -119,7 +119,7 @@ describe('tier 2: summarize', () => {
     )
     expect(text).toContain('<summary>\n## Goal\nFix the parser.')
     expect(text).toContain('[>] Fixing the parser')
-    expect(text).toContain('Approval policy: on-request')
+    expect(text).toContain('Approval policy: on_request')
     expect(events[3]!.data).toMatchObject({ start, turn: null, summarized: true, pruned: 0 })
     expect(toolPairsIntact(session)).toBe(true)
     expect(session.project(todoProjection)).toEqual(todosBefore)
