@@ -51,7 +51,11 @@ describe('tier 2: summarize', () => {
     const { server, llm } = await serve({
       script: [{ text: '## Goal\nFix the parser.\n## Next steps\nWrite tests.' }],
     })
-    const session = sessionWithPolicy('manual', { approvalPolicy: 'on_request' }, { sandboxMode: 'workspace_write' })
+    const session = sessionWithPolicy(
+      'manual',
+      { approvalPolicy: 'on_request' },
+      { sandboxMode: 'workspace_write' },
+    )
     history(session)
     const todosBefore = session.project(todoProjection)
     const surfaceBefore = session.surfaceSeqs()
