@@ -1,5 +1,6 @@
 import { Session } from '@keel/session'
 import { todoProjection } from '@keel/todo'
+import { setApprovalPolicy, setSandboxMode } from '@keel/user-approval'
 import { describe, expect, it } from 'vitest'
 import { CompactionError, Compactor, compactionLogProjection, SUMMARY_SOURCE } from '../src/index.js'
 import {
@@ -127,6 +128,22 @@ describe('tier 2: summarize', () => {
     expect(events[3]!.data).toMatchObject({ start, turn: null, summarized: true, pruned: 0 })
     expect(toolPairsIntact(session)).toBe(true)
     expect(session.project(todoProjection)).toEqual(todosBefore)
+  })
+
+  it('reads the policy written by the real @keel/user-approval (latest switch wins), without depending on it', async () => {
+    const { server, llm } = await serve({ script: [{ text: 'Summary.' }] })
+    const session = newSession('real-approval')
+    setApprovalPolicy(session, 'never')
+    setSandboxMode(session, 'danger_full_access')
+    history(session)
+    setApprovalPolicy(session, 'strict')
+    setSandboxMode(session, 'read_only')
+    expect(await new Compactor({ session, llm, config }).compact({ trigger: 'manual' })).toMatchObject({
+      status: 'compacted',
+    })
+    const instruction = lastText(server.requests[0]!)
+    expect(instruction).toContain('Approval policy: strict\nSandbox mode: read_only')
+    expect(instruction).not.toContain('danger_full_access')
   })
 
   it('a failed summary call leaves the surface untouched and ends with an error; the session is not wedged', async () => {
