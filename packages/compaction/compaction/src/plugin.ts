@@ -5,8 +5,9 @@
 // `beforeCompaction` is merged): the structural `AgentAdditions` / `ModelErrorInterceptor`
 // types below mirror those signatures, so the wiring lights up without code changes once
 // the context carries them. The integrator should (1) replace these local types by the
-// agent's own, (2) pass the host's `beforeCompaction` (PreCompact hooks) as
-// `CompactorOptions.beforeCompaction` where the context exposes it, and (3) add the
+// agent's own, (2) pass the host's `beforeCompaction` (PreCompact hooks; @keel/hooks'
+// `hookLifecycleInterceptors(...).beforeCompaction` has exactly this shape, see
+// tests/hooks.test.ts) as `CompactorOptions.beforeCompaction`, and (3) add the
 // agent-level overflow retry test (see tests/overflow.test.ts).
 // ─────────────────────────────────────────────────────────────────────────────────────────
 import { definePlugin, type Interceptors, type PluginContext, type PluginDefinition } from '@keel/agent'
