@@ -12,7 +12,7 @@ import type { CompactionTrigger } from './events.js'
 import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
 import { summarizeRange } from './summarize.js'
-import { estimateSurface, measureSurface, type SurfaceSize } from './tokens.js'
+import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 
 /** A `PreCompact` hook's answer: go ahead (optionally with other instructions), or cancel. */
 export type BeforeCompactionDecision =
@@ -137,7 +137,7 @@ export class Compactor {
     const state = this.session.project(compactionLogProjection)
     if (state.turn !== open.turn) return null
     if (state.stoppedInTurn) {
-      return `a compaction in turn ${open.turn} did not bring the context below ${this.thresholdTokens.toLocaleString('en-US')} tokens`
+      return `a compaction in turn ${open.turn} did not bring the context below ${formatCount(this.thresholdTokens)} tokens`
     }
     if (state.automaticInTurn >= this.config.maxPerTurn) {
       return `turn ${open.turn} already had ${state.automaticInTurn} automatic compaction(s), the most allowed`
@@ -290,7 +290,7 @@ export class Compactor {
     const belowThreshold = tokensAfter < this.thresholdTokens
     this.#notify(
       'compacted',
-      `Context compacted (${request.trigger}): ${before.tokens.toLocaleString('en-US')} → ${tokensAfter.toLocaleString('en-US')} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
+      `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
     this.#guardNotice(request.trigger, turn, tokensAfter)
     return {
@@ -323,7 +323,7 @@ export class Compactor {
     this.#notifiedTurns.add(turn)
     this.#notify(
       'guard',
-      `Compaction left about ${tokensAfter.toLocaleString('en-US')} tokens, not below the ${this.thresholdTokens.toLocaleString('en-US')}-token threshold: automatic compaction is off for the rest of this turn.`,
+      `Compaction left about ${formatCount(tokensAfter)} tokens, not below the ${formatCount(this.thresholdTokens)}-token threshold: automatic compaction is off for the rest of this turn.`,
     )
   }
 

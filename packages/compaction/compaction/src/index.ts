@@ -42,9 +42,12 @@ export {
   estimateMessageTokens,
   estimateSurface,
   estimateTextTokens,
+  formatCount,
   IMAGE_TOKENS,
   MESSAGE_OVERHEAD_TOKENS,
+  type MeterState,
   measureSurface,
+  meterProjection,
   type SurfaceSize,
 } from './tokens.js'
 export {

@@ -19,6 +19,7 @@ import {
   Compactor,
 } from './compactor.js'
 import { type CompactionConfig, CompactionError, compactionConfigSchema } from './config.js'
+import { formatCount } from './tokens.js'
 
 /** The `display` kind of each notice: `compaction`, `compaction-failed`, `compaction-guard`. */
 export const DISPLAY_KINDS = {
@@ -67,7 +68,7 @@ export interface CompactionPlugin extends PluginDefinition<CompactionConfig> {
 
 /** Describes a compaction result for the user (the `/compact` command's answer). */
 export function describeResult(result: CompactionResult): string {
-  const tokens = `${result.tokensBefore.toLocaleString('en-US')} → ${result.tokensAfter.toLocaleString('en-US')} tokens`
+  const tokens = `${formatCount(result.tokensBefore)} → ${formatCount(result.tokensAfter)} tokens`
   switch (result.status) {
     case 'compacted':
       return `Compacted: ${tokens}; ${result.pruned} output(s) pruned${result.summarized ? ', older history summarized' : ', nothing to summarize'}.`

@@ -12,7 +12,7 @@ import type { Session, SessionSeq } from '@keel/session'
 import { CompactionError } from './config.js'
 import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
-import { estimateMessageTokens } from './tokens.js'
+import { estimateMessageTokens, formatCount } from './tokens.js'
 import { type FileToolNames, readWorkingState, renderWorkingState } from './working-state.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
@@ -159,7 +159,7 @@ export function replacementMessage(
 ): UserMessage {
   const first = plan.seqs[0]!
   const last = plan.seqs[plan.seqs.length - 1]!
-  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${plan.tokens.toLocaleString('en-US')} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
+  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
   const text = [
     notice,
     '',
