@@ -33,6 +33,7 @@ export {
   type SessionHeaderInit,
   type SessionListener,
   type SessionOptions,
+  type UnansweredCall,
 } from './session.js'
 export {
   type EventEnvelope,
@@ -48,3 +49,4 @@ export {
   type SurfaceOp,
   type ToolCallId,
 } from './types.js'
+export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'

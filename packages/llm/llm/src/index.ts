@@ -1,4 +1,12 @@
-export type { LlmAdapter, LlmChunk, LlmErrorKind, LlmRequest, StreamRecord, ToolSpec } from './adapter.js'
+export type {
+  LlmAdapter,
+  LlmChunk,
+  LlmErrorKind,
+  LlmRequest,
+  ModelCapabilities,
+  StreamRecord,
+  ToolSpec,
+} from './adapter.js'
 export { LlmError, streamRecordSchema } from './adapter.js'
 export {
   type AssistantMessage,
@@ -31,3 +39,4 @@ export {
   type UserMessage,
   userMessageSchema,
 } from './messages.js'
+export { findUnansweredToolCalls, type UnansweredToolCall } from './well-formed.js'

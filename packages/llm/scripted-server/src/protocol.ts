@@ -218,7 +218,7 @@ export interface HttpFault {
   body: { error: { message: string; type: string; param: null; code: string | null } }
 }
 
-/** The HTTP error of a fault, or `undefined` for stream faults (`cut`, `malformed`). */
+/** The HTTP error of a fault, or `undefined` for stream faults (`cut`, `malformed`, `stall`). */
 export function httpFault(fault: ScriptedFault | undefined): HttpFault | undefined {
   if (!fault) return undefined
   const make = (
@@ -283,6 +283,7 @@ export function httpFault(fault: ScriptedFault | undefined): HttpFault | undefin
       return make(402, fault.message ?? 'Insufficient Balance', 'unknown_error', 'invalid_request_error')
     case 'cut':
     case 'malformed':
+    case 'stall':
       return undefined
   }
 }

@@ -242,6 +242,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     const malformedAt = step.fault?.type === 'malformed' ? (step.fault.afterChunks ?? 1) : undefined
     const malformedLine = step.fault?.type === 'malformed' ? (step.fault.line ?? '{"id": "broken') : ''
     const keepAlive = ': keep-alive\n\n'.repeat(step.keepAlive ?? 0)
+    const stallAt = step.fault?.type === 'stall' ? (step.fault.afterChunks ?? 1) : undefined
 
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -251,6 +252,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     res.flushHeaders()
     for (let i = 0; i <= chunks.length; i++) {
       if (i === malformedAt) await write(res, `data: ${malformedLine}\n\n`)
+      if (i === stallAt && step.fault?.type === 'stall') await stall(res, connection, step.fault)
       if (i === cutAt) {
         if (step.fault?.type === 'cut' && step.fault.graceful) res.end()
         else res.destroy()
@@ -306,6 +308,23 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await Promise.allSettled([...inFlight])
     },
+  }
+}
+
+/** Sends nothing (or only keep-alive comments) for `forMs`, or until the client goes away. */
+async function stall(
+  res: ServerResponse,
+  connection: ReturnType<typeof watchClose>,
+  fault: { keepAliveMs?: number; forMs?: number },
+): Promise<void> {
+  const until = fault.forMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + fault.forMs
+  while (!connection.closed && Date.now() < until) {
+    const left = until - Date.now()
+    const wait = Math.min(fault.keepAliveMs ?? 60_000, left)
+    await connection.wait(wait)
+    if (fault.keepAliveMs !== undefined && !connection.closed && Date.now() < until) {
+      await write(res, ': keep-alive\n\n')
+    }
   }
 }
 
