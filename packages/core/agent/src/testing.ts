@@ -1,3 +1,4 @@
+import { type LlmAdapter, LlmError } from '@keel/llm'
 import type { Clock } from './plugin.js'
 
 /**
@@ -54,5 +55,24 @@ export class ManualClock implements Clock {
   /** How many timers are armed. */
   get pending(): number {
     return this.#timers.size
+  }
+}
+
+/**
+ * An {@link LlmAdapter} for plugin tests that build a `PluginContext` by hand and never
+ * call the model: any call fails with an `LlmError` (`network`) saying so.
+ */
+export function offlineLlm(): LlmAdapter {
+  return {
+    provider: 'offline',
+    model: 'offline',
+    stream(): AsyncIterable<never> {
+      return {
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            Promise.reject(new LlmError('network', 'offlineLlm: this test context has no model to call')),
+        }),
+      }
+    },
   }
 }

@@ -8,6 +8,7 @@ export type {
   ToolSpec,
 } from './adapter.js'
 export { LlmError, streamRecordSchema } from './adapter.js'
+export { type ContentDelta, MessageAssembly } from './assembly.js'
 export {
   type AssistantMessage,
   assistantMessageSchema,

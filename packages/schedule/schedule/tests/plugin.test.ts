@@ -1,4 +1,5 @@
 import type { PluginContext } from '@keel/agent'
+import { offlineLlm } from '@keel/agent/testing'
 import type { UserMessage } from '@keel/llm'
 import { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -19,6 +20,8 @@ async function setup(rawConfig: unknown = {}, session?: Session) {
     session: s,
     cwd: process.cwd(),
     clock,
+    llm: offlineLlm(),
+    registerCommand: () => {},
     registerTool: (tool) => {
       tools.set(tool.name, tool as Tool<unknown>)
     },
