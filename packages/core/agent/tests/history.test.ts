@@ -95,6 +95,31 @@ describe('results that fail to commit, continuations', () => {
     expect(JSON.stringify(logged.message.content)).toContain('EVENT_DATA_INVALID')
   })
 
+  it('a tool that throws is answered TOOL_FAILED; the step ends and the next turn is well-formed', async () => {
+    const broken = defineTool({
+      name: 'broken',
+      description: 'Throws.',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+      async call(): Promise<string> {
+        throw new Error('kaput')
+      },
+    })
+    const r = await open(
+      [
+        { toolCalls: [{ id: 'b1', name: 'broken', arguments: {} }] },
+        { text: 'It broke.' },
+        { text: 'Still here.' },
+      ],
+      { tools: [broken] },
+    )
+    expect((await r.agent.send('try')).text).toBe('It broke.')
+    expect(r.events('tool/result')[0]!.data.errorCode).toBe('TOOL_FAILED')
+    expect(r.session.unansweredCalls).toEqual([])
+    // the scripted server answers HTTP 400 to an unanswered call, as DeepSeek does
+    expect(await r.agent.send('again')).toMatchObject({ reason: 'completed', text: 'Still here.' })
+  })
+
   it('a turnStopping continuation goes through user-message validation', async () => {
     const nag = definePlugin({
       name: 'nag',

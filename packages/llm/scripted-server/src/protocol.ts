@@ -287,3 +287,24 @@ export function httpFault(fault: ScriptedFault | undefined): HttpFault | undefin
       return undefined
   }
 }
+
+/**
+ * The ids of assistant tool calls in a request body that no `tool` message answers before
+ * the next non-tool message (DeepSeek answers such a request with HTTP 400).
+ */
+export function unansweredToolCallIds(body: { messages?: unknown }): string[] {
+  const out: string[] = []
+  let open: string[] = []
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : []
+  for (const message of messages) {
+    if (message?.role === 'tool') {
+      open = open.filter((id) => id !== message.tool_call_id)
+      continue
+    }
+    out.push(...open)
+    open = []
+    const calls = message?.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls : []
+    for (const call of calls as Array<{ id?: unknown }>) if (typeof call?.id === 'string') open.push(call.id)
+  }
+  return [...out, ...open]
+}

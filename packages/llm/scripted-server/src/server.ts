@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { completionBody, httpFault, type ResponseIdentity, streamChunks } from './protocol.js'
+import { stall, watchClose, write } from './connection.js'
+import {
+  completionBody,
+  httpFault,
+  type ResponseIdentity,
+  streamChunks,
+  unansweredToolCallIds,
+} from './protocol.js'
 import { parseScriptedResponse, type ScriptedResponse, ScriptValidationError } from './script.js'
 
 /**
@@ -79,6 +86,11 @@ export interface ScriptedServerOptions {
   port?: number
   /** When set, requests without `Authorization: Bearer <apiKey>` get a 401 (no step consumed). */
   apiKey?: string
+  /**
+   * As DeepSeek does, a request in which an assistant tool call has no tool message
+   * answering it gets HTTP 400 (no step consumed). Default true; false accepts it.
+   */
+  requireToolAnswers?: boolean
 }
 
 /** A running scripted chat-completions server. */
@@ -165,6 +177,15 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     }
     if (record.body === undefined) {
       return reject(400, 'the request body is not a JSON object', 'invalid_request_error')
+    }
+    const unanswered = options.requireToolAnswers === false ? [] : unansweredToolCallIds(record.body)
+    if (unanswered.length > 0) {
+      return reject(
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          `The following tool_call_ids did not have response messages: ${unanswered.join(', ')}`,
+        'invalid_request_error',
+      )
     }
 
     let step = queue.shift()
@@ -311,23 +332,6 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
   }
 }
 
-/** Sends nothing (or only keep-alive comments) for `forMs`, or until the client goes away. */
-async function stall(
-  res: ServerResponse,
-  connection: ReturnType<typeof watchClose>,
-  fault: { keepAliveMs?: number; forMs?: number },
-): Promise<void> {
-  const until = fault.forMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + fault.forMs
-  while (!connection.closed && Date.now() < until) {
-    const left = until - Date.now()
-    const wait = Math.min(fault.keepAliveMs ?? 60_000, left)
-    await connection.wait(wait)
-    if (fault.keepAliveMs !== undefined && !connection.closed && Date.now() < until) {
-      await write(res, ': keep-alive\n\n')
-    }
-  }
-}
-
 function headersOf(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(req.headers)) {
@@ -382,38 +386,4 @@ function sendRaw(
     ...headers,
   })
   res.end(body)
-}
-
-function write(res: ServerResponse, data: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) return resolve()
-    res.write(data, () => resolve())
-  })
-}
-
-/** Tracks whether the client went away; `wait` sleeps but wakes early when it does. */
-function watchClose(res: ServerResponse) {
-  const state = { closed: res.destroyed }
-  let wake: () => void = () => {}
-  res.on('close', () => {
-    if (!res.writableFinished) state.closed = true
-    wake()
-  })
-  return {
-    get closed() {
-      return state.closed
-    },
-    wait(ms: number): Promise<void> {
-      if (state.closed) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms)
-        function done() {
-          clearTimeout(timer)
-          wake = () => {}
-          resolve()
-        }
-        wake = done
-      })
-    },
-  }
 }
