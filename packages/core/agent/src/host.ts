@@ -198,6 +198,7 @@ export class PluginHost {
       cwd: services.cwd,
       clock: services.clock,
       llm: services.llm,
+      host: { beforeCompaction: (info) => this.beforeCompaction(info) },
       registerCommand: (commandName, command) => {
         guard('registerCommand', true)
         if (!commandNamePattern.test(commandName)) {

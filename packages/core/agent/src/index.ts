@@ -48,6 +48,7 @@ export {
   type PluginCommand,
   type PluginContext,
   type PluginDefinition,
+  type PluginHostView,
   type PromptSubmitDecision,
   type PromptSubmitInfo,
   type SessionEndInfo,

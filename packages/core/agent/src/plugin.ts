@@ -110,6 +110,17 @@ export interface PluginCommand {
   run(args: string): Promise<string | void>
 }
 
+/**
+ * What a plugin may ask of the plugin host: today, running the `beforeCompaction`
+ * interceptors of every plugin before it compacts (the first `cancel` wins, with the
+ * plugin that cancelled; `instructions` pass from plugin to plugin).
+ */
+export interface PluginHostView {
+  beforeCompaction(
+    info: BeforeCompactionInfo,
+  ): Promise<{ readonly decision: BeforeCompactionDecision; readonly plugin?: string }>
+}
+
 /** The typed interception points. Handlers run in plugin order; the first non-default decision wins. */
 export interface Interceptors {
   beforeStep?(info: BeforeStepInfo): BeforeStepDecision | Promise<BeforeStepDecision>
@@ -149,6 +160,8 @@ export interface PluginContext<Config> {
   readonly clock: Clock
   /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
   readonly llm: LlmAdapter
+  /** The plugin host, for `host.beforeCompaction(info)` (a compaction plugin calls it before compacting). */
+  readonly host: PluginHostView
   registerTool<Input>(tool: Tool<Input>): void
   /**
    * Registers a slash command (`name`: lower-case letters, digits and `-`, unique per

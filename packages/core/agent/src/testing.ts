@@ -1,5 +1,5 @@
 import { type LlmAdapter, LlmError } from '@keel/llm'
-import type { Clock } from './plugin.js'
+import type { Clock, PluginHostView } from './plugin.js'
 
 /**
  * A {@link Clock} for tests (`@keel/agent/testing`): time moves only when told, and timers
@@ -74,5 +74,20 @@ export function offlineLlm(): LlmAdapter {
         }),
       }
     },
+  }
+}
+
+/**
+ * A {@link PluginHostView} for hand-built plugin contexts in tests: `beforeCompaction`
+ * proceeds with the instructions it was given (no other plugin is there to object).
+ */
+export function soloHost(): PluginHostView {
+  return {
+    beforeCompaction: async (info) => ({
+      decision:
+        info.instructions === undefined
+          ? { action: 'proceed' }
+          : { action: 'proceed', instructions: info.instructions },
+    }),
   }
 }

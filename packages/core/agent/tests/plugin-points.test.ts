@@ -95,6 +95,26 @@ describe('sessionEnd, beforeCompaction, modelError', () => {
     })
   })
 
+  it('a plugin reaches the other plugins through ctx.host.beforeCompaction', async () => {
+    let asked: unknown
+    const veto = spy('veto', { beforeCompaction: () => ({ action: 'cancel', reason: 'keep everything' }) })
+    const compactor = definePlugin({
+      name: 'compactor',
+      setup(ctx) {
+        ctx.registerCommand('compact', {
+          description: 'Compacts.',
+          run: async () => {
+            asked = await ctx.host.beforeCompaction({ trigger: 'manual' })
+            return 'asked'
+          },
+        })
+      },
+    })
+    const r = await open([], { plugins: [veto, compactor] })
+    await r.agent.runCommand('compact')
+    expect(asked).toEqual({ decision: { action: 'cancel', reason: 'keep everything' }, plugin: 'veto' })
+  })
+
   it('modelError retry re-runs the step once on a context overflow', async () => {
     const seen: string[] = []
     const plugin = spy('compactor', {

@@ -1,5 +1,5 @@
 import type { PluginContext } from '@keel/agent'
-import { offlineLlm } from '@keel/agent/testing'
+import { offlineLlm, soloHost } from '@keel/agent/testing'
 import type { UserMessage } from '@keel/llm'
 import { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -21,6 +21,7 @@ async function setup(rawConfig: unknown = {}, session?: Session) {
     cwd: process.cwd(),
     clock,
     llm: offlineLlm(),
+    host: soloHost(),
     registerCommand: () => {},
     registerTool: (tool) => {
       tools.set(tool.name, tool as Tool<unknown>)
