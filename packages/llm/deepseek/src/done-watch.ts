@@ -48,6 +48,7 @@ export function createWatchingFetch(
     const stop = (): void => {
       ended = true
       if (timer !== undefined) clearTimeout(timer)
+      init?.signal?.removeEventListener('abort', stop)
     }
     init?.signal?.addEventListener('abort', stop, { once: true })
     const body = response.body.pipeThrough(
