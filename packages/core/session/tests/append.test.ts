@@ -233,6 +233,31 @@ describe('append: lifecycle invariants', () => {
     s.append('step/end', { turn: 1, step: 1 })
   })
 
+  it('still loads logs written before these rules (an unanswered call before step/end, a late system message)', () => {
+    const events = [
+      { type: 'user/message', seq: 0, time: 1, data: userText('hi') },
+      {
+        type: 'system/message',
+        seq: 1,
+        time: 1,
+        data: { message: { role: 'system', content: [{ type: 'text', text: 'late' }] } },
+      },
+      { type: 'turn/start', seq: 2, time: 1, data: { turn: 1 } },
+      { type: 'step/start', seq: 3, time: 1, data: { turn: 1, step: 1 } },
+      {
+        type: 'tool/call',
+        seq: 4,
+        time: 1,
+        data: { turn: 1, step: 1, callId: 'c1', name: 'echo', arguments: '{}' },
+      },
+      { type: 'step/end', seq: 5, time: 1, data: { turn: 1, step: 1 } },
+      { type: 'turn/end', seq: 6, time: 1, data: { turn: 1, reason: 'error' } },
+    ]
+    const loaded = Session.create('legacy', {}, events as never)
+    expect(loaded.events).toHaveLength(7)
+    expect(loaded.unansweredCalls).toEqual([])
+  })
+
   it('never puts a system message after other messages; replacing the opening one is allowed', () => {
     const s = Session.create('s')
     const sys = (text: string) => ({
