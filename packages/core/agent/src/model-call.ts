@@ -7,6 +7,7 @@ import {
   type StreamRecord,
   type TokenUsage,
   type ToolCallBlock,
+  withAnsweredToolCalls,
 } from '@keel/llm'
 import { answerUnansweredCalls, type ErrorRecord, type SessionEventMap } from '@keel/session'
 import type { ToolCallDelta } from './observer.js'
@@ -43,6 +44,17 @@ const unansweredBeforeCall = {
   errorCode: 'TOOL_INTERRUPTED',
   text: (call: { name: string }) =>
     `${call.name} had no result when the next model call started; it is treated as not finished.`,
+}
+
+/**
+ * Logs written before every call was answered may hold a closed turn with an open call (a
+ * crash mid-tool): the request answers it (not the log, which no longer accepts results in
+ * that turn), so such a session stays usable.
+ */
+const legacyAnswer = {
+  errorCode: 'TOOL_INTERRUPTED',
+  text: (call: { name: string }) =>
+    `${call.name} did not finish: the process stopped before the tool returned its result. Its effects, if any, are unknown; check before repeating it.`,
 }
 
 export function errorRecordOf(error: unknown): ErrorRecord {
@@ -140,7 +152,7 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
   try {
     const stream = rt.llm.stream({
       model,
-      messages: rt.session.deriveMessages().slice(),
+      messages: withAnsweredToolCalls(rt.session.deriveMessages(), legacyAnswer).slice(),
       tools: rt.specs,
       maxTokens: ts.maxTokens,
       signal,

@@ -48,6 +48,47 @@ describe('resume keeps history well-formed', () => {
     ])
   })
 
+  it('a log from before calls were always answered (turn closed with an open call) still gets answers sent', async () => {
+    const legacy = Session.create('legacy', {}, [
+      { type: 'turn/start', seq: 0, time: 1, data: { turn: 1 } },
+      {
+        type: 'user/message',
+        seq: 1,
+        time: 1,
+        data: { message: { role: 'user', content: [{ type: 'text', text: 'go' }] } },
+      },
+      { type: 'step/start', seq: 2, time: 1, data: { turn: 1, step: 1 } },
+      {
+        type: 'assistant/message',
+        seq: 3,
+        time: 1,
+        data: {
+          turn: 1,
+          step: 1,
+          message: {
+            role: 'assistant',
+            content: [{ type: 'tool-call', id: 'old', name: 'bash', arguments: '{}' }],
+          },
+          stream: { provider: 'p', model: 'm', startedAt: 1, endedAt: 2, chunks: 1 },
+        },
+      },
+      {
+        type: 'tool/call',
+        seq: 4,
+        time: 1,
+        data: { turn: 1, step: 1, callId: 'old', name: 'bash', arguments: '{}' },
+      },
+      { type: 'step/end', seq: 5, time: 1, data: { turn: 1, step: 1 } },
+      { type: 'turn/end', seq: 6, time: 1, data: { turn: 1, reason: 'interrupted' } },
+    ] as never)
+    const r = await open([{ text: 'Recovered.' }], { session: legacy })
+    // the scripted server answers 400 to an unanswered call, as DeepSeek does
+    expect(await r.agent.send('hello')).toMatchObject({ reason: 'completed', text: 'Recovered.' })
+    const messages = r.server.requests[0]!.body!.messages!
+    expect(messages[2]).toMatchObject({ role: 'tool', tool_call_id: 'old' })
+    expect(String(messages[2]!.content)).toContain('TOOL_INTERRUPTED')
+  })
+
   it('closes a bare session left mid-turn, answering its unanswered call before the next model request', async () => {
     const session = Session.create('left-open')
     session.append('turn/start', { turn: 1 })

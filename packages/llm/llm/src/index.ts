@@ -40,4 +40,4 @@ export {
   type UserMessage,
   userMessageSchema,
 } from './messages.js'
-export { findUnansweredToolCalls, type UnansweredToolCall } from './well-formed.js'
+export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'

@@ -1,4 +1,4 @@
-import type { Message } from './messages.js'
+import type { Message, ToolCallId } from './messages.js'
 
 /** An assistant tool call that no tool message answers. */
 export interface UnansweredToolCall {
@@ -30,6 +30,40 @@ export function findUnansweredToolCalls(messages: readonly Message[]): Unanswere
     for (const block of message.content) {
       if (block.type === 'tool-call') open.set(block.id, { messageIndex, id: block.id, name: block.name })
     }
+  })
+  settle()
+  return out
+}
+
+/**
+ * `messages` with a tool message inserted for every unanswered call, right after the tool
+ * messages that follow its assistant message (the order providers require), carrying
+ * `Error [<code>]: <text>`. Returns the list itself when nothing is missing. For histories
+ * written before calls were always answered (a log whose turn closed with a call open).
+ */
+export function withAnsweredToolCalls(
+  messages: readonly Message[],
+  answer: { errorCode: string; text(call: UnansweredToolCall): string },
+): readonly Message[] {
+  const missing = findUnansweredToolCalls(messages)
+  if (missing.length === 0) return messages
+  const out: Message[] = []
+  const pending: UnansweredToolCall[] = []
+  const settle = (): void => {
+    for (const call of pending.splice(0)) {
+      out.push({
+        role: 'tool',
+        toolCallId: call.id as ToolCallId,
+        toolName: call.name,
+        content: [{ type: 'text', text: `Error [${answer.errorCode}]: ${answer.text(call)}` }],
+        isError: true,
+      })
+    }
+  }
+  messages.forEach((message, index) => {
+    if (message.role !== 'tool') settle()
+    out.push(message)
+    for (const call of missing) if (call.messageIndex === index) pending.push(call)
   })
   settle()
   return out

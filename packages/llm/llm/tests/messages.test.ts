@@ -7,6 +7,7 @@ import {
   type ToolCallId,
   text,
   toolResultMessageSchema,
+  withAnsweredToolCalls,
 } from '@keel/llm'
 import { describe, expect, it } from 'vitest'
 
@@ -77,5 +78,24 @@ describe('findUnansweredToolCalls', () => {
       { messageIndex: 4, id: 'c', name: 'bash' },
     ])
     expect(findUnansweredToolCalls([...messages.slice(0, 3), result('b')])).toEqual([])
+  })
+
+  it('withAnsweredToolCalls inserts answers after the existing tool messages of the call', () => {
+    const messages: Message[] = [
+      { role: 'assistant', content: [call('a'), call('b')] },
+      result('a'),
+      { role: 'user', content: [{ type: 'text', text: 'next' }] },
+    ]
+    const fixed = withAnsweredToolCalls(messages, { errorCode: 'X', text: (c) => `missing ${c.id}` })
+    expect(fixed.map((m) => (m.role === 'tool' ? `tool ${m.toolCallId}` : m.role))).toEqual([
+      'assistant',
+      'tool a',
+      'tool b',
+      'user',
+    ])
+    expect(fixed[2]).toMatchObject({ isError: true, content: [{ text: 'Error [X]: missing b' }] })
+    expect(findUnansweredToolCalls(fixed)).toEqual([])
+    const whole = [...messages.slice(0, 2), result('b')]
+    expect(withAnsweredToolCalls(whole, { errorCode: 'X', text: () => '' })).toBe(whole)
   })
 })
