@@ -134,6 +134,9 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
         ),
       )
     },
+    onNotice(notice) {
+      line(style(YELLOW, `· ${notice.code}: ${notice.message}`, RESET))
+    },
     onDisplay(notice) {
       line(`[${notice.source}] ${notice.text}`)
     },

@@ -137,6 +137,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       systemPrompt: demoSystemPrompt,
       maxSteps: 20,
       observers: [renderer],
+      logger: (entry) => io.err(`keel: ${entry.code}: ${entry.message}\n`),
       retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
     })
     try {

@@ -22,6 +22,14 @@ export type AgentErrorCode =
   | 'AGENT_INPUT_INVALID'
   /** `send` or `inject` after `close()`. */
   | 'AGENT_CLOSED'
+  /** A plugin registered a command with a bad or taken name. */
+  | 'COMMAND_INVALID'
+  /** `runCommand` named a command no plugin registered. */
+  | 'COMMAND_UNKNOWN'
+  /** A command's `run` threw (the cause is attached). */
+  | 'COMMAND_FAILED'
+  /** `setSystemPrompt` on a session whose history does not open with a system message. */
+  | 'SYSTEM_PROMPT_UNCHANGEABLE'
 
 /** A refusal of the plugin host or the agent. `details` names the plugin, tool or option involved. */
 export class AgentError extends KeelError<AgentErrorCode> {}

@@ -1,22 +1,46 @@
-import type { DeveloperMessage, UserMessage } from '@keel/llm'
+import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { getEventRegistration, type Session } from '@keel/session'
 import type { Tool, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
 import { AgentError } from './errors.js'
+import {
+  type AddedContext,
+  type Decided,
+  type Registered,
+  type Report,
+  runAfterTool,
+  runBeforeCompaction,
+  runBeforeStep,
+  runBeforeTool,
+  runModelError,
+  runPromptSubmit,
+  runSessionEnd,
+  runSessionStart,
+  runTurnStopping,
+} from './interceptors-run.js'
 import type {
   AfterToolDecision,
+  BeforeCompactionDecision,
+  BeforeCompactionInfo,
   BeforeStepDecision,
   BeforeStepInfo,
   BeforeToolDecision,
   Clock,
   DisplayNotice,
-  Interceptors,
+  ModelErrorDecision,
+  ModelErrorInfo,
+  PluginCommand,
   PluginContext,
   PluginDefinition,
+  PromptSubmitInfo,
+  SessionEndInfo,
+  SessionStartInfo,
   ToolCallInfo,
   TurnStoppingDecision,
   TurnStoppingInfo,
 } from './plugin.js'
+
+export type { AddedContext, Decided } from './interceptors-run.js'
 
 /**
  * A plugin together with the config it runs with (plain JSON, validated by the plugin's
@@ -41,21 +65,21 @@ export interface HostServices {
   readonly session: Session
   readonly cwd: string
   readonly clock: Clock
+  readonly llm: LlmAdapter
   enqueue(message: UserMessage, options?: { source?: string }): void
   inject(message: DeveloperMessage, options?: { source?: string }): void
   display(notice: DisplayNotice): void
+  /** Where failures with no caller to reject go (the agent's logger). */
+  report: Report
 }
 
-/** A decision and the plugin that made it (absent when every handler took the default). */
-export interface Decided<D> {
-  readonly decision: D
-  readonly plugin?: string
-}
-
-interface Registered {
+/** A registered slash command and the plugin that offers it. */
+export interface RegisteredCommand extends PluginCommand {
+  readonly name: string
   readonly plugin: string
-  readonly interceptors: Interceptors
 }
+
+const commandNamePattern = /^[a-z][a-z0-9-]{0,63}$/
 
 interface Disposer {
   readonly plugin: string
@@ -66,18 +90,17 @@ const pluginNamePattern = /^[a-z0-9@][a-z0-9@/._-]{0,127}$/i
 
 /**
  * Runs plugins for one agent: validates each config with the plugin's zod schema, sets
- * plugins up in order, collects their tools and interceptors, runs interceptors in plugin
- * order (the first non-default decision wins), and disposes in reverse order on close.
- *
- * An interceptor that throws fails closed: before a step it rejects the step, before a
- * tool it denies (`INTERCEPTOR_FAILED`), after a tool it blocks the output, and when the
- * turn is stopping it lets the turn stop.
+ * plugins up in order, collects their tools, commands and interceptors, runs interceptors
+ * in plugin order (the first non-default decision wins; see `interceptors-run.ts` for how
+ * a throwing interceptor fails closed), and disposes in reverse order on close.
  */
 export class PluginHost {
   readonly #tools: Array<Tool<unknown>> = []
   readonly #interceptors: Registered[] = []
   readonly #disposers: Disposer[] = []
   readonly #names: string[] = []
+  readonly #commands = new Map<string, RegisteredCommand>()
+  #report: Report = () => {}
   #closed = false
 
   private constructor() {}
@@ -99,6 +122,7 @@ export class PluginHost {
    */
   static async start(entries: readonly PluginEntry[], services: HostServices): Promise<PluginHost> {
     const host = new PluginHost()
+    host.#report = services.report
     const resolved = entries.map((entry) => resolveEntry(entry))
     const seen = new Set<string>()
     // Validate everything before running any setup: a bad config costs no side effects.
@@ -173,6 +197,32 @@ export class PluginHost {
       session: services.session,
       cwd: services.cwd,
       clock: services.clock,
+      llm: services.llm,
+      host: { beforeCompaction: (info) => this.beforeCompaction(info) },
+      registerCommand: (commandName, command) => {
+        guard('registerCommand', true)
+        if (!commandNamePattern.test(commandName)) {
+          throw new AgentError(
+            'COMMAND_INVALID',
+            `plugin '${name}' registered command ${JSON.stringify(commandName)}: a command name is lower-case letters, digits and '-', starting with a letter`,
+            { plugin: name, command: commandName },
+          )
+        }
+        const taken = this.#commands.get(commandName)
+        if (taken) {
+          throw new AgentError(
+            'COMMAND_INVALID',
+            `plugin '${name}' registered command '${commandName}', which plugin '${taken.plugin}' already registered`,
+            { plugin: name, command: commandName },
+          )
+        }
+        this.#commands.set(commandName, {
+          name: commandName,
+          plugin: name,
+          description: command.description,
+          run: (args) => command.run(args),
+        })
+      },
       registerTool: (tool) => {
         guard('registerTool', true)
         this.#tools.push(tool as Tool<unknown>)
@@ -202,67 +252,64 @@ export class PluginHost {
     }
   }
 
+  /** The slash commands plugins registered, in registration order. */
+  get commands(): readonly RegisteredCommand[] {
+    return [...this.#commands.values()]
+  }
+
+  /** The command named `name`, if a plugin registered it. */
+  command(name: string): RegisteredCommand | undefined {
+    return this.#commands.get(name)
+  }
+
   /** Before a step: the first `reject` wins. */
-  async beforeStep(info: BeforeStepInfo): Promise<Decided<BeforeStepDecision>> {
-    for (const { plugin, interceptors } of this.#interceptors) {
-      if (!interceptors.beforeStep) continue
-      try {
-        const decision = await interceptors.beforeStep(info)
-        if (decision.action === 'reject') return { decision, plugin }
-      } catch (error) {
-        return { decision: { action: 'reject', reason: thrown(plugin, 'beforeStep', error) }, plugin }
-      }
-    }
-    return { decision: { action: 'enter' } }
+  beforeStep(info: BeforeStepInfo): Promise<Decided<BeforeStepDecision>> {
+    return runBeforeStep(this.#interceptors, info)
   }
 
   /** Before a tool runs: the first `deny` or `ask` wins. */
-  async beforeTool(info: ToolCallInfo): Promise<Decided<BeforeToolDecision>> {
-    for (const { plugin, interceptors } of this.#interceptors) {
-      if (!interceptors.beforeTool) continue
-      try {
-        const decision = await interceptors.beforeTool(info)
-        if (decision.action !== 'allow') return { decision, plugin }
-      } catch (error) {
-        return {
-          decision: {
-            action: 'deny',
-            reason: thrown(plugin, 'beforeTool', error),
-            errorCode: 'INTERCEPTOR_FAILED',
-          },
-          plugin,
-        }
-      }
-    }
-    return { decision: { action: 'allow' } }
+  beforeTool(info: ToolCallInfo): Promise<Decided<BeforeToolDecision>> {
+    return runBeforeTool(this.#interceptors, info)
   }
 
   /** After a tool ran: the first `block` wins. */
-  async afterTool(info: ToolCallInfo & { readonly output: ToolOutput }): Promise<Decided<AfterToolDecision>> {
-    for (const { plugin, interceptors } of this.#interceptors) {
-      if (!interceptors.afterTool) continue
-      try {
-        const decision = await interceptors.afterTool(info)
-        if (decision.action === 'block') return { decision, plugin }
-      } catch (error) {
-        return { decision: { action: 'block', reason: thrown(plugin, 'afterTool', error) }, plugin }
-      }
-    }
-    return { decision: { action: 'accept' } }
+  afterTool(info: ToolCallInfo & { readonly output: ToolOutput }): Promise<Decided<AfterToolDecision>> {
+    return runAfterTool(this.#interceptors, info)
   }
 
   /** When the model stopped asking for tools: the first `continue` wins. */
-  async turnStopping(info: TurnStoppingInfo): Promise<Decided<TurnStoppingDecision>> {
-    for (const { plugin, interceptors } of this.#interceptors) {
-      if (!interceptors.turnStopping) continue
-      try {
-        const decision = await interceptors.turnStopping(info)
-        if (decision.action === 'continue') return { decision, plugin }
-      } catch {
-        // Fail closed: a broken stop hook must not keep the turn running forever.
-      }
-    }
-    return { decision: { action: 'stop' } }
+  turnStopping(info: TurnStoppingInfo): Promise<Decided<TurnStoppingDecision>> {
+    return runTurnStopping(this.#interceptors, info, this.#report)
+  }
+
+  /** When the agent is created on its session: the context every plugin adds. */
+  sessionStart(info: SessionStartInfo): Promise<AddedContext[]> {
+    return runSessionStart(this.#interceptors, info, this.#report)
+  }
+
+  /** Before a user message starts a turn: the first `block` wins; accepting plugins' context is collected. */
+  promptSubmit(
+    info: PromptSubmitInfo,
+  ): Promise<{ blocked?: Decided<{ action: 'block'; reason: string }>; context: AddedContext[] }> {
+    return runPromptSubmit(this.#interceptors, info)
+  }
+
+  /** On close, before disposing: every handler runs. */
+  sessionEnd(info: SessionEndInfo): Promise<void> {
+    return runSessionEnd(this.#interceptors, info, this.#report)
+  }
+
+  /**
+   * For the compaction plugin to call before it compacts: the first `cancel` wins, and
+   * `instructions` pass from plugin to plugin. The agent itself never compacts.
+   */
+  beforeCompaction(info: BeforeCompactionInfo): Promise<Decided<BeforeCompactionDecision>> {
+    return runBeforeCompaction(this.#interceptors, info)
+  }
+
+  /** After a final model failure: the first `retry` wins. */
+  modelError(info: ModelErrorInfo): Promise<Decided<ModelErrorDecision>> {
+    return runModelError(this.#interceptors, info, this.#report)
   }
 
   /**
@@ -341,8 +388,4 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = 'config'
   for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
   return out
-}
-
-function thrown(plugin: string, point: string, error: unknown): string {
-  return `the ${point} interceptor of plugin '${plugin}' threw: ${error instanceof Error ? error.message : String(error)}`
 }

@@ -1,14 +1,14 @@
-export {
-  Agent,
-  type AgentOptions,
-  createAgent,
-  type SendOptions,
-  type StoreHandle,
-  type ToolAnswerer,
-  type ToolQuestion,
-  type TurnResult,
-} from './agent.js'
+export { Agent, createAgent } from './agent.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
+export type {
+  AgentLogger,
+  AgentOptions,
+  SendOptions,
+  StoreHandle,
+  ToolAnswerer,
+  ToolQuestion,
+  TurnResult,
+} from './options.js'
 
 import './events.js'
 
@@ -18,9 +18,12 @@ export {
   type PluginEntry,
   PluginHost,
   type PluginUse,
+  type RegisteredCommand,
   usePlugin,
 } from './host.js'
+export type { AddedContext } from './interceptors-run.js'
 export type {
+  AgentNotice,
   AgentObserver,
   RetryNotice,
   StreamDelta,
@@ -31,6 +34,8 @@ export type {
 } from './observer.js'
 export {
   type AfterToolDecision,
+  type BeforeCompactionDecision,
+  type BeforeCompactionInfo,
   type BeforeStepDecision,
   type BeforeStepInfo,
   type BeforeToolDecision,
@@ -38,8 +43,17 @@ export {
   type DisplayNotice,
   definePlugin,
   type Interceptors,
+  type ModelErrorDecision,
+  type ModelErrorInfo,
+  type PluginCommand,
   type PluginContext,
   type PluginDefinition,
+  type PluginHostView,
+  type PromptSubmitDecision,
+  type PromptSubmitInfo,
+  type SessionEndInfo,
+  type SessionStartDecision,
+  type SessionStartInfo,
   type ToolCallInfo,
   type TurnStoppingDecision,
   type TurnStoppingInfo,

@@ -48,7 +48,11 @@ export interface ToolProgressNotice {
   readonly progress: ToolProgress
 }
 
-/** A model call failed and will be retried after `delayMs` (also logged as `llm/retry`). */
+/**
+ * A model call failed and will be retried after `delayMs` (also logged as `llm/retry`):
+ * show the wait to the user. `retryAfterMs` is what the server asked for (`Retry-After`),
+ * which `delayMs` honours up to `retry.maxRetryAfterMs`.
+ */
 export interface RetryNotice {
   readonly turn: number
   readonly step: number
@@ -56,12 +60,26 @@ export interface RetryNotice {
   readonly attempt: number
   readonly delayMs: number
   readonly error: ErrorRecord
+  readonly retryAfterMs?: number
+}
+
+/**
+ * Something the user should know that is not an error of the turn: the answer hit the
+ * output token limit (`OUTPUT_LIMIT`), the provider's content filter stopped it
+ * (`CONTENT_FILTERED`), a resumed session kept the system prompt of its log
+ * (`SYSTEM_PROMPT_KEPT`), a plugin blocked a message (`PROMPT_BLOCKED`).
+ */
+export interface AgentNotice {
+  readonly code: string
+  readonly message: string
+  readonly turn?: number
+  readonly step?: number
 }
 
 /**
  * Live callbacks for UIs. All optional; called synchronously in the agent's flow, so keep
- * them cheap. An observer that throws is reported on stderr and otherwise ignored: a broken
- * display never breaks a turn.
+ * them cheap. An observer that throws is reported to the agent's `logger` (code
+ * `OBSERVER_FAILED`) and otherwise ignored: a broken display never breaks a turn.
  */
 export interface AgentObserver {
   /** Every event committed to the session while the agent is open (plugins' events included). */
@@ -74,6 +92,8 @@ export interface AgentObserver {
   onToolCallFinished?(info: ToolCallFinished): void
   onToolProgress?(notice: ToolProgressNotice): void
   onRetry?(notice: RetryNotice): void
+  /** See {@link AgentNotice}. */
+  onNotice?(notice: AgentNotice): void
   /** Something a plugin wants shown (`ctx.display`). */
   onDisplay?(notice: DisplayNotice): void
 }

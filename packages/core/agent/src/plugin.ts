@@ -1,4 +1,4 @@
-import type { DeveloperMessage, ToolCallBlock, UserMessage } from '@keel/llm'
+import type { DeveloperMessage, LlmAdapter, LlmError, ToolCallBlock, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool, ToolCallFacts, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
@@ -53,6 +53,76 @@ export interface TurnStoppingInfo {
   readonly step: number
 }
 
+/** Why the agent was created on its session: a blank log, an existing history, or after a compaction. */
+export interface SessionStartInfo {
+  readonly source: 'startup' | 'resume' | 'compact'
+}
+
+/** Session start: carry on, optionally adding context (a developer message before the next turn). */
+export type SessionStartDecision = { action: 'continue'; context?: string }
+
+/** What an interceptor sees before a user message starts a turn. */
+export interface PromptSubmitInfo {
+  /** The turn the message would start. */
+  readonly turn: number
+  readonly message: UserMessage
+}
+
+/**
+ * Before a user message starts a turn: accept it (optionally adding context as a developer
+ * message after it), or block it — the message is not logged nor sent to the model and the
+ * turn ends at once with reason `rejected` (`PROMPT_BLOCKED`).
+ */
+export type PromptSubmitDecision =
+  | { action: 'accept'; context?: string }
+  | { action: 'block'; reason: string }
+
+/** Why the agent is closing. `error` when a turn failed because the log could not be written. */
+export interface SessionEndInfo {
+  readonly reason: 'close' | 'error'
+}
+
+/** What a compaction is about to do (asked by the compaction plugin through `host.beforeCompaction`). */
+export interface BeforeCompactionInfo {
+  readonly trigger: 'auto' | 'manual' | 'overflow'
+  /** Extra summary instructions, if any. */
+  readonly instructions?: string
+}
+
+/** Before a compaction: proceed (optionally with replaced instructions) or cancel it. */
+export type BeforeCompactionDecision =
+  | { action: 'proceed'; instructions?: string }
+  | { action: 'cancel'; reason: string }
+
+/** A model call that failed for good (after the retries), before the turn ends with `error`. */
+export interface ModelErrorInfo {
+  readonly turn: number
+  readonly step: number
+  readonly error: LlmError
+}
+
+/** After a final model failure: let the turn fail, or re-run the step's model call once more. */
+export type ModelErrorDecision = { action: 'fail' } | { action: 'retry' }
+
+/** A slash command a plugin offers (the CLI exposes it as `/<name> <args>`). */
+export interface PluginCommand {
+  readonly description: string
+  /** Runs the command; the returned text, if any, is shown to the user. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: lets `async run() { … }` return nothing
+  run(args: string): Promise<string | void>
+}
+
+/**
+ * What a plugin may ask of the plugin host: today, running the `beforeCompaction`
+ * interceptors of every plugin before it compacts (the first `cancel` wins, with the
+ * plugin that cancelled; `instructions` pass from plugin to plugin).
+ */
+export interface PluginHostView {
+  beforeCompaction(
+    info: BeforeCompactionInfo,
+  ): Promise<{ readonly decision: BeforeCompactionDecision; readonly plugin?: string }>
+}
+
 /** The typed interception points. Handlers run in plugin order; the first non-default decision wins. */
 export interface Interceptors {
   beforeStep?(info: BeforeStepInfo): BeforeStepDecision | Promise<BeforeStepDecision>
@@ -61,6 +131,16 @@ export interface Interceptors {
     info: ToolCallInfo & { readonly output: ToolOutput },
   ): AfterToolDecision | Promise<AfterToolDecision>
   turnStopping?(info: TurnStoppingInfo): TurnStoppingDecision | Promise<TurnStoppingDecision>
+  /** Once, when the agent is created on its session; every plugin's `context` is added. */
+  sessionStart?(info: SessionStartInfo): SessionStartDecision | Promise<SessionStartDecision>
+  /** Before a user message starts a turn: the first `block` wins; every accepting plugin's `context` is added. */
+  promptSubmit?(info: PromptSubmitInfo): PromptSubmitDecision | Promise<PromptSubmitDecision>
+  /** On `agent.close()`, before the plugins are disposed. Every handler runs; throws are reported, not raised. */
+  sessionEnd?(info: SessionEndInfo): void | Promise<void>
+  /** Before a compaction: the first `cancel` wins; `instructions` pass from plugin to plugin. */
+  beforeCompaction?(info: BeforeCompactionInfo): BeforeCompactionDecision | Promise<BeforeCompactionDecision>
+  /** After a model call failed for good: the first `retry` wins (the step's model call runs once more). */
+  modelError?(info: ModelErrorInfo): ModelErrorDecision | Promise<ModelErrorDecision>
 }
 
 /** Something a plugin wants shown to the user (not persisted; e.g. the todo list after a change). */
@@ -80,7 +160,16 @@ export interface PluginContext<Config> {
   readonly session: Session
   readonly cwd: string
   readonly clock: Clock
+  /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
+  readonly llm: LlmAdapter
+  /** The plugin host, for `host.beforeCompaction(info)` (a compaction plugin calls it before compacting). */
+  readonly host: PluginHostView
   registerTool<Input>(tool: Tool<Input>): void
+  /**
+   * Registers a slash command (`name`: lower-case letters, digits and `-`, unique per
+   * agent), run through `agent.runCommand(name, args)`. Only during setup.
+   */
+  registerCommand(name: string, command: PluginCommand): void
   intercept(interceptors: Interceptors): void
   /** Queues a user message as a new turn (run when the agent is idle). */
   enqueue(message: UserMessage, options?: { source?: string }): void

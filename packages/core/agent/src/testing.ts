@@ -1,4 +1,5 @@
-import type { Clock } from './plugin.js'
+import { type LlmAdapter, LlmError } from '@keel/llm'
+import type { Clock, PluginHostView } from './plugin.js'
 
 /**
  * A {@link Clock} for tests (`@keel/agent/testing`): time moves only when told, and timers
@@ -54,5 +55,39 @@ export class ManualClock implements Clock {
   /** How many timers are armed. */
   get pending(): number {
     return this.#timers.size
+  }
+}
+
+/**
+ * An {@link LlmAdapter} for plugin tests that build a `PluginContext` by hand and never
+ * call the model: any call fails with an `LlmError` (`network`) saying so.
+ */
+export function offlineLlm(): LlmAdapter {
+  return {
+    provider: 'offline',
+    model: 'offline',
+    stream(): AsyncIterable<never> {
+      return {
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            Promise.reject(new LlmError('network', 'offlineLlm: this test context has no model to call')),
+        }),
+      }
+    },
+  }
+}
+
+/**
+ * A {@link PluginHostView} for hand-built plugin contexts in tests: `beforeCompaction`
+ * proceeds with the instructions it was given (no other plugin is there to object).
+ */
+export function soloHost(): PluginHostView {
+  return {
+    beforeCompaction: async (info) => ({
+      decision:
+        info.instructions === undefined
+          ? { action: 'proceed' }
+          : { action: 'proceed', instructions: info.instructions },
+    }),
   }
 }

@@ -1,4 +1,4 @@
-import { createDeepSeekAdapter } from '@keel/deepseek'
+import { createDeepSeekAdapter, type DeepSeekOptions } from '@keel/deepseek'
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import { Session, type SessionEvent, type SessionEventType } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
@@ -29,16 +29,21 @@ export interface Rig {
 
 export async function rig(
   script: ScriptedResponse[],
-  options: Partial<Omit<AgentOptions, 'llm' | 'session'>> & { session?: Session | StoreHandle } = {},
+  options: Partial<Omit<AgentOptions, 'llm' | 'session'>> & {
+    session?: Session | StoreHandle
+    /** Extra options of the DeepSeek adapter (idle timeout, capabilities, …). */
+    adapter?: DeepSeekOptions
+  } = {},
 ): Promise<Rig> {
   const server = await startScriptedServer({ script })
-  const llm = createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} })
-  const target = options.session ?? Session.create(`agent-test-${process.pid}-${++counter}`)
+  const { adapter, ...agentOptions } = options
+  const llm = createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {}, ...adapter })
+  const target = agentOptions.session ?? Session.create(`agent-test-${process.pid}-${++counter}`)
   const session = target instanceof Session ? target : target.session
   const agent = await createAgent({
     cwd: process.cwd(),
     retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5 },
-    ...options,
+    ...agentOptions,
     llm,
     session: target,
   })

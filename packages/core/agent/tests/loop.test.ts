@@ -94,10 +94,12 @@ describe('durability and plumbing', () => {
     expect(JSON.stringify(result.message.content).length).toBeLessThan(600)
   })
 
-  it('keeps running when an observer throws, and reports it on stderr', async () => {
+  it('keeps running when an observer throws, and reports it to the logger (never the console)', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logged: Array<{ code: string; message: string }> = []
     try {
       const r = await open([{ text: 'fine' }], {
+        logger: (entry) => logged.push(entry),
         observers: [
           {
             onTextDelta: () => {
@@ -108,7 +110,11 @@ describe('durability and plumbing', () => {
       })
       const result = await r.agent.send('hi')
       expect(result).toMatchObject({ reason: 'completed', text: 'fine' })
-      expect(spy).toHaveBeenCalledWith(expect.stringContaining('display broke'))
+      expect(logged[0]).toEqual({
+        code: 'OBSERVER_FAILED',
+        message: expect.stringContaining('display broke'),
+      })
+      expect(spy).not.toHaveBeenCalled()
     } finally {
       spy.mockRestore()
     }

@@ -35,6 +35,10 @@ export type SessionErrorCode =
   | 'TOOL_RESULT_WITHOUT_CALL'
   /** A second `tool/result` for one call. */
   | 'DUPLICATE_TOOL_RESULT'
+  /** `step/end` while a `tool/call` of that step has no `tool/result`. */
+  | 'TOOL_CALL_UNANSWERED'
+  /** A `system/message` after other messages (other than a replace of the opening system message). */
+  | 'SYSTEM_MESSAGE_NOT_FIRST'
   /** A subscriber tried to append while being notified. */
   | 'REENTRANT_APPEND'
   /** The event WAS committed, but a subscriber threw while being notified (details.seq). */

@@ -26,10 +26,23 @@ import type { SessionId, SessionSeq } from './types.js'
  * - `aborted`: the user or the host cancelled the turn.
  * - `error`: a model or runtime failure that retries did not cure.
  * - `max-steps`: the turn reached its step limit.
- * - `rejected`: a plugin refused to start the next step.
- * - `interrupted`: the process died mid-turn; written when the session is next opened.
+ * - `rejected`: a plugin refused to start the next step, blocked the user message
+ *   (`PROMPT_BLOCKED`; the message is then not logged), or continued with an invalid one.
+ * - `interrupted`: the process died mid-turn; written when the session is next opened
+ *   (after a `TOOL_INTERRUPTED` result for every call that had none).
+ * - `output-limit`: the model's answer was cut by the output token limit (`max_tokens`,
+ *   finish reason `length`) and asked for no tool; its text is kept as it was cut.
+ * - `content-filter`: the provider's content filter stopped the answer.
  */
-export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'max-steps' | 'rejected' | 'interrupted'
+export type TurnEndReason =
+  | 'completed'
+  | 'aborted'
+  | 'error'
+  | 'max-steps'
+  | 'rejected'
+  | 'interrupted'
+  | 'output-limit'
+  | 'content-filter'
 
 /** A failure recorded in the log: a stable code and the message shown to people. */
 export interface ErrorRecord {
@@ -72,8 +85,10 @@ export interface SessionEventMap {
 
   /**
    * The assembled model answer of one step, on the surface. `usage` is the provider's
-   * token accounting when it reported one. A turn aborted mid-stream keeps the delivered
-   * prefix here with `interrupted: true`; tool calls that were not complete are left out.
+   * token accounting when it reported one. A turn aborted mid-stream, or whose model call
+   * failed for good after delivering something, keeps the delivered prefix here with
+   * `interrupted: true`; tool calls that were not complete are left out, complete ones are
+   * answered as not run (`TOOL_ABORTED`, `TOOL_NOT_RUN`).
    */
   'assistant/message': {
     turn: number
@@ -140,7 +155,16 @@ registerEvents('@keel/session', {
   'turn/start': z.strictObject({ turn: turnNumber }),
   'turn/end': z.strictObject({
     turn: turnNumber,
-    reason: z.enum(['completed', 'aborted', 'error', 'max-steps', 'rejected', 'interrupted']),
+    reason: z.enum([
+      'completed',
+      'aborted',
+      'error',
+      'max-steps',
+      'rejected',
+      'interrupted',
+      'output-limit',
+      'content-filter',
+    ]),
     error: errorRecordSchema.optional(),
   }),
   'step/start': z.strictObject({ turn: turnNumber, step: turnNumber }),

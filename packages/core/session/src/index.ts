@@ -34,6 +34,7 @@ export {
   type SessionHeaderInit,
   type SessionListener,
   type SessionOptions,
+  type UnansweredCall,
 } from './session.js'
 export {
   type EventEnvelope,
@@ -49,3 +50,4 @@ export {
   type SurfaceOp,
   type ToolCallId,
 } from './types.js'
+export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'

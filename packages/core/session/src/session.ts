@@ -68,6 +68,14 @@ export interface Projection<S> {
 /** Called after an event is committed. A listener may not append (that is an error). */
 export type SessionListener = (event: SessionEvent, session: Session) => void
 
+/** A committed `tool/call` of the open turn that has no `tool/result` yet. */
+export interface UnansweredCall {
+  readonly turn: number
+  readonly step: number
+  readonly callId: string
+  readonly name: string
+}
+
 /** The open turn and step, as seen by the lifecycle rules. */
 export interface OpenTurn {
   readonly turn: number
@@ -149,8 +157,8 @@ export class Session {
   #lastTurn = 0
   #openStep: number | null = null
   #lastStep = 0
-  /** Tool calls of the open turn: call id → whether its result was committed. */
-  #toolCalls = new Map<string, boolean>()
+  /** Tool calls of the open turn: call id → its step, tool name and whether its result was committed. */
+  #toolCalls = new Map<string, { step: number; name: string; answered: boolean }>()
 
   // surface: a linked list for O(range) replaces, plus a message array kept in step on append
   #surfaceBySeq = new Map<number, SurfaceNode>()
@@ -255,6 +263,20 @@ export class Session {
     return this.#openTurn === null ? null : { turn: this.#openTurn, step: this.#openStep }
   }
 
+  /**
+   * The committed `tool/call`s of the open turn that have no `tool/result` yet, in call
+   * order. Empty between turns: a step cannot end while one of its calls is unanswered.
+   */
+  get unansweredCalls(): readonly UnansweredCall[] {
+    const turn = this.#openTurn
+    if (turn === null) return []
+    const out: UnansweredCall[] = []
+    for (const [callId, call] of this.#toolCalls) {
+      if (!call.answered) out.push({ turn, step: call.step, callId, name: call.name })
+    }
+    return out
+  }
+
   /** The highest turn number used so far (0 before the first turn). */
   get lastTurn(): number {
     return this.#lastTurn
@@ -305,6 +327,7 @@ export class Session {
       true,
     )
     const frozenData = this.#checkData(type, seq, event.data, registration.schema)
+    this.#checkLiveRules(type, seq, frozenData as Record<string, unknown>, event)
     const committed = Object.freeze({ ...event, data: frozenData }) as SessionEvent
     this.#commit(committed, true, this.#beforeCommit)
     this.#notify(committed)
@@ -594,6 +617,8 @@ export class Session {
     let lastStep = this.#lastStep
     let resetCalls = false
     let callToAdd: string | null = null
+    let callStep = 0
+    let callName = ''
     let resultFor: string | null = null
     if (registered) {
       switch (type) {
@@ -663,6 +688,8 @@ export class Session {
             )
           }
           callToAdd = callId
+          callStep = data.step as number
+          callName = data.name as string
           break
         }
         case 'tool/result': {
@@ -678,7 +705,7 @@ export class Session {
               `no tool/call with id '${callId}' in turn ${openTurn}; append the tool/call first`,
             )
           }
-          if (validate && answered) {
+          if (validate && answered?.answered) {
             throw lifecycle('DUPLICATE_TOOL_RESULT', type, seq, `call '${callId}' already has a result`)
           }
           resultFor = callId
@@ -704,8 +731,12 @@ export class Session {
     this.#openStep = openStep
     this.#lastStep = lastStep
     if (resetCalls) this.#toolCalls = new Map()
-    if (callToAdd !== null) this.#toolCalls.set(callToAdd, false)
-    if (resultFor !== null) this.#toolCalls.set(resultFor, true)
+    if (callToAdd !== null)
+      this.#toolCalls.set(callToAdd, { step: callStep, name: callName, answered: false })
+    if (resultFor !== null) {
+      const call = this.#toolCalls.get(resultFor)
+      if (call) call.answered = true
+    }
     this.#events.push(event)
     if (isSurface) {
       const node: SurfaceNode = {
@@ -716,6 +747,46 @@ export class Session {
       }
       if (replaced) this.#replaceNodes(replaced, node)
       else this.#appendNode(node)
+    }
+  }
+
+  /**
+   * Rules for new appends only (logs written before them still load): a step ends only
+   * after every tool call it committed has its result, and a `system/message` never comes
+   * after other messages — it opens a blank surface, or replaces the system message that
+   * opens the surface (the logged way to change the system prompt).
+   */
+  #checkLiveRules(type: string, seq: number, data: Record<string, unknown>, event: AnyEvent): void {
+    if (type === 'step/end') {
+      const open = [...this.#toolCalls]
+        .filter(([, call]) => !call.answered && call.step === data.step)
+        .map(([id]) => id)
+      if (open.length > 0) {
+        throw lifecycle(
+          'TOOL_CALL_UNANSWERED',
+          type,
+          seq,
+          `tool call(s) ${open.map((id) => `'${id}'`).join(', ')} of step ${data.step} have no tool/result; append one for each first`,
+        )
+      }
+    } else if (type === 'system/message' && this.#head !== null) {
+      const op = event.surfaceOp
+      const head = this.#head
+      const replacesHead =
+        typeof op === 'object' &&
+        op !== null &&
+        (op as { startSeq: number }).startSeq === head.seq &&
+        head.message.role === 'system'
+      if (!replacesHead) {
+        throw lifecycle(
+          'SYSTEM_MESSAGE_NOT_FIRST',
+          type,
+          seq,
+          head.message.role === 'system'
+            ? 'the surface already opens with a system message; replace it (surfaceOp replace of its seq) instead of appending another'
+            : 'the session already has messages and no system message; a system message may only open a blank surface',
+        )
+      }
     }
   }
 

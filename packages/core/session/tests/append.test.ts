@@ -213,6 +213,7 @@ describe('append: lifecycle invariants', () => {
   it('does not let a result answer a call of an earlier turn', () => {
     const s = inStep()
     s.append('tool/call', { turn: 1, step: 1, callId: callId('c1'), name: 'echo', arguments: '{}' })
+    s.append('tool/result', toolResult(1, 1, 'c1'))
     s.append('step/end', { turn: 1, step: 1 })
     s.append('turn/end', { turn: 1, reason: 'aborted' })
     s.append('turn/start', { turn: 2 })
@@ -285,6 +286,63 @@ describe('append: lifecycle invariants', () => {
       s.events.map((e) => JSON.parse(JSON.stringify(e))),
     )
     expect(reloaded.deriveMessages()).toEqual(s.deriveMessages())
+  })
+
+  it('refuses step/end while a call of the step has no result, and lists the unanswered calls', () => {
+    const s = inStep()
+    s.append('tool/call', { turn: 1, step: 1, callId: callId('c1'), name: 'echo', arguments: '{}' })
+    s.append('tool/call', { turn: 1, step: 1, callId: callId('c2'), name: 'bash', arguments: '{}' })
+    s.append('tool/result', toolResult(1, 1, 'c1'))
+    expect(s.unansweredCalls).toEqual([{ turn: 1, step: 1, callId: 'c2', name: 'bash' }])
+    refusedUnchanged(s, () => s.append('step/end', { turn: 1, step: 1 }), 'TOOL_CALL_UNANSWERED')
+    s.append('tool/result', toolResult(1, 1, 'c2'))
+    expect(s.unansweredCalls).toEqual([])
+    s.append('step/end', { turn: 1, step: 1 })
+  })
+
+  it('still loads logs written before these rules (an unanswered call before step/end, a late system message)', () => {
+    const events = [
+      { type: 'user/message', seq: 0, time: 1, data: userText('hi') },
+      {
+        type: 'system/message',
+        seq: 1,
+        time: 1,
+        data: { message: { role: 'system', content: [{ type: 'text', text: 'late' }] } },
+      },
+      { type: 'turn/start', seq: 2, time: 1, data: { turn: 1 } },
+      { type: 'step/start', seq: 3, time: 1, data: { turn: 1, step: 1 } },
+      {
+        type: 'tool/call',
+        seq: 4,
+        time: 1,
+        data: { turn: 1, step: 1, callId: 'c1', name: 'echo', arguments: '{}' },
+      },
+      { type: 'step/end', seq: 5, time: 1, data: { turn: 1, step: 1 } },
+      { type: 'turn/end', seq: 6, time: 1, data: { turn: 1, reason: 'error' } },
+    ]
+    const loaded = Session.create('legacy', {}, events as never)
+    expect(loaded.events).toHaveLength(7)
+    expect(loaded.unansweredCalls).toEqual([])
+  })
+
+  it('never puts a system message after other messages; replacing the opening one is allowed', () => {
+    const s = Session.create('s')
+    const sys = (text: string) => ({
+      message: { role: 'system' as const, content: [{ type: 'text' as const, text }] },
+    })
+    const first = s.append('system/message', sys('be brief'))
+    s.append('user/message', userText('hello'))
+    refusedUnchanged(s, () => s.append('system/message', sys('be verbose')), 'SYSTEM_MESSAGE_NOT_FIRST')
+    s.append('system/message', sys('be verbose'), {
+      surfaceOp: { op: 'replace', startSeq: first.seq, endSeq: first.seq },
+      sourceEventSeqs: [first.seq],
+    })
+    expect(s.deriveMessages().map((m) => m.role)).toEqual(['system', 'user'])
+    expect(s.deriveMessages()[0]).toMatchObject({ content: [{ text: 'be verbose' }] })
+
+    const bare = Session.create('t')
+    bare.append('user/message', userText('hello'))
+    refusedUnchanged(bare, () => bare.append('system/message', sys('late')), 'SYSTEM_MESSAGE_NOT_FIRST')
   })
 
   it('allows messages between turns (system prompt, summaries)', () => {

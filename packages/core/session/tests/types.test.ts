@@ -30,7 +30,14 @@ describe('SessionEvent is a discriminated union', () => {
           return 'assistant'
         case 'turn/end':
           expectTypeOf(e.data.reason).toEqualTypeOf<
-            'completed' | 'aborted' | 'error' | 'max-steps' | 'rejected' | 'interrupted'
+            | 'completed'
+            | 'aborted'
+            | 'error'
+            | 'max-steps'
+            | 'rejected'
+            | 'interrupted'
+            | 'output-limit'
+            | 'content-filter'
           >()
           return 'end'
         default:

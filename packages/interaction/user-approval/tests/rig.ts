@@ -1,4 +1,5 @@
 import { type PluginDefinition, PluginHost, systemClock, type ToolCallInfo, usePlugin } from '@keel/agent'
+import { offlineLlm } from '@keel/agent/testing'
 import type { ToolCallId } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -6,6 +7,8 @@ import type { Tool } from '@keel/tools'
 /** The real plugin host around the plugins under test, without a model: for driving `beforeTool` directly. */
 export class PluginRig {
   host: PluginHost | undefined
+  /** Failures the host reported with no caller to reject (none expected). */
+  readonly reports: { readonly code: string; readonly message: string }[] = []
   #calls = 0
 
   constructor(
@@ -18,6 +21,10 @@ export class PluginRig {
       session: this.session,
       cwd: this.cwd,
       clock: systemClock,
+      llm: offlineLlm(),
+      report: (entry) => {
+        this.reports.push(entry)
+      },
       enqueue: () => {},
       inject: () => {},
       display: () => {},

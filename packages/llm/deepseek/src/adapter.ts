@@ -1,5 +1,5 @@
 import type { LlmAdapter, LlmChunk, LlmRequest, StreamRecord } from '@keel/llm'
-import { LlmError } from '@keel/llm'
+import { findUnansweredToolCalls, LlmError } from '@keel/llm'
 import OpenAI from 'openai'
 import type {
   ChatCompletionChunk,
@@ -38,7 +38,7 @@ export class DeepSeekAdapter implements LlmAdapter {
       timeout: this.#options.timeoutMs,
       defaultHeaders: this.#options.headers,
       logLevel: 'off',
-      fetch: createWatchingFetch(),
+      fetch: createWatchingFetch(globalThis.fetch, { idleTimeoutMs: this.#options.idleTimeoutMs }),
     })
   }
 
@@ -79,6 +79,16 @@ export class DeepSeekAdapter implements LlmAdapter {
       })
     }
 
+    const unanswered = findUnansweredToolCalls(request.messages)
+    if (unanswered.length > 0) {
+      throw new LlmError(
+        'unanswered-tool-call',
+        `Refusing to call ${where}: tool call(s) ${unanswered
+          .map((c) => `'${c.id}' (${c.name}, message ${c.messageIndex})`)
+          .join(', ')} have no tool result; the provider would reject the request with HTTP 400. ` +
+          'Answer every tool call (the session store does this when it reopens an interrupted session).',
+      )
+    }
     const body = buildRequestBody(request, {
       model,
       images: this.#options.images,
@@ -121,6 +131,13 @@ export class DeepSeekAdapter implements LlmAdapter {
       // A finish reason without the closing marker: the server stopped early (usage may be missing).
       if (sawDone(response) === false) {
         throw failure(new Error('the stream ended without data: [DONE]'), 'stream')
+      }
+      if (assembly.finishReason === 'insufficient-resources') {
+        throw new LlmError(
+          'insufficient-resources',
+          `${where} stopped the answer: insufficient system resources (finish_reason insufficient_system_resource); retry later.`,
+          { ...(assembly.delivered ? { partial: assembly.partial() } : {}), record: record() },
+        )
       }
       let message: ReturnType<StreamAssembly['message']>
       try {

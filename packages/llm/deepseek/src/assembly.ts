@@ -1,14 +1,5 @@
-import type {
-  AssistantMessage,
-  FinishReason,
-  LlmChunk,
-  ReasoningBlock,
-  TextBlock,
-  TokenUsage,
-  ToolCallBlock,
-  ToolCallId,
-} from '@keel/llm'
-import { LlmError } from '@keel/llm'
+import type { AssistantMessage, ContentDelta, FinishReason, LlmChunk, TokenUsage } from '@keel/llm'
+import { MessageAssembly } from '@keel/llm'
 
 /** The parts of a streamed chunk the adapter reads (DeepSeek adds `reasoning_content`). */
 export interface WireChunk {
@@ -71,25 +62,12 @@ export function mapUsage(usage: WireUsage): TokenUsage {
   }
 }
 
-interface PendingCall {
-  type: 'call'
-  index: number
-  id?: string
-  name?: string
-  arguments: string
-}
-
-type Piece = TextBlock | ReasoningBlock | PendingCall
-
 /**
- * Folds chunks into {@link LlmChunk}s and the assistant message. Consecutive text (or
- * reasoning) deltas form one block; a tool call takes its place at its first fragment and
- * later fragments for its index append to its raw arguments.
+ * Folds wire chunks into {@link LlmChunk}s and, through the shared {@link MessageAssembly},
+ * into the assistant message; also keeps the response id, finish reason and usage.
  */
 export class StreamAssembly {
-  readonly #pieces: Piece[] = []
-  readonly #calls = new Map<number, PendingCall>()
-  #highestIndex = -1
+  readonly #message = new MessageAssembly()
   responseId: string | undefined
   finishReason: FinishReason | undefined
   usage: TokenUsage | undefined
@@ -104,36 +82,28 @@ export class StreamAssembly {
     for (const choice of chunk.choices ?? []) {
       const delta = choice.delta ?? {}
       if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
-        this.#appendText('reasoning', delta.reasoning_content)
-        out.push({ type: 'reasoning-delta', text: delta.reasoning_content })
+        out.push(this.#deliver({ type: 'reasoning-delta', text: delta.reasoning_content }))
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
-        this.#appendText('text', delta.content)
-        out.push({ type: 'text-delta', text: delta.content })
+        out.push(this.#deliver({ type: 'text-delta', text: delta.content }))
       }
       for (const fragment of delta.tool_calls ?? []) {
-        const argumentsDelta = fragment.function?.arguments ?? ''
         const id = fragment.id || undefined
         const name = fragment.function?.name || undefined
-        let call = this.#calls.get(fragment.index)
-        if (!call) {
-          call = { type: 'call', index: fragment.index, arguments: '' }
-          this.#calls.set(fragment.index, call)
-          this.#pieces.push(call)
-        }
-        call.id ??= id
-        call.name ??= name
-        call.arguments += argumentsDelta
-        if (fragment.index > this.#highestIndex) this.#highestIndex = fragment.index
-        out.push({
-          type: 'tool-call-delta',
-          index: fragment.index,
-          ...(id !== undefined ? { id } : {}),
-          ...(name !== undefined ? { name } : {}),
-          argumentsDelta,
-        })
+        out.push(
+          this.#deliver({
+            type: 'tool-call-delta',
+            index: fragment.index,
+            ...(id !== undefined ? { id } : {}),
+            ...(name !== undefined ? { name } : {}),
+            argumentsDelta: fragment.function?.arguments ?? '',
+          }),
+        )
       }
-      if (choice.finish_reason) this.finishReason = mapFinishReason(choice.finish_reason)
+      if (choice.finish_reason) {
+        this.finishReason = mapFinishReason(choice.finish_reason)
+        this.#message.finished = true
+      }
     }
     if (out.length > 0) this.firstContentAt ??= Date.now()
     if (chunk.usage) {
@@ -143,61 +113,23 @@ export class StreamAssembly {
     return out
   }
 
-  /**
-   * The complete message. Throws `malformed-response` when a tool call never got an id or
-   * a name.
-   */
+  /** The complete message. Throws `malformed-response` when a tool call never got an id or a name. */
   message(): AssistantMessage {
-    const content: AssistantMessage['content'] = []
-    for (const piece of this.#pieces) {
-      if (piece.type === 'text' || piece.type === 'reasoning') {
-        content.push({ ...piece })
-        continue
-      }
-      if (!piece.id || !piece.name) {
-        throw new LlmError(
-          'malformed-response',
-          `Tool call #${piece.index} of the stream never received ${piece.id ? 'a name' : 'an id'}.`,
-          { partial: this.partial() },
-        )
-      }
-      content.push(this.#block(piece, piece.id, piece.name))
-    }
-    return { role: 'assistant', content }
+    return this.#message.message()
   }
 
-  /**
-   * What was delivered so far, for an interrupted stream: text and reasoning, and the tool
-   * calls known to be complete (a later index started, or the finish reason arrived). The
-   * last call, possibly cut anywhere, and calls without id or name are left out.
-   */
+  /** What was delivered so far (see {@link MessageAssembly.partial}). */
   partial(): AssistantMessage {
-    const content: AssistantMessage['content'] = []
-    for (const piece of this.#pieces) {
-      if (piece.type === 'text' || piece.type === 'reasoning') content.push({ ...piece })
-      else if (
-        piece.id &&
-        piece.name &&
-        (this.finishReason !== undefined || piece.index < this.#highestIndex)
-      ) {
-        content.push(this.#block(piece, piece.id, piece.name))
-      }
-    }
-    return { role: 'assistant', content }
+    return this.#message.partial()
   }
 
   /** True when anything (text, reasoning or a tool call fragment) was delivered. */
   get delivered(): boolean {
-    return this.#pieces.length > 0
+    return this.#message.delivered
   }
 
-  #block(call: PendingCall, id: string, name: string): ToolCallBlock {
-    return { type: 'tool-call', id: id as ToolCallId, name, arguments: call.arguments }
-  }
-
-  #appendText(type: 'text' | 'reasoning', text: string): void {
-    const last = this.#pieces.at(-1)
-    if (last && last.type === type) last.text += text
-    else this.#pieces.push({ type, text })
+  #deliver<D extends ContentDelta>(delta: D): D {
+    this.#message.accept(delta)
+    return delta
   }
 }

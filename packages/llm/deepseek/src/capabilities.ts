@@ -1,14 +1,7 @@
+import type { ModelCapabilities } from '@keel/llm'
 import { z } from 'zod'
 
-/** What a model can take and give; used by callers to budget context and output. */
-export interface ModelCapabilities {
-  /** Input + output tokens the model accepts in one call. */
-  contextWindow: number
-  /** Most tokens the model may produce in one answer. */
-  maxOutputTokens: number
-  /** True when the model streams `reasoning_content`. */
-  reasoning: boolean
-}
+export type { ModelCapabilities }
 
 /** Runtime schema of {@link ModelCapabilities}. */
 export const modelCapabilitiesSchema = z.strictObject({

@@ -1,5 +1,6 @@
 import { type AssistantMessage, LlmError, type StreamRecord } from '@keel/llm'
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import { StreamIdleTimeoutError } from './done-watch.js'
 
 /** Where the failure happened: before the response headers, or while reading the stream. */
 export type FailurePhase = 'request' | 'stream'
@@ -43,6 +44,14 @@ export function classifyError(error: unknown, context: FailureContext): LlmError
     cause: error,
     ...(context.partial ? { partial: context.partial } : {}),
     ...(context.record ? { record: context.record } : {}),
+  }
+  const idle = idleCause(error)
+  if (idle && !context.signal?.aborted) {
+    return new LlmError(
+      'stream-idle',
+      `The stream from ${where} sent nothing for ${idle.idleTimeoutMs} ms (idleTimeoutMs); the attempt was ended.`,
+      extra,
+    )
   }
   if (context.signal?.aborted || error instanceof APIUserAbortError) {
     return new LlmError('aborted', `The call to ${where} was aborted by its signal.`, extra)
@@ -114,7 +123,7 @@ export function classifyError(error: unknown, context: FailureContext): LlmError
   }
   if (error instanceof SyntaxError) {
     return new LlmError(
-      'malformed-response',
+      context.phase === 'stream' ? 'malformed-stream' : 'malformed-response',
       `${where} sent a chunk that is not valid JSON (${error.message}).`,
       extra,
     )
@@ -128,4 +137,12 @@ export function classifyError(error: unknown, context: FailureContext): LlmError
     )
   }
   return new LlmError('network', `The call to ${where} failed (${message}).`, extra)
+}
+
+/** The idle-timeout error, thrown as is or wrapped (as `cause`) by the openai client. */
+function idleCause(error: unknown): StreamIdleTimeoutError | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof StreamIdleTimeoutError) return e
+  }
+  return undefined
 }

@@ -7,6 +7,7 @@ export {
   modelCapabilitiesSchema,
   resolveCapabilities,
 } from './capabilities.js'
+export { StreamIdleTimeoutError } from './done-watch.js'
 export { classifyError, retryAfterMs } from './errors.js'
 export {
   buildRequestBody,
@@ -19,6 +20,7 @@ export {
 } from './mapping.js'
 export {
   DEFAULT_BASE_URL,
+  DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MODEL,
   DEFAULT_TIMEOUT_MS,
   DeepSeekConfigError,

@@ -8,6 +8,11 @@ export const DEFAULT_BASE_URL = 'https://api.deepseek.com'
 export const DEFAULT_MODEL = 'deepseek-v4-flash'
 /** Default time to wait for response headers, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 120_000
+/**
+ * Default per-stream idle timeout, in milliseconds (5 minutes): a stream that sends no byte
+ * (data or keep-alive comment) for this long is ended as a retryable `stream-idle` failure.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000
 /** API key sent to a loopback server when none is configured (local servers do not check it). */
 export const LOCAL_PLACEHOLDER_KEY = 'keel-local-no-key'
 
@@ -29,6 +34,12 @@ export interface DeepSeekOptions {
   provider?: string
   /** How long to wait for the response headers, in milliseconds (the openai client's `timeout`). */
   timeoutMs?: number
+  /**
+   * How long a response stream may stay silent, in milliseconds, before the attempt ends as
+   * a retryable `stream-idle` failure (every byte counts, `: keep-alive` comments too).
+   * Default {@link DEFAULT_IDLE_TIMEOUT_MS} (5 minutes).
+   */
+  idleTimeoutMs?: number
   /** Per-model overrides of the capability table, field by field. */
   capabilities?: Record<string, Partial<ModelCapabilities>>
   /**
@@ -51,6 +62,7 @@ export const deepSeekOptionsSchema = z.strictObject({
   model: z.string().min(1).optional(),
   provider: z.string().min(1).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  idleTimeoutMs: z.number().int().positive().optional(),
   capabilities: z.record(z.string(), modelCapabilitiesSchema.partial()).optional(),
   images: z.enum(['placeholder', 'reject']).optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -71,6 +83,7 @@ export interface ResolvedOptions {
   model: string
   provider: string
   timeoutMs: number
+  idleTimeoutMs: number
   capabilities: Record<string, Partial<ModelCapabilities>>
   images: ImagePolicy
   headers: Record<string, string>
@@ -124,6 +137,7 @@ export function resolveOptions(options: DeepSeekOptions): ResolvedOptions {
     model: options.model ?? DEFAULT_MODEL,
     provider: options.provider ?? 'deepseek',
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     capabilities: options.capabilities ?? {},
     images: options.images ?? 'placeholder',
     headers: options.headers ?? {},

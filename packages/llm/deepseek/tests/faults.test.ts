@@ -181,14 +181,14 @@ describe('transport failures', () => {
     expect(error.partial?.content.map((b) => (b.type === 'tool-call' ? b.id : b.type))).toEqual(['c1', 'c2'])
   })
 
-  it('a malformed chunk is a malformed-response error carrying the prefix', async () => {
+  it('a malformed SSE line is a retryable transport failure (malformed-stream) carrying the prefix', async () => {
     const server = await startServer({
       script: [{ text: 'good start', chunking: { text: 5 }, fault: { type: 'malformed', afterChunks: 2 } }],
     })
     const { error, chunks } = await failure(adapterFor(server))
-    expect(error.kind).toBe('malformed-response')
-    expect(error.code).toBe('LLM_MALFORMED_RESPONSE')
-    expect(error.retryable).toBe(false)
+    expect(error.kind).toBe('malformed-stream')
+    expect(error.code).toBe('LLM_MALFORMED_STREAM')
+    expect(error.retryable).toBe(true)
     expect(chunks).toEqual([{ type: 'text-delta', text: 'good ' }])
     expect(error.partial?.content).toEqual([{ type: 'text', text: 'good ' }])
   })

@@ -63,6 +63,16 @@ export type LlmChunk =
       record: StreamRecord
     }
 
+/** What a model can take and give; callers budget context and output with it. */
+export interface ModelCapabilities {
+  /** Input + output tokens the model accepts in one call. */
+  contextWindow: number
+  /** Most tokens the model may produce in one answer (sent as `max_tokens` by the agent by default). */
+  maxOutputTokens: number
+  /** True when the model streams `reasoning_content`. */
+  reasoning: boolean
+}
+
 /** Streams model calls. Implementations: `@keel/deepseek` (any OpenAI-compatible endpoint). */
 export interface LlmAdapter {
   /** Provider name recorded in {@link StreamRecord.provider}. */
@@ -71,22 +81,49 @@ export interface LlmAdapter {
   readonly model: string
   /** Streams one call. Throws {@link LlmError} on failure (before or during the stream). */
   stream(request: LlmRequest): AsyncIterable<LlmChunk>
+  /** The capabilities of `model` (the default model when absent), when the adapter knows them. */
+  capabilities?(model?: string): ModelCapabilities
 }
 
-/** How a model call failed; decides whether it is retried. */
+/**
+ * How a model call failed; decides whether it is retried. The error's `code` is
+ * `LLM_` + the kind in upper snake case (`context-overflow` → `LLM_CONTEXT_OVERFLOW`).
+ * - `context-overflow`: the request is longer than the model's context window (HTTP 400
+ *   whose message says so, or 413); a compaction plugin may shorten the history and retry.
+ * - `stream-cut`: the stream ended without its finish chunk or `[DONE]`.
+ * - `stream-idle`: the stream sent no byte for `idleTimeoutMs` (keep-alive comments count).
+ * - `malformed-stream`: a stream line was not a valid chunk; retried like a cut stream.
+ * - `insufficient-resources`: the provider stopped the answer with
+ *   `finish_reason: insufficient_system_resource`; retried like an overloaded server.
+ * - `unanswered-tool-call`: the adapter refused to send a message list in which an
+ *   assistant tool call has no tool result (the provider would answer HTTP 400).
+ * - `malformed-response`: a complete answer that cannot be used (a tool call without id).
+ */
 export type LlmErrorKind =
   | 'auth'
   | 'insufficient-balance'
   | 'invalid-request'
   | 'context-overflow'
+  | 'unanswered-tool-call'
   | 'rate-limit'
   | 'server'
+  | 'insufficient-resources'
   | 'network'
   | 'stream-cut'
+  | 'stream-idle'
+  | 'malformed-stream'
   | 'malformed-response'
   | 'aborted'
 
-const retryableKinds: ReadonlySet<LlmErrorKind> = new Set(['rate-limit', 'server', 'network', 'stream-cut'])
+const retryableKinds: ReadonlySet<LlmErrorKind> = new Set([
+  'rate-limit',
+  'server',
+  'insufficient-resources',
+  'network',
+  'stream-cut',
+  'stream-idle',
+  'malformed-stream',
+])
 
 /** A failed model call. `retryable` is derived from `kind`. */
 export class LlmError extends KeelError<`LLM_${string}`> {

@@ -1,5 +1,14 @@
-export type { LlmAdapter, LlmChunk, LlmErrorKind, LlmRequest, StreamRecord, ToolSpec } from './adapter.js'
+export type {
+  LlmAdapter,
+  LlmChunk,
+  LlmErrorKind,
+  LlmRequest,
+  ModelCapabilities,
+  StreamRecord,
+  ToolSpec,
+} from './adapter.js'
 export { LlmError, streamRecordSchema } from './adapter.js'
+export { type ContentDelta, MessageAssembly } from './assembly.js'
 export {
   type AssistantMessage,
   assistantMessageSchema,
@@ -31,3 +40,4 @@ export {
   type UserMessage,
   userMessageSchema,
 } from './messages.js'
+export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'

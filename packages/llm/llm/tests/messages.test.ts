@@ -1,4 +1,14 @@
-import { assistantMessageSchema, LlmError, messageText, text, toolResultMessageSchema } from '@keel/llm'
+import {
+  assistantMessageSchema,
+  findUnansweredToolCalls,
+  LlmError,
+  type Message,
+  messageText,
+  type ToolCallId,
+  text,
+  toolResultMessageSchema,
+  withAnsweredToolCalls,
+} from '@keel/llm'
 import { describe, expect, it } from 'vitest'
 
 describe('messages', () => {
@@ -39,5 +49,53 @@ describe('LlmError', () => {
     expect(new LlmError('context-overflow', 'too long', { status: 400 }).retryable).toBe(false)
     expect(new LlmError('stream-cut', 'cut').retryable).toBe(true)
     expect(new LlmError('auth', 'bad key').code).toBe('LLM_AUTH')
+  })
+})
+
+describe('findUnansweredToolCalls', () => {
+  const call = (id: string) => ({
+    type: 'tool-call' as const,
+    id: id as ToolCallId,
+    name: 'bash',
+    arguments: '{}',
+  })
+  const result = (id: string): Message => ({
+    role: 'tool',
+    toolCallId: id as ToolCallId,
+    toolName: 'bash',
+    content: [{ type: 'text', text: 'ok' }],
+  })
+  it('finds calls not answered before the next non-tool message, and at the end', () => {
+    const messages: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      { role: 'assistant', content: [call('a'), call('b')] },
+      result('a'),
+      { role: 'user', content: [{ type: 'text', text: 'again' }] },
+      { role: 'assistant', content: [call('c')] },
+    ]
+    expect(findUnansweredToolCalls(messages)).toEqual([
+      { messageIndex: 1, id: 'b', name: 'bash' },
+      { messageIndex: 4, id: 'c', name: 'bash' },
+    ])
+    expect(findUnansweredToolCalls([...messages.slice(0, 3), result('b')])).toEqual([])
+  })
+
+  it('withAnsweredToolCalls inserts answers after the existing tool messages of the call', () => {
+    const messages: Message[] = [
+      { role: 'assistant', content: [call('a'), call('b')] },
+      result('a'),
+      { role: 'user', content: [{ type: 'text', text: 'next' }] },
+    ]
+    const fixed = withAnsweredToolCalls(messages, { errorCode: 'X', text: (c) => `missing ${c.id}` })
+    expect(fixed.map((m) => (m.role === 'tool' ? `tool ${m.toolCallId}` : m.role))).toEqual([
+      'assistant',
+      'tool a',
+      'tool b',
+      'user',
+    ])
+    expect(fixed[2]).toMatchObject({ isError: true, content: [{ text: 'Error [X]: missing b' }] })
+    expect(findUnansweredToolCalls(fixed)).toEqual([])
+    const whole = [...messages.slice(0, 2), result('b')]
+    expect(withAnsweredToolCalls(whole, { errorCode: 'X', text: () => '' })).toBe(whole)
   })
 })

@@ -218,7 +218,7 @@ export interface HttpFault {
   body: { error: { message: string; type: string; param: null; code: string | null } }
 }
 
-/** The HTTP error of a fault, or `undefined` for stream faults (`cut`, `malformed`). */
+/** The HTTP error of a fault, or `undefined` for stream faults (`cut`, `malformed`, `stall`). */
 export function httpFault(fault: ScriptedFault | undefined): HttpFault | undefined {
   if (!fault) return undefined
   const make = (
@@ -283,6 +283,28 @@ export function httpFault(fault: ScriptedFault | undefined): HttpFault | undefin
       return make(402, fault.message ?? 'Insufficient Balance', 'unknown_error', 'invalid_request_error')
     case 'cut':
     case 'malformed':
+    case 'stall':
       return undefined
   }
+}
+
+/**
+ * The ids of assistant tool calls in a request body that no `tool` message answers before
+ * the next non-tool message (DeepSeek answers such a request with HTTP 400).
+ */
+export function unansweredToolCallIds(body: { messages?: unknown }): string[] {
+  const out: string[] = []
+  let open: string[] = []
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : []
+  for (const message of messages) {
+    if (message?.role === 'tool') {
+      open = open.filter((id) => id !== message.tool_call_id)
+      continue
+    }
+    out.push(...open)
+    open = []
+    const calls = message?.role === 'assistant' && Array.isArray(message.tool_calls) ? message.tool_calls : []
+    for (const call of calls as Array<{ id?: unknown }>) if (typeof call?.id === 'string') open.push(call.id)
+  }
+  return [...out, ...open]
 }

@@ -53,6 +53,10 @@ export type ScriptedFinishReason =
  * - `malformed`: after `afterChunks` data chunks (default 1) one raw data line is sent —
  *   `line`, default the invalid JSON `{"id": "broken` (any text works, e.g. an in-stream
  *   `{"error": {...}}` object); the stream then continues normally.
+ * - `stall`: after `afterChunks` data chunks (default 1) the server keeps the socket open
+ *   and sends nothing — or only a `: keep-alive` comment every `keepAliveMs` — for `forMs`
+ *   milliseconds, then continues normally; without `forMs` it stalls until the client goes
+ *   away (idle-timeout tests).
  */
 export type ScriptedFault =
   | {
@@ -71,6 +75,7 @@ export type ScriptedFault =
   | { type: 'insufficient-balance'; message?: string }
   | { type: 'cut'; afterChunks?: number; graceful?: boolean }
   | { type: 'malformed'; afterChunks?: number; line?: string }
+  | { type: 'stall'; afterChunks?: number; keepAliveMs?: number; forMs?: number }
 
 /**
  * One scripted model answer, consumed by one request. Everything is optional: `{}` answers
@@ -139,6 +144,12 @@ const faultSchema = z.discriminatedUnion('type', [
     type: z.literal('malformed'),
     afterChunks: count.optional(),
     line: z.string().optional(),
+  }),
+  z.strictObject({
+    type: z.literal('stall'),
+    afterChunks: count.optional(),
+    keepAliveMs: z.number().int().positive().optional(),
+    forMs: count.optional(),
   }),
 ])
 

@@ -1,6 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { completionBody, httpFault, type ResponseIdentity, streamChunks } from './protocol.js'
+import { stall, watchClose, write } from './connection.js'
+import {
+  completionBody,
+  httpFault,
+  type ResponseIdentity,
+  streamChunks,
+  unansweredToolCallIds,
+} from './protocol.js'
 import { parseScriptedResponse, type ScriptedResponse, ScriptValidationError } from './script.js'
 
 /**
@@ -79,6 +86,11 @@ export interface ScriptedServerOptions {
   port?: number
   /** When set, requests without `Authorization: Bearer <apiKey>` get a 401 (no step consumed). */
   apiKey?: string
+  /**
+   * As DeepSeek does, a request in which an assistant tool call has no tool message
+   * answering it gets HTTP 400 (no step consumed). Default true; false accepts it.
+   */
+  requireToolAnswers?: boolean
 }
 
 /** A running scripted chat-completions server. */
@@ -166,6 +178,15 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     if (record.body === undefined) {
       return reject(400, 'the request body is not a JSON object', 'invalid_request_error')
     }
+    const unanswered = options.requireToolAnswers === false ? [] : unansweredToolCallIds(record.body)
+    if (unanswered.length > 0) {
+      return reject(
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          `The following tool_call_ids did not have response messages: ${unanswered.join(', ')}`,
+        'invalid_request_error',
+      )
+    }
 
     let step = queue.shift()
     if (step === undefined && options.handler) {
@@ -242,6 +263,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     const malformedAt = step.fault?.type === 'malformed' ? (step.fault.afterChunks ?? 1) : undefined
     const malformedLine = step.fault?.type === 'malformed' ? (step.fault.line ?? '{"id": "broken') : ''
     const keepAlive = ': keep-alive\n\n'.repeat(step.keepAlive ?? 0)
+    const stallAt = step.fault?.type === 'stall' ? (step.fault.afterChunks ?? 1) : undefined
 
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -251,6 +273,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     res.flushHeaders()
     for (let i = 0; i <= chunks.length; i++) {
       if (i === malformedAt) await write(res, `data: ${malformedLine}\n\n`)
+      if (i === stallAt && step.fault?.type === 'stall') await stall(res, connection, step.fault)
       if (i === cutAt) {
         if (step.fault?.type === 'cut' && step.fault.graceful) res.end()
         else res.destroy()
@@ -363,38 +386,4 @@ function sendRaw(
     ...headers,
   })
   res.end(body)
-}
-
-function write(res: ServerResponse, data: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.destroyed) return resolve()
-    res.write(data, () => resolve())
-  })
-}
-
-/** Tracks whether the client went away; `wait` sleeps but wakes early when it does. */
-function watchClose(res: ServerResponse) {
-  const state = { closed: res.destroyed }
-  let wake: () => void = () => {}
-  res.on('close', () => {
-    if (!res.writableFinished) state.closed = true
-    wake()
-  })
-  return {
-    get closed() {
-      return state.closed
-    },
-    wait(ms: number): Promise<void> {
-      if (state.closed) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms)
-        function done() {
-          clearTimeout(timer)
-          wake = () => {}
-          resolve()
-        }
-        wake = done
-      })
-    },
-  }
 }

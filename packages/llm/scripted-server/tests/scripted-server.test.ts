@@ -354,3 +354,59 @@ describe('graceful cut', () => {
     expect(server.lastRequest?.outcome).toBe('cut')
   })
 })
+
+describe('stall fault and tool-call answers', () => {
+  it('stalls after N chunks, sending only keep-alive comments, then continues', async () => {
+    const server = await start({
+      script: [
+        {
+          text: 'abcdefgh',
+          chunking: { text: 2 },
+          fault: { type: 'stall', afterChunks: 2, keepAliveMs: 20, forMs: 150 },
+        },
+      ],
+    })
+    const res = await post(server, chatBody({ stream: true }))
+    const { data, comments } = parseSse(await res.text())
+    expect(comments.filter((c) => c.includes('keep-alive')).length).toBeGreaterThan(0)
+    expect(data.at(-1)).toBe('[DONE]')
+    expect(server.requests[0]!.outcome).toBe('completed')
+  })
+
+  it('without forMs, stalls until the client goes away', async () => {
+    const server = await start({
+      script: [{ text: 'abcdefgh', chunking: { text: 2 }, fault: { type: 'stall' } }],
+    })
+    const controller = new AbortController()
+    const res = await post(server, chatBody({ stream: true }), { signal: controller.signal })
+    const reader = res.body!.getReader()
+    await reader.read() // the first chunk arrives, then nothing
+    controller.abort()
+    await server.settled()
+    expect(server.requests[0]!.outcome).toBe('client-closed')
+    expect(server.requests[0]!.chunksSent).toBe(1)
+  })
+
+  it('answers HTTP 400 to an assistant tool call that no tool message answers, as DeepSeek does', async () => {
+    const server = await start({ script: [{ text: 'ok' }] })
+    const messages = [
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'x', arguments: '{}' } }],
+      },
+      { role: 'user', content: 'again' },
+    ]
+    const res = await post(server, chatBody({ messages }))
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('did not have response messages: c1')
+    expect(server.pending).toBe(1)
+    const answered = [
+      ...messages.slice(0, 2),
+      { role: 'tool', tool_call_id: 'c1', content: 'done' },
+      messages[2],
+    ]
+    expect((await post(server, chatBody({ messages: answered }))).status).toBe(200)
+  })
+})

@@ -1,4 +1,5 @@
 import type { PluginContext } from '@keel/agent'
+import { offlineLlm, soloHost } from '@keel/agent/testing'
 import type { UserMessage } from '@keel/llm'
 import { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -19,6 +20,9 @@ async function setup(rawConfig: unknown = {}, session?: Session) {
     session: s,
     cwd: process.cwd(),
     clock,
+    llm: offlineLlm(),
+    host: soloHost(),
+    registerCommand: () => {},
     registerTool: (tool) => {
       tools.set(tool.name, tool as Tool<unknown>)
     },

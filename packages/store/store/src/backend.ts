@@ -25,6 +25,7 @@ import {
   type StoreLocation,
   UnknownRequiredEvent,
 } from './errors.js'
+import { answerInterruptedCalls } from './interrupted-calls.js'
 import type {
   CreateSessionInit,
   ForkOptions,
@@ -278,6 +279,7 @@ export class BackendStore implements SessionStore {
     const open = session.openTurn
     if (open) {
       try {
+        answerInterruptedCalls(session)
         if (open.step !== null) session.append('step/end', { turn: open.turn, step: open.step })
         session.append('turn/end', { turn: open.turn, reason: 'interrupted' })
         await handle.flush()

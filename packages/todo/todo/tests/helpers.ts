@@ -1,5 +1,5 @@
 import type { Clock, Interceptors, PluginContext, PluginDefinition } from '@keel/agent'
-import { ManualClock } from '@keel/agent/testing'
+import { ManualClock, offlineLlm, soloHost } from '@keel/agent/testing'
 import type { DeveloperMessage, ToolCallId, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import { createToolContext, runToolCall, type Tool, type ToolOutput } from '@keel/tools'
@@ -39,6 +39,9 @@ export class PluginDriver<Config> {
       session: this.session,
       cwd: process.cwd(),
       clock: this.clock,
+      llm: offlineLlm(),
+      host: soloHost(),
+      registerCommand: () => {},
       registerTool: (tool) => {
         this.tools.set(tool.name, tool as Tool<unknown>)
       },

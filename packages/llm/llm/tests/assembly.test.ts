@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { PartialMessage } from '../src/stream.js'
+import { MessageAssembly } from '../src/index.js'
 
 type Delta =
   | { kind: 'text'; text: string }
@@ -17,7 +17,7 @@ const delta: fc.Arbitrary<Delta> = fc.oneof(
   }),
 )
 
-describe('PartialMessage (the delivered prefix of an aborted stream)', () => {
+describe('MessageAssembly.partial (the delivered prefix of an interrupted stream)', () => {
   it('keeps every text and reasoning character in order, merges runs, and keeps only superseded tool calls', () => {
     fc.assert(
       fc.property(fc.array(delta, { maxLength: 30 }), (deltas) => {
@@ -29,18 +29,23 @@ describe('PartialMessage (the delivered prefix of an aborted stream)', () => {
           highest = d.index
           return true
         })
-        const partial = new PartialMessage()
+        const partial = new MessageAssembly()
         const args = new Map<number, string>()
         for (const d of ordered) {
-          if (d.kind === 'text') partial.text(d.text)
-          else if (d.kind === 'reasoning') partial.reasoning(d.text)
+          if (d.kind === 'text') partial.accept({ type: 'text-delta', text: d.text })
+          else if (d.kind === 'reasoning') partial.accept({ type: 'reasoning-delta', text: d.text })
           else {
             const first = !args.has(d.index)
             args.set(d.index, (args.get(d.index) ?? '') + d.args)
-            partial.toolCall(d.index, first ? `id${d.index}` : undefined, first ? 'tool' : undefined, d.args)
+            partial.accept({
+              type: 'tool-call-delta',
+              index: d.index,
+              ...(first ? { id: `id${d.index}`, name: 'tool' } : {}),
+              argumentsDelta: d.args,
+            })
           }
         }
-        const { content } = partial.prefix()
+        const { content } = partial.partial()
         const textOf = (kind: 'text' | 'reasoning') =>
           content.flatMap((b) => (b.type === kind ? [b.text] : [])).join('')
         expect(textOf('text')).toBe(ordered.flatMap((d) => (d.kind === 'text' ? [d.text] : [])).join(''))

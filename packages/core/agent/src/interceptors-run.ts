@@ -1,0 +1,210 @@
+import type { ToolOutput } from '@keel/tools'
+import type {
+  AfterToolDecision,
+  BeforeCompactionDecision,
+  BeforeCompactionInfo,
+  BeforeStepDecision,
+  BeforeStepInfo,
+  BeforeToolDecision,
+  Interceptors,
+  ModelErrorDecision,
+  ModelErrorInfo,
+  PromptSubmitDecision,
+  PromptSubmitInfo,
+  SessionEndInfo,
+  SessionStartInfo,
+  ToolCallInfo,
+  TurnStoppingDecision,
+  TurnStoppingInfo,
+} from './plugin.js'
+
+/** A decision and the plugin that made it (absent when every handler took the default). */
+export interface Decided<D> {
+  readonly decision: D
+  readonly plugin?: string
+}
+
+/** One plugin's interceptors. */
+export interface Registered {
+  readonly plugin: string
+  readonly interceptors: Interceptors
+}
+
+/** Reports an interceptor failure that has no decision to fail closed into. */
+export type Report = (entry: { readonly code: string; readonly message: string }) => void
+
+/** Context added by plugins (session start, prompt submit), with the plugin that added each piece. */
+export interface AddedContext {
+  readonly plugin: string
+  readonly text: string
+}
+
+export function thrown(plugin: string, point: string, error: unknown): string {
+  return `the ${point} interceptor of plugin '${plugin}' threw: ${error instanceof Error ? error.message : String(error)}`
+}
+
+/*
+ * Every runner below visits the plugins in order. An interceptor that throws fails closed:
+ * before a step it rejects the step, before a tool it denies (`INTERCEPTOR_FAILED`), after a
+ * tool it blocks the output, at a prompt it blocks the message, before a compaction it
+ * cancels it; where there is nothing to refuse (turn stopping, session start and end, model
+ * error) the default holds and the failure is reported.
+ */
+
+export async function runBeforeStep(
+  list: readonly Registered[],
+  info: BeforeStepInfo,
+): Promise<Decided<BeforeStepDecision>> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.beforeStep) continue
+    try {
+      const decision = await interceptors.beforeStep(info)
+      if (decision.action === 'reject') return { decision, plugin }
+    } catch (error) {
+      return { decision: { action: 'reject', reason: thrown(plugin, 'beforeStep', error) }, plugin }
+    }
+  }
+  return { decision: { action: 'enter' } }
+}
+
+export async function runBeforeTool(
+  list: readonly Registered[],
+  info: ToolCallInfo,
+): Promise<Decided<BeforeToolDecision>> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.beforeTool) continue
+    try {
+      const decision = await interceptors.beforeTool(info)
+      if (decision.action !== 'allow') return { decision, plugin }
+    } catch (error) {
+      const reason = thrown(plugin, 'beforeTool', error)
+      return { decision: { action: 'deny', reason, errorCode: 'INTERCEPTOR_FAILED' }, plugin }
+    }
+  }
+  return { decision: { action: 'allow' } }
+}
+
+export async function runAfterTool(
+  list: readonly Registered[],
+  info: ToolCallInfo & { readonly output: ToolOutput },
+): Promise<Decided<AfterToolDecision>> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.afterTool) continue
+    try {
+      const decision = await interceptors.afterTool(info)
+      if (decision.action === 'block') return { decision, plugin }
+    } catch (error) {
+      return { decision: { action: 'block', reason: thrown(plugin, 'afterTool', error) }, plugin }
+    }
+  }
+  return { decision: { action: 'accept' } }
+}
+
+export async function runTurnStopping(
+  list: readonly Registered[],
+  info: TurnStoppingInfo,
+  report: Report,
+): Promise<Decided<TurnStoppingDecision>> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.turnStopping) continue
+    try {
+      const decision = await interceptors.turnStopping(info)
+      if (decision.action === 'continue') return { decision, plugin }
+    } catch (error) {
+      // A broken stop hook must not keep the turn running forever: the turn stops.
+      report({ code: 'INTERCEPTOR_FAILED', message: thrown(plugin, 'turnStopping', error) })
+    }
+  }
+  return { decision: { action: 'stop' } }
+}
+
+export async function runSessionStart(
+  list: readonly Registered[],
+  info: SessionStartInfo,
+  report: Report,
+): Promise<AddedContext[]> {
+  const added: AddedContext[] = []
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.sessionStart) continue
+    try {
+      const decision = await interceptors.sessionStart(info)
+      if (decision.context) added.push({ plugin, text: decision.context })
+    } catch (error) {
+      report({ code: 'INTERCEPTOR_FAILED', message: thrown(plugin, 'sessionStart', error) })
+    }
+  }
+  return added
+}
+
+export async function runPromptSubmit(
+  list: readonly Registered[],
+  info: PromptSubmitInfo,
+): Promise<{ blocked?: Decided<{ action: 'block'; reason: string }>; context: AddedContext[] }> {
+  const context: AddedContext[] = []
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.promptSubmit) continue
+    let decision: PromptSubmitDecision
+    try {
+      decision = await interceptors.promptSubmit(info)
+    } catch (error) {
+      decision = { action: 'block', reason: thrown(plugin, 'promptSubmit', error) }
+    }
+    if (decision.action === 'block') return { blocked: { decision, plugin }, context }
+    if (decision.context) context.push({ plugin, text: decision.context })
+  }
+  return { context }
+}
+
+export async function runSessionEnd(
+  list: readonly Registered[],
+  info: SessionEndInfo,
+  report: Report,
+): Promise<void> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.sessionEnd) continue
+    try {
+      await interceptors.sessionEnd(info)
+    } catch (error) {
+      report({ code: 'INTERCEPTOR_FAILED', message: thrown(plugin, 'sessionEnd', error) })
+    }
+  }
+}
+
+export async function runBeforeCompaction(
+  list: readonly Registered[],
+  info: BeforeCompactionInfo,
+): Promise<Decided<BeforeCompactionDecision>> {
+  let instructions = info.instructions
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.beforeCompaction) continue
+    try {
+      const decision = await interceptors.beforeCompaction(
+        instructions === undefined ? { trigger: info.trigger } : { trigger: info.trigger, instructions },
+      )
+      if (decision.action === 'cancel') return { decision, plugin }
+      if (decision.instructions !== undefined) instructions = decision.instructions
+    } catch (error) {
+      return { decision: { action: 'cancel', reason: thrown(plugin, 'beforeCompaction', error) }, plugin }
+    }
+  }
+  return {
+    decision: instructions === undefined ? { action: 'proceed' } : { action: 'proceed', instructions },
+  }
+}
+
+export async function runModelError(
+  list: readonly Registered[],
+  info: ModelErrorInfo,
+  report: Report,
+): Promise<Decided<ModelErrorDecision>> {
+  for (const { plugin, interceptors } of list) {
+    if (!interceptors.modelError) continue
+    try {
+      const decision = await interceptors.modelError(info)
+      if (decision.action === 'retry') return { decision, plugin }
+    } catch (error) {
+      report({ code: 'INTERCEPTOR_FAILED', message: thrown(plugin, 'modelError', error) })
+    }
+  }
+  return { decision: { action: 'fail' } }
+}

@@ -1,0 +1,214 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AssistantMessage, LlmAdapter, UserMessage } from '@keel/llm'
+import { userMessageSchema } from '@keel/llm'
+import type { ErrorRecord, Session, TurnEndReason } from '@keel/session'
+import type { Tool } from '@keel/tools'
+import { AgentError } from './errors.js'
+import type { PluginEntry } from './host.js'
+import type { AgentObserver } from './observer.js'
+import type { Clock, ToolCallInfo } from './plugin.js'
+import { defaultRetryOptions, type RetryOptions, systemClock } from './retry.js'
+
+/** A question put to the host's answerer when an interceptor decided `ask`. */
+export interface ToolQuestion extends ToolCallInfo {
+  /** Why the interceptor asks. */
+  readonly reason: string
+  /** The plugin that asked. */
+  readonly plugin?: string
+  /** Aborted when the turn is cancelled while the question is open. */
+  readonly signal: AbortSignal
+}
+
+/** Answers `ask` decisions (a UI prompt, an approval service). Throwing counts as `deny`. */
+export type ToolAnswerer = (question: ToolQuestion) => 'allow' | 'deny' | Promise<'allow' | 'deny'>
+
+/**
+ * Where the agent reports its own failures that have no caller to reject (an observer that
+ * threw, a plugin-queued turn that failed). Default: nowhere — library code never writes to
+ * the console; a CLI passes one that prints.
+ */
+export type AgentLogger = (entry: { readonly code: string; readonly message: string }) => void
+
+/**
+ * The part of a store's `SessionHandle` (`@keel/store`) the agent uses: any
+ * `SessionHandle` fits. `directory`, when a backend exposes one (JSONL), is where tool
+ * outputs over their cap are stored aside.
+ */
+export interface StoreHandle {
+  readonly session: Session
+  /** Resolves when every event appended so far is durable. */
+  flush(): Promise<void>
+  /** Flushes and releases the writer lock. */
+  close(): Promise<void>
+  readonly directory?: string
+}
+
+/** Options of {@link createAgent}. */
+export interface AgentOptions {
+  /** The model. */
+  llm: LlmAdapter
+  /**
+   * Where the log goes: a store handle (flushed before each model call and at each turn
+   * end, closed with the agent) or a bare in-memory session.
+   */
+  session: StoreHandle | Session
+  /** Plugins, set up in order (disposed in reverse on close). */
+  plugins?: readonly PluginEntry[]
+  /** Tools besides the plugins' (the plugins' come first). */
+  tools?: ReadonlyArray<Tool<unknown>>
+  /** Working directory for tools. */
+  cwd: string
+  /**
+   * The system prompt of a blank session (appended as its first event). A resumed session
+   * keeps the system prompt of its log: a different value here is not applied (observers
+   * get an `onNotice` `SYSTEM_PROMPT_KEPT`); change it explicitly with
+   * {@link Agent.setSystemPrompt}.
+   */
+  systemPrompt?: string
+  /** Model id; the adapter's default when absent. */
+  model?: string
+  /**
+   * Output token cap per model call (`max_tokens`). Default: the model's `maxOutputTokens`
+   * from the adapter's capability table, when the adapter has one. Per turn: {@link SendOptions.maxTokens}.
+   */
+  maxTokens?: number
+  /** Steps (model calls) per turn before it ends with `max-steps`. Default 50. */
+  maxSteps?: number
+  /** Concurrency-safe calls of one step that may run at once. Default 4. */
+  maxParallelTools?: number
+  /** Retries of retryable model errors. Default {@link defaultRetryOptions}. */
+  retry?: Partial<RetryOptions>
+  /** Time and timers (backoff waits, stream records of failed attempts). Default: the wall clock. */
+  clock?: Clock
+  /** Jitter source in [0, 1). Default `Math.random`. */
+  random?: () => number
+  /** Live callbacks for UIs. */
+  observers?: readonly AgentObserver[]
+  /** Where failures nobody else can see are reported. Default: dropped. */
+  logger?: AgentLogger
+  /** Decides `ask` decisions; without one, `ask` fails closed as a deny (`TOOL_ASK_UNANSWERED`). */
+  answerer?: ToolAnswerer
+  /**
+   * Where tool outputs over their size cap are written. Default: the `directory` of the
+   * store handle plus `/tool-outputs` when the handle has one (JSONL), else
+   * `<os tmpdir>/keel-tool-outputs/<session id>`.
+   */
+  toolOutputDir?: string
+  /** Result size cap for tools that set none. Default: the tools runtime's. */
+  maxResultChars?: number
+}
+
+/** Options of one {@link Agent.send}. */
+export interface SendOptions {
+  /** Recorded as `user/message.source` (e.g. `schedule/<id>`) when the text was not typed by a person. */
+  source?: string
+  /** Aborts this turn (before it starts, it then starts and ends at once as `aborted`). */
+  signal?: AbortSignal
+  /** Output token cap for this turn's model calls, overriding the agent's. */
+  maxTokens?: number
+}
+
+/** How a turn ended. */
+export interface TurnResult {
+  readonly turn: number
+  readonly reason: TurnEndReason
+  readonly error?: ErrorRecord
+  /** The last assistant message committed in the turn, if any (interrupted ones included). */
+  readonly message?: AssistantMessage
+  /** Its text blocks, concatenated (empty when there is no message). */
+  readonly text: string
+}
+
+/** The options after validation and defaults. */
+export interface ResolvedOptions {
+  readonly cwd: string
+  readonly clock: Clock
+  readonly random: () => number
+  readonly model: string | undefined
+  readonly maxTokens: number | undefined
+  readonly maxSteps: number
+  readonly maxParallel: number
+  readonly retry: RetryOptions
+  readonly toolOutputDir: string
+  readonly maxResultChars: number | undefined
+  readonly answerer: ToolAnswerer | undefined
+}
+
+export function isHandle(value: StoreHandle | Session): value is StoreHandle {
+  return typeof (value as StoreHandle).flush === 'function' && 'session' in value
+}
+
+/** Validates the numeric options and applies defaults; throws `AGENT_OPTIONS_INVALID`. */
+export function resolveOptions(options: AgentOptions, session: Session, directory?: string): ResolvedOptions {
+  const retry = { ...defaultRetryOptions, ...options.retry }
+  const resolvedRetry: RetryOptions = {
+    maxRetries: nonNegative('retry.maxRetries', retry.maxRetries),
+    baseDelayMs: nonNegative('retry.baseDelayMs', retry.baseDelayMs),
+    maxDelayMs: nonNegative('retry.maxDelayMs', retry.maxDelayMs),
+    maxRetryAfterMs: nonNegative('retry.maxRetryAfterMs', retry.maxRetryAfterMs),
+  }
+  if (!Number.isInteger(resolvedRetry.maxRetries)) {
+    throw new AgentError(
+      'AGENT_OPTIONS_INVALID',
+      `retry.maxRetries must be an integer, got ${retry.maxRetries}`,
+      {
+        option: 'retry.maxRetries',
+      },
+    )
+  }
+  if (options.maxResultChars !== undefined) positiveInteger('maxResultChars', options.maxResultChars)
+  if (options.maxTokens !== undefined) positiveInteger('maxTokens', options.maxTokens)
+  return {
+    cwd: options.cwd,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    model: options.model,
+    maxTokens: options.maxTokens,
+    maxSteps: positiveInteger('maxSteps', options.maxSteps ?? 50),
+    maxParallel: positiveInteger('maxParallelTools', options.maxParallelTools ?? 4),
+    retry: resolvedRetry,
+    toolOutputDir:
+      options.toolOutputDir ??
+      (typeof directory === 'string'
+        ? join(directory, 'tool-outputs')
+        : join(tmpdir(), 'keel-tool-outputs', session.id)),
+    maxResultChars: options.maxResultChars,
+    answerer: options.answerer,
+  }
+}
+
+export function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new AgentError('AGENT_OPTIONS_INVALID', `${name} must be a positive integer, got ${value}`, {
+      option: name,
+    })
+  }
+  return value
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new AgentError('AGENT_OPTIONS_INVALID', `${name} must be a non-negative number, got ${value}`, {
+      option: name,
+    })
+  }
+  return value
+}
+
+/**
+ * The one validation every user-side message goes through (`send`, plugin `enqueue`, a
+ * `turnStopping` continuation). Throws `AGENT_INPUT_INVALID` naming `where`.
+ */
+export function toUserMessage(input: string | UserMessage, where = 'send'): UserMessage {
+  const message: UserMessage =
+    typeof input === 'string' ? { role: 'user', content: [{ type: 'text', text: input }] } : input
+  const result = userMessageSchema.safeParse(message)
+  if (!result.success) {
+    throw new AgentError(
+      'AGENT_INPUT_INVALID',
+      `${where}: not a user message: ${result.error.issues[0]!.message}`,
+    )
+  }
+  return message
+}

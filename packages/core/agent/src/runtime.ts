@@ -1,0 +1,56 @@
+import type { LlmAdapter, ToolSpec } from '@keel/llm'
+import type { Session } from '@keel/session'
+import type { ToolRegistry } from '@keel/tools'
+import type { PluginHost } from './host.js'
+import type { AgentObserver } from './observer.js'
+import type { AgentLogger, ResolvedOptions } from './options.js'
+
+/** The observer sink: every live notification goes through it. */
+export type Emit = <K extends keyof AgentObserver>(
+  method: K,
+  arg: Parameters<NonNullable<AgentObserver[K]>>[0],
+) => void
+
+/** What the turn runner, model call and tool dispatch share: fixed for the agent's life. */
+export interface Runtime {
+  readonly session: Session
+  readonly llm: LlmAdapter
+  readonly host: PluginHost
+  readonly registry: ToolRegistry
+  readonly specs: readonly ToolSpec[]
+  readonly options: ResolvedOptions
+  readonly emit: Emit
+  readonly log: AgentLogger
+  /** Makes every appended event durable (a no-op for a bare session). */
+  flush(): Promise<void>
+  /** Appends the queued developer messages (plugin injections, added context). */
+  drainInjections(): void
+}
+
+/** The state of one running turn. */
+export interface TurnState {
+  readonly turn: number
+  readonly signal: AbortSignal
+  /** Tool call ids used in the turn (a reused id gets a suffix). */
+  readonly usedCallIds: Set<string>
+  /** `max_tokens` of this turn's model calls, when known. */
+  readonly maxTokens: number | undefined
+}
+
+/** Builds the observer sink: a throwing observer is reported to `log`, never raised. */
+export function createEmit(observers: readonly AgentObserver[], log: AgentLogger): Emit {
+  return (method, arg) => {
+    for (const observer of observers) {
+      const fn = observer[method] as ((value: typeof arg) => void) | undefined
+      if (!fn) continue
+      try {
+        fn.call(observer, arg)
+      } catch (error) {
+        log({
+          code: 'OBSERVER_FAILED',
+          message: `observer ${method} threw: ${error instanceof Error ? error.message : String(error)}`,
+        })
+      }
+    }
+  }
+}

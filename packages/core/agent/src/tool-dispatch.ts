@@ -1,0 +1,212 @@
+import type { ToolCallBlock } from '@keel/llm'
+import {
+  executeTool,
+  isConcurrencySafe,
+  type ParsedToolInput,
+  parseToolInput,
+  type Tool,
+  type ToolContext,
+  toolFacts,
+} from '@keel/tools'
+import type { ToolQuestion } from './options.js'
+import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
+import type { Runtime, TurnState } from './runtime.js'
+import { abortedCall, commitResult, errorOutput, notRun, type ToolOutcome } from './tool-results.js'
+
+interface PreparedCall {
+  call: ToolCallBlock
+  tool: Tool<unknown> | undefined
+  parsed: ParsedToolInput<unknown> | undefined
+  safe: boolean
+  /** Decided before dispatch (a call cut off by the output limit, a filtered answer): not run. */
+  preset?: ToolOutcome
+}
+
+/**
+ * Logs every call, then runs them: consecutive concurrency-safe calls together (at most
+ * `maxParallelTools` at once), every other call alone, in model order. Results are
+ * committed in model order as soon as each one and all before it are done. Calls with a
+ * `preset` outcome are not run; their outcome is committed in their place.
+ */
+export async function runTools(
+  rt: Runtime,
+  ts: TurnState,
+  step: number,
+  calls: readonly ToolCallBlock[],
+  presets: ReadonlyMap<string, ToolOutcome> = new Map(),
+): Promise<void> {
+  const { turn } = ts
+  for (const call of calls) {
+    rt.session.append('tool/call', {
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    })
+  }
+  const prepared = calls.map((call) => prepare(rt, call, presets.get(call.id)))
+  const batches: number[][] = []
+  for (let i = 0; i < prepared.length; i++) {
+    const lastBatch = batches[batches.length - 1]
+    if (prepared[i]!.safe && lastBatch && prepared[lastBatch[0]!]!.safe) lastBatch.push(i)
+    else batches.push([i])
+  }
+  const slots = prepared.map(() => deferred<ToolOutcome>())
+  const run = async (i: number): Promise<void> => {
+    slots[i]!.resolve(await runOne(rt, ts, step, prepared[i]!))
+  }
+  const executor = (async () => {
+    for (const batch of batches) {
+      if (batch.length === 1) await run(batch[0]!)
+      else await runBounded(batch, rt.options.maxParallel, run)
+    }
+  })()
+  for (let i = 0; i < prepared.length; i++) {
+    commitResult(rt, turn, step, prepared[i]!.call, await slots[i]!.promise)
+  }
+  await executor
+}
+
+function prepare(rt: Runtime, call: ToolCallBlock, preset: ToolOutcome | undefined): PreparedCall {
+  if (preset) return { call, tool: undefined, parsed: undefined, safe: false, preset }
+  const tool = rt.registry.get(call.name)
+  if (!tool) return { call, tool, parsed: undefined, safe: false }
+  const parsed = parseToolInput(tool, call.arguments)
+  return { call, tool, parsed, safe: parsed.ok && isConcurrencySafe(tool, parsed.input) }
+}
+
+async function runOne(
+  rt: Runtime,
+  ts: TurnState,
+  step: number,
+  prepared: PreparedCall,
+): Promise<ToolOutcome> {
+  const { call, tool, parsed } = prepared
+  const { turn, signal } = ts
+  if (prepared.preset) return prepared.preset
+  try {
+    if (!tool || !parsed) {
+      return {
+        output: errorOutput(
+          'TOOL_NOT_FOUND',
+          `there is no tool named ${JSON.stringify(call.name)}; available tools: ${rt.registry.names().join(', ') || '(none)'}.`,
+        ),
+        ran: false,
+      }
+    }
+    if (!parsed.ok) return { output: parsed.output, ran: false }
+    if (signal.aborted) return abortedCall(call)
+    const info: ToolCallInfo = {
+      turn,
+      step,
+      call,
+      tool,
+      input: parsed.input,
+      facts: toolFacts(tool, parsed.input, rt.options.cwd),
+      signal,
+    }
+    const before = await rt.host.beforeTool(info)
+    const decision = await resolveAsk(rt, before.decision, before.plugin, info, signal)
+    if (decision.action === 'deny') {
+      const by = before.plugin ? ` by plugin '${before.plugin}'` : ''
+      return notRun(call, decision.errorCode ?? 'TOOL_DENIED', `denied${by}: ${decision.reason}`)
+    }
+    if (signal.aborted) return abortedCall(call)
+    rt.emit('onToolCallStarted', { turn, step, call })
+    const context: ToolContext = {
+      signal,
+      cwd: rt.options.cwd,
+      callId: call.id,
+      session: rt.session,
+      progress: (progress) => rt.emit('onToolProgress', { turn, step, call, progress }),
+    }
+    const maxResultChars = rt.options.maxResultChars
+    const outcome = await executeTool(tool, parsed.input, context, {
+      outputDir: rt.options.toolOutputDir,
+      ...(maxResultChars === undefined ? {} : { maxResultChars }),
+    })
+    const after = await rt.host.afterTool({ ...info, output: outcome.output })
+    if (after.decision.action === 'block') {
+      return {
+        output: errorOutput(
+          'TOOL_RESULT_BLOCKED',
+          `${call.name} ran, but plugin '${after.plugin}' withheld its output: ${after.decision.reason}`,
+        ),
+        ran: true,
+      }
+    }
+    return outcome
+  } catch (error) {
+    return {
+      output: errorOutput(
+        'TOOL_FAILED',
+        `${call.name} failed inside the agent: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+      ran: false,
+    }
+  }
+}
+
+async function resolveAsk(
+  rt: Runtime,
+  decision: BeforeToolDecision,
+  plugin: string | undefined,
+  info: ToolCallInfo,
+  signal: AbortSignal,
+): Promise<Exclude<BeforeToolDecision, { action: 'ask' }>> {
+  if (decision.action !== 'ask') return decision
+  const answerer = rt.options.answerer
+  if (!answerer) {
+    return {
+      action: 'deny',
+      errorCode: 'TOOL_ASK_UNANSWERED',
+      reason: `${decision.reason} (approval was required but nobody can answer here, so it fails closed)`,
+    }
+  }
+  try {
+    const question: ToolQuestion =
+      plugin === undefined
+        ? { ...info, reason: decision.reason, signal }
+        : { ...info, reason: decision.reason, plugin, signal }
+    const answer = await answerer(question)
+    if (answer === 'allow') return { action: 'allow' }
+    return {
+      action: 'deny',
+      errorCode: 'TOOL_DENIED_BY_USER',
+      reason: `${decision.reason} (the user declined)`,
+    }
+  } catch (error) {
+    return {
+      action: 'deny',
+      errorCode: 'TOOL_ASK_FAILED',
+      reason: `${decision.reason} (asking failed: ${error instanceof Error ? error.message : String(error)})`,
+    }
+  }
+}
+
+interface Deferred<T> {
+  promise: Promise<T>
+  resolve(value: T): void
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+async function runBounded(
+  items: readonly number[],
+  limit: number,
+  task: (item: number) => Promise<void>,
+): Promise<void> {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++]!)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+}

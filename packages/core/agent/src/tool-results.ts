@@ -1,0 +1,83 @@
+import { isKeelError } from '@keel/base'
+import type { ToolCallBlock, ToolResultMessage } from '@keel/llm'
+import type { SessionEventMap } from '@keel/session'
+import type { ToolOutput } from '@keel/tools'
+import type { Runtime } from './runtime.js'
+
+/** What became of one tool call: its output, where a capped output went, and whether the tool ran. */
+export interface ToolOutcome {
+  output: ToolOutput
+  storedAside?: { path: string; chars: number }
+  ran: boolean
+}
+
+/** An error output the model reads as `Error [<code>]: <message>`. */
+export function errorOutput(code: string, message: string): ToolOutput {
+  return { content: [{ type: 'text', text: `Error [${code}]: ${message}` }], isError: true, errorCode: code }
+}
+
+/**
+ * The one way to build the result of a call that did not run (or whose output is withheld):
+ * `Error [<code>]: <tool> was not run: <why>`.
+ */
+export function notRun(call: ToolCallBlock, code: string, why: string): ToolOutcome {
+  return { output: errorOutput(code, `${call.name} was not run: ${why}`), ran: false }
+}
+
+/** A call the turn's abort stopped before it ran. */
+export function abortedCall(call: ToolCallBlock): ToolOutcome {
+  return notRun(call, 'TOOL_ABORTED', 'the turn was aborted.')
+}
+
+function resultData(
+  turn: number,
+  step: number,
+  call: ToolCallBlock,
+  outcome: ToolOutcome,
+): SessionEventMap['tool/result'] {
+  const message: ToolResultMessage = {
+    role: 'tool',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: outcome.output.content,
+  }
+  if (outcome.output.isError) message.isError = true
+  const data: SessionEventMap['tool/result'] = { turn, step, message }
+  if (outcome.output.isError) data.errorCode = outcome.output.errorCode ?? 'TOOL_FAILED'
+  if (outcome.storedAside) data.storedAside = outcome.storedAside
+  return data
+}
+
+/**
+ * Commits a call's `tool/result` and tells the observers. A result the log refuses (invalid
+ * data, too large for the store) is replaced by an error result `TOOL_RESULT_UNCOMMITTED`
+ * saying so, so the step can still end; if the log refuses that too, the error propagates
+ * (the turn closes, or the store answers the call when the session is reopened).
+ */
+export function commitResult(
+  rt: Runtime,
+  turn: number,
+  step: number,
+  call: ToolCallBlock,
+  outcome: ToolOutcome,
+): void {
+  let committed = outcome
+  let data = resultData(turn, step, call, outcome)
+  try {
+    rt.session.append('tool/result', data)
+  } catch (error) {
+    const code = isKeelError(error) ? error.code : 'APPEND_FAILED'
+    const reason = error instanceof Error ? error.message : String(error)
+    committed = {
+      output: errorOutput(
+        'TOOL_RESULT_UNCOMMITTED',
+        `${call.name} ${outcome.ran ? 'ran' : 'did not run'}, but its result could not be logged (${code}: ${reason}); the result is lost.`,
+      ),
+      ran: outcome.ran,
+    }
+    data = resultData(turn, step, call, committed)
+    rt.session.append('tool/result', data)
+  }
+  const base = { turn, step, call, result: data.message, ran: committed.ran }
+  rt.emit('onToolCallFinished', data.errorCode === undefined ? base : { ...base, errorCode: data.errorCode })
+}

@@ -1,0 +1,39 @@
+import type { ToolCallId } from '@keel/llm'
+import type { Session, UnansweredCall } from './session.js'
+
+/** How {@link answerUnansweredCalls} answers each call: an error code and the text the model reads. */
+export interface UnansweredCallAnswer {
+  readonly errorCode: string
+  text(call: UnansweredCall): string
+}
+
+/**
+ * Appends an error `tool/result` for every committed `tool/call` of the open turn that has
+ * none (`Error [<code>]: <text>`, `isError`, `errorCode`), so the step can end and the
+ * history sent to the model stays well-formed. Returns how many calls it answered.
+ */
+export function answerUnansweredCalls(session: Session, answer: UnansweredCallAnswer): number {
+  const calls = session.unansweredCalls
+  for (const call of calls) {
+    session.append('tool/result', {
+      turn: call.turn,
+      step: call.step,
+      message: {
+        role: 'tool',
+        toolCallId: call.callId as ToolCallId,
+        toolName: call.name,
+        content: [{ type: 'text', text: `Error [${answer.errorCode}]: ${answer.text(call)}` }],
+        isError: true,
+      },
+      errorCode: answer.errorCode,
+    })
+  }
+  return calls.length
+}
+
+/** The answer the stores give calls left unanswered by a writer that stopped (`TOOL_INTERRUPTED`). */
+export const interruptedCallAnswer: UnansweredCallAnswer = {
+  errorCode: 'TOOL_INTERRUPTED',
+  text: (call) =>
+    `${call.name} did not finish: the process stopped before the tool returned its result. Its effects, if any, are unknown; check before repeating it.`,
+}
