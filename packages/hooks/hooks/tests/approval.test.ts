@@ -11,7 +11,7 @@ import type { Tool } from '@keel/tools'
 import { createTerminalAnswerer, userApproval } from '@keel/user-approval'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hooksPlugin } from '../src/index.js'
-import { writeJson } from './helpers.js'
+import { alive, eventually, readPids, SLOW_HOOK, writeJson } from './helpers.js'
 import { cmd, project, script } from './scripts.js'
 
 const cleanups: Array<() => Promise<void>> = []
@@ -165,6 +165,27 @@ describe('PreToolUse hooks inside the approval chain (real agent, real hook scri
         // hooks-first ran the hook before the sandbox refused; approval-first never needed it
         expect(runs(p)).toBe(order === 'hooks-first' ? 2 : 0)
       })
+
+      it('aborting the turn while the approval chain waits on a hook kills the hook; the question is cancelled', async () => {
+        const p = project()
+        const slow = script(p.dir, 'slow.sh', 'bash', SLOW_HOOK)
+        writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(slow)] }] } })
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch ran.txt' }),
+          { text: 'ok' },
+        ])
+        const controller = new AbortController()
+        const turn = agent.send('go', { signal: controller.signal })
+        const pidFile = join(p.dir, 'pids')
+        expect(await eventually(() => readPids(pidFile).length === 2, 30_000)).toBe(true)
+        controller.abort()
+        expect((await turn).reason).toBe('aborted')
+        for (const pid of readPids(pidFile)) expect(await eventually(() => !alive(pid))).toBe(true)
+        expect(existsSync(join(p.dir, 'ran.txt'))).toBe(false)
+        expect(prompts()).toBe('')
+        const decided = session.events.filter((e) => e.type === 'approval/decided').map((e) => e.data.outcome)
+        expect(decided).toEqual(['cancelled'])
+      }, 60_000)
 
       it('hook ask falls through to the interactive answerer, also on a call the policy allowed', async () => {
         const p = project()

@@ -2,17 +2,10 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCommand } from '../src/index.js'
-import { alive, eventually, tempDir, writeFile } from './helpers.js'
+import { alive, eventually, readPids, tempDir, writeFile } from './helpers.js'
 
 const sh = ['/bin/sh', '-c'] as const
 
-function readPids(file: string): number[] {
-  if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map(Number)
-}
 function run(
   command: string,
   options: {
