@@ -129,3 +129,47 @@ export async function settle(
   if (question.signal.aborted) return cancelled
   return { outcome: 'unavailable', by: 'none', reason: 'nobody can answer approval questions here' }
 }
+
+/**
+ * How one call the decision allowed or asked about (`question.permission`) is answered.
+ * `ask`: `open(reason)` records the question, then {@link settle}. `allow`: the hook
+ * answerers review it first — no objection (or an allow) runs it without a question
+ * (`undefined`); a rejection or an `ask` opens a question with the hook's reason, settled by
+ * the hook or, for an `ask`, by the session rules and interactive answerers. Never throws: a
+ * failure while asking is a rejection, and `open` is always called before a settlement is
+ * returned.
+ */
+export async function answerCall(
+  question: ApprovalQuestion,
+  answerers: readonly ApprovalAnswerer[],
+  currentRules: () => readonly SessionRule[],
+  open: (reason: string) => void,
+): Promise<{ settlement: Settlement; reason: string } | undefined> {
+  let reason = question.reason
+  let opened = false
+  const openOnce = (why: string): void => {
+    reason = why
+    opened = true
+    open(why)
+  }
+  try {
+    if (question.permission === 'ask') {
+      openOnce(reason)
+      return { settlement: await settle(question, answerers, currentRules), reason }
+    }
+    const review = await consultHooks(question, answerers)
+    if (review === undefined) return undefined
+    if ('ask' in review) {
+      openOnce(review.reason ?? 'a PreToolUse hook asks for approval')
+      const asked: ApprovalQuestion = { ...question, reason, permission: 'ask' }
+      return { settlement: await settle(asked, answerers, currentRules, true), reason }
+    }
+    if (review.outcome === 'allowed-once' || review.outcome === 'allowed-session') return undefined
+    openOnce(review.reason ?? 'a hook refused it')
+    return { settlement: review, reason }
+  } catch (error) {
+    if (!opened) openOnce(reason)
+    const why = error instanceof Error ? error.message : String(error)
+    return { settlement: { outcome: 'rejected', by: 'none', reason: `asking failed: ${why}` }, reason }
+  }
+}

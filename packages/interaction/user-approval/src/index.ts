@@ -9,7 +9,7 @@ export {
   isApprovalActive,
   registerApprovalAnswerer,
 } from './answerers.js'
-export { consultHooks, type HookAsks, ruleFor, type Settlement, settle } from './ask.js'
+export { answerCall, consultHooks, type HookAsks, ruleFor, type Settlement, settle } from './ask.js'
 export {
   type CallEffects,
   callEffects,

@@ -10,7 +10,7 @@ import {
   markApprovalActive,
   registerApprovalAnswerer,
 } from './answerers.js'
-import { consultHooks, type Settlement, settle } from './ask.js'
+import { answerCall, type Settlement } from './ask.js'
 import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAccess } from './decide.js'
 import { approvalPolicySchema, sandboxModeSchema } from './events.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
@@ -209,33 +209,9 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
               reason,
             })
           }
-          let settlement: Settlement
-          let reason = decision.reason
-          try {
-            if (decision.type === 'allow') {
-              // The decision allows it; a hook may still refuse it or want a person to decide.
-              const review = await consultHooks(question, answerers)
-              if (review === undefined || (!('ask' in review) && review.outcome === 'allowed-once')) {
-                return { action: 'allow' }
-              }
-              if ('ask' in review) reason = review.reason ?? 'a PreToolUse hook asks for approval'
-              else reason = review.reason ?? 'a hook refused it'
-              ask(reason)
-              settlement =
-                'ask' in review
-                  ? await settle({ ...question, reason, permission: 'ask' }, answerers, rules, true)
-                  : review
-            } else {
-              ask(reason)
-              settlement = await settle(question, answerers, rules)
-            }
-          } catch (error) {
-            settlement = {
-              outcome: 'rejected',
-              by: 'none',
-              reason: `asking failed: ${error instanceof Error ? error.message : String(error)}`,
-            }
-          }
+          const answered = await answerCall(question, answerers, rules, ask)
+          if (answered === undefined) return { action: 'allow' }
+          const { settlement, reason } = answered
           session.append('approval/decided', { id, turn: open.turn, ...settlement })
           return verdict(settlement, reason)
         },
