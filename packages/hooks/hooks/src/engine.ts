@@ -37,6 +37,8 @@ export interface HookInvocation {
   readonly matchValue?: string
   /** Event fields added to the common stdin fields. */
   readonly fields: Readonly<Record<string, unknown>>
+  /** The turn's abort signal: aborting it kills every running handler's process group. */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -130,6 +132,7 @@ export class HookEngine {
           stdin,
           timeoutMs: Math.round(seconds * 1000),
           maxOutputBytes: this.#options.maxOutputBytes ?? 1024 * 1024,
+          ...(invocation.signal === undefined ? {} : { signal: invocation.signal }),
         })
         const outcome = interpretRun(handler.point, handler.dialect, run)
         session.append('hook/result', {

@@ -32,7 +32,8 @@ declare module '@keel/session' {
      * message). `decision` is one of `none` (no opinion), `context` (added model context),
      * `allow`, `ask`, `deny`, `block`, `halt` (`continue: false`), `error` (a non-blocking
      * failure: exit codes other than 0 and 2, a signal, a launch failure, bad JSON) or
-     * `timeout` (killed at its deadline, output discarded). `exitCode` is absent when the
+     * `timeout` (killed at its deadline, output discarded) or `cancelled` (the turn was
+     * aborted while it ran: its process group was killed, output discarded). `exitCode` is absent when the
      * process was killed or never started; `stderr` holds at most its first 1,000
      * characters; `durationMs` is wall time from spawn to settle.
      */
@@ -48,7 +49,17 @@ declare module '@keel/session' {
         | 'Stop'
         | 'SessionEnd'
       handler: string
-      decision: 'none' | 'context' | 'allow' | 'ask' | 'deny' | 'block' | 'halt' | 'error' | 'timeout'
+      decision:
+        | 'none'
+        | 'context'
+        | 'allow'
+        | 'ask'
+        | 'deny'
+        | 'block'
+        | 'halt'
+        | 'error'
+        | 'timeout'
+        | 'cancelled'
       exitCode?: number
       stderr: string
       durationMs: number
@@ -83,7 +94,18 @@ registerEvents('@keel/hooks', {
     turn: turn.optional(),
     point,
     handler: z.string().min(1),
-    decision: z.enum(['none', 'context', 'allow', 'ask', 'deny', 'block', 'halt', 'error', 'timeout']),
+    decision: z.enum([
+      'none',
+      'context',
+      'allow',
+      'ask',
+      'deny',
+      'block',
+      'halt',
+      'error',
+      'timeout',
+      'cancelled',
+    ]),
     exitCode: z.number().int().optional(),
     stderr: z.string().max(HOOK_STDERR_SUMMARY_CHARS),
     durationMs: z.number().nonnegative(),

@@ -42,7 +42,7 @@ export {
   MAX_HOOK_TEXT,
   type PermissionVerdict,
 } from './outcome.js'
-export { type HookPermissionAnswer, hookPermission } from './permission.js'
+export { type HookPermissionAnswer, hookApprovalAnswerer, hookPermission } from './permission.js'
 export { type HooksConfig, hooksConfigSchema, hooksPlugin, updatedInputDecision } from './plugin.js'
 export {
   type HookReport,

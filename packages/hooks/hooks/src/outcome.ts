@@ -41,6 +41,7 @@ export type HookDecisionLabel =
   | 'halt'
   | 'error'
   | 'timeout'
+  | 'cancelled'
 
 /** Claude Code caps strings handed on at 10,000 characters. */
 export const MAX_HOOK_TEXT = 10_000
@@ -87,13 +88,14 @@ function firstLine(text: string): string {
  */
 export function interpretRun(point: HookPoint, dialect: HookDialect, run: CommandRun): HandlerOutcome {
   const outcome: HandlerOutcome = { context: [], notices: [], label: 'none' }
-  const fail = (message: string, label: 'error' | 'timeout' = 'error'): HandlerOutcome => {
+  const fail = (message: string, label: 'error' | 'timeout' | 'cancelled' = 'error'): HandlerOutcome => {
     outcome.error = message
     outcome.notices.push(message)
     outcome.label = label
     return outcome
   }
   if (run.spawnError !== undefined) return fail(`${point} hook could not start: ${run.spawnError}`)
+  if (run.aborted) return fail(`${point} hook was stopped: the turn was cancelled`, 'cancelled')
   if (run.timedOut)
     return fail(`${point} hook timed out after ${run.durationMs} ms; its output was discarded`, 'timeout')
   if (run.exitCode === undefined) return fail(`${point} hook was killed by ${run.signal ?? 'a signal'}`)

@@ -4,12 +4,14 @@ import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCall
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
+import { isApprovalActive, registerApprovalAnswerer } from '@keel/user-approval'
 import { z } from 'zod'
 import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
 import { HookEngine } from './engine.js'
 import { hookLifecycleInterceptors } from './lifecycle.js'
 import { toHookInput } from './mapping.js'
-import { postToolUse, stop } from './points.js'
+import { hookApprovalAnswerer } from './permission.js'
+import { type PreToolUseResult, postToolUse, stop } from './points.js'
 import { attachHookSession, HookSession } from './state.js'
 
 const sourceIds = HOOK_SOURCES.map((s) => s.id) as [HookSourceId, ...HookSourceId[]]
@@ -133,7 +135,6 @@ export const hooksPlugin = definePlugin<HooksConfig>({
         ? {}
         : { defaultTimeoutSeconds: config.defaultTimeoutSeconds }),
     })
-    const hooks = new HookSession(engine, config.toolNames)
     const show = (notices: readonly string[]): void => {
       for (const notice of notices) ctx.display('hook-notice', notice)
     }
@@ -148,6 +149,14 @@ export const hooksPlugin = definePlugin<HooksConfig>({
       hooks.halt = reason
       ctx.display('hook-notice', `a hook stopped the agent: ${reason}`)
     }
+    // Applied once per PreToolUse run, whoever ran it (this plugin's beforeTool or the
+    // approval chain's hook answerer).
+    const applyPreToolUse = (result: PreToolUseResult): void => {
+      show(result.notices)
+      tell('PreToolUse', result.context)
+      if (result.halt !== undefined) halt(result.halt)
+    }
+    const hooks = new HookSession(engine, config.toolNames, applyPreToolUse)
 
     const interceptors: Interceptors = {
       beforeStep(info) {
@@ -163,18 +172,20 @@ export const hooksPlugin = definePlugin<HooksConfig>({
           callId: info.call.id,
           toolName: info.call.name,
           input: info.input,
+          ...(info.signal === undefined ? {} : { signal: info.signal }),
         })
-        show(result.notices)
-        tell('PreToolUse', result.context)
         if (result.halt !== undefined) {
-          halt(result.halt)
           return {
             action: 'deny',
             errorCode: 'HOOK_HALTED',
             reason: `a hook stopped the agent: ${result.halt}`,
           }
         }
-        if (result.decision === 'deny') {
+        // With the approval plugin in the agent, the permission verdict (deny/ask/allow) is
+        // its to settle: it consults these same results through the hook answerer, records
+        // them as `approval/*` events, and never lets them lift a sandbox or policy deny.
+        const approvalDecides = isApprovalActive(session)
+        if (result.decision === 'deny' && !approvalDecides) {
           return {
             action: 'deny',
             errorCode: 'HOOK_DENIED',
@@ -187,7 +198,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
           const rewrite = updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
           if (rewrite) return rewrite
         }
-        if (result.decision === 'ask') {
+        if (result.decision === 'ask' && !approvalDecides) {
           return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval' }
         }
         return { action: 'allow' }
@@ -202,6 +213,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
             toolName: info.call.name,
             input: info.input,
             toolNames: config.toolNames,
+            ...(info.signal === undefined ? {} : { signal: info.signal }),
           },
           { text, isError: info.output.isError === true },
         )
@@ -252,6 +264,11 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     ctx.intercept(interceptors)
     // ───────────────────────────────────────────────────────────────────────────────────
 
-    return attachHookSession(session, hooks)
+    const detach = attachHookSession(session, hooks)
+    const unregister = registerApprovalAnswerer(session, hookApprovalAnswerer(session))
+    return () => {
+      unregister()
+      detach()
+    }
   },
 })

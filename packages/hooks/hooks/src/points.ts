@@ -35,6 +35,8 @@ export interface HookToolCall {
   readonly input: unknown
   /** Keel tool → hook name overrides, beside the built-in table. */
   readonly toolNames?: Readonly<Record<string, string>>
+  /** The turn's abort signal: aborting it kills the running handlers. */
+  readonly signal?: AbortSignal
 }
 
 /** The combined PreToolUse result. */
@@ -65,6 +67,7 @@ export async function preToolUse(engine: HookEngine, call: HookToolCall): Promis
     turn: call.turn,
     matchValue: fields.tool_name as string,
     fields,
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
   })
   let decision: PermissionVerdict | undefined
   for (const { outcome } of results) {
@@ -110,6 +113,7 @@ export async function postToolUse(
     point,
     turn: call.turn,
     matchValue: fields.tool_name as string,
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
     fields: result.isError
       ? { ...fields, error: result.text }
       : { ...fields, tool_response: toHookResponse(call.toolName, fields.tool_input, result) },

@@ -18,6 +18,11 @@ export interface RunCommandOptions {
    * hold open before giving up on it. Default 1000 ms.
    */
   readonly drainAfterExitMs?: number
+  /**
+   * Aborting it (the turn was cancelled) kills the whole process group and stops waiting at
+   * once, like the deadline; an already aborted signal starts nothing.
+   */
+  readonly signal?: AbortSignal
 }
 
 /** What a command did. Output is decoded as UTF-8 with invalid bytes replaced (never thrown). */
@@ -26,6 +31,8 @@ export interface CommandRun {
   readonly exitCode?: number
   readonly signal?: string
   readonly timedOut: boolean
+  /** Stopped because `signal` was aborted (the group was killed); no exit code then. */
+  readonly aborted: boolean
   /** The command could not be started at all (a missing shell, a missing cwd). */
   readonly spawnError?: string
   readonly stdout: string
@@ -70,16 +77,30 @@ function killGroup(pid: number | undefined): void {
  * Runs a command in its own process group with JSON on stdin, reading stdout and stderr
  * concurrently while stdin is written (a hook that reads slowly or never cannot deadlock
  * us). At the deadline the whole group is killed and we stop waiting at once, so a
- * grandchild holding stdout cannot stall the caller. Never rejects.
+ * grandchild holding stdout cannot stall the caller; aborting `signal` does the same. Never
+ * rejects.
  */
 export function runCommand(options: RunCommandOptions): Promise<CommandRun> {
   const started = performance.now()
   const stdout = new Bounded(options.maxOutputBytes)
   const stderr = new Bounded(options.maxOutputBytes)
   return new Promise<CommandRun>((resolvePromise) => {
+    if (options.signal?.aborted) {
+      resolvePromise({
+        timedOut: false,
+        aborted: true,
+        stdout: '',
+        stderr: '',
+        stdoutTruncated: false,
+        stderrTruncated: false,
+        durationMs: 0,
+      })
+      return
+    }
     let settled = false
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
     let timedOut = false
+    let aborted = false
     let spawnError: string | undefined
     let drainTimer: NodeJS.Timeout | undefined
     const [file, ...flags] = options.shell
@@ -93,12 +114,14 @@ export function runCommand(options: RunCommandOptions): Promise<CommandRun> {
       if (settled) return
       settled = true
       clearTimeout(deadline)
+      options.signal?.removeEventListener('abort', onAbort)
       if (drainTimer) clearTimeout(drainTimer)
       child.stdout?.destroy()
       child.stderr?.destroy()
       child.stdin?.destroy()
       const run: { -readonly [K in keyof CommandRun]: CommandRun[K] } = {
         timedOut,
+        aborted,
         stdout: stdout.text(),
         stderr: stderr.text(),
         stdoutTruncated: stdout.truncated,
@@ -106,7 +129,7 @@ export function runCommand(options: RunCommandOptions): Promise<CommandRun> {
         durationMs: Math.round(performance.now() - started),
       }
       if (spawnError !== undefined) run.spawnError = spawnError
-      else if (!timedOut && exit) {
+      else if (!timedOut && !aborted && exit) {
         if (exit.code !== null) run.exitCode = exit.code
         if (exit.signal !== null) run.signal = exit.signal
       }
@@ -117,6 +140,13 @@ export function runCommand(options: RunCommandOptions): Promise<CommandRun> {
       killGroup(child.pid)
       finish()
     }, options.timeoutMs)
+    const onAbort = (): void => {
+      if (settled) return
+      aborted = true
+      killGroup(child.pid)
+      finish()
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true })
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk))
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk))
     // A hook that exits without reading its stdin makes our write fail with EPIPE: expected.

@@ -18,9 +18,14 @@ export class HookSession {
   /** The step of the last Stop continuation (a later stop after tool use resets the count). */
   lastStopStep = -1
 
+  /**
+   * `applied` receives each PreToolUse result exactly once, when its run ends (the plugin
+   * shows notices, adds context and records a halt there), whichever asker ran the hooks.
+   */
   constructor(
     readonly engine: HookEngine,
     readonly toolNames: Readonly<Record<string, string>>,
+    readonly applied: (result: PreToolUseResult) => void = () => {},
   ) {}
 
   /** Starts bookkeeping for `turn` (forgets the previous turn's calls and Stop count). */
@@ -33,12 +38,18 @@ export class HookSession {
     this.lastStopStep = -1
   }
 
-  /** PreToolUse for one call, run once however many times it is asked (interceptor and answerer). */
+  /**
+   * PreToolUse for one call, run once however many times it is asked (the `beforeTool`
+   * interceptor, the approval answerer, `hookPermission`), whichever asks first.
+   */
   preToolUse(call: Omit<HookToolCall, 'toolNames'>): Promise<PreToolUseResult> {
     this.enterTurn(call.turn)
     let pending = this.#preToolUse.get(call.callId)
     if (!pending) {
-      pending = preToolUse(this.engine, { ...call, toolNames: this.toolNames })
+      pending = preToolUse(this.engine, { ...call, toolNames: this.toolNames }).then((result) => {
+        this.applied(result)
+        return result
+      })
       this.#preToolUse.set(call.callId, pending)
     }
     return pending

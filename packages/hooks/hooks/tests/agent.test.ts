@@ -8,7 +8,7 @@ import { Session } from '@keel/session'
 import { shellTools } from '@keel/shell'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hookPermission, hooksPlugin } from '../src/index.js'
-import { writeJson } from './helpers.js'
+import { alive, eventually, readPids, SLOW_HOOK, writeJson } from './helpers.js'
 import { cmd, printsJson, project, script } from './scripts.js'
 
 const cleanups: Array<() => Promise<void>> = []
@@ -191,6 +191,26 @@ describe('hooks inside a real agent', () => {
       )
     }
   })
+
+  it('aborting the turn kills a running PreToolUse hook (its whole process group); the call never runs', async () => {
+    const p = project()
+    const slow = script(p.dir, 'slow.sh', 'bash', SLOW_HOOK)
+    writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(slow)] }] } })
+    const { agent, session } = await agentFor(p, [bash('touch ran.txt'), { text: 'ok' }])
+    const controller = new AbortController()
+    const turn = agent.send('go', { signal: controller.signal })
+    const pidFile = join(p.dir, 'pids')
+    expect(await eventually(() => readPids(pidFile).length === 2, 30_000)).toBe(true)
+    controller.abort()
+    const result = await turn
+    expect(result.reason).toBe('aborted')
+    for (const pid of readPids(pidFile)) expect(await eventually(() => !alive(pid))).toBe(true)
+    expect(existsSync(join(p.dir, 'ran.txt'))).toBe(false)
+    expect(session.events.find((e) => e.type === 'hook/result')!.data).toMatchObject({
+      point: 'PreToolUse',
+      decision: 'cancelled',
+    })
+  }, 60_000)
 
   it('PostToolUse feedback reaches the model beside the result', async () => {
     const p = project()

@@ -56,3 +56,19 @@ export async function eventually(predicate: () => boolean, timeoutMs = 10_000): 
   }
   return predicate()
 }
+
+/** The pids written one per line to `file` (none while it does not exist). */
+export function readPids(file: string): number[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map(Number)
+}
+
+/**
+ * A hook body (bash) that writes its own pid and a background grandchild's to `pids` in the
+ * project dir, then never finishes on its own.
+ */
+export const SLOW_HOOK =
+  'sleep 1000 & echo $! >> "$CLAUDE_PROJECT_DIR/pids"; echo $$ >> "$CLAUDE_PROJECT_DIR/pids"; sleep 1000'

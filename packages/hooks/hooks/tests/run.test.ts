@@ -1,15 +1,23 @@
-import { readFileSync, realpathSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runCommand } from '../src/index.js'
-import { alive, eventually, tempDir, writeFile } from './helpers.js'
+import { alive, eventually, readPids, tempDir, writeFile } from './helpers.js'
 
 const sh = ['/bin/sh', '-c'] as const
+
 function run(
   command: string,
-  options: { stdin?: string; timeoutMs?: number; maxOutputBytes?: number; cwd?: string } = {},
+  options: {
+    stdin?: string
+    timeoutMs?: number
+    maxOutputBytes?: number
+    cwd?: string
+    signal?: AbortSignal
+  } = {},
 ) {
   return runCommand({
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     command,
     shell: [...sh],
     cwd: options.cwd ?? process.cwd(),
@@ -52,6 +60,34 @@ describe('runCommand with real child processes', () => {
     expect(result.exitCode).toBeUndefined()
     const grandchild = Number(readFileSync(pidFile, 'utf8').trim())
     expect(await eventually(() => !alive(grandchild))).toBe(true)
+  })
+
+  it('an abort kills the whole process group at once, a grandchild holding stdout too', async () => {
+    const dir = tempDir()
+    const pidFile = join(dir, 'pids')
+    const controller = new AbortController()
+    const pending = run(
+      `sleep 1000 & echo $! > ${pidFile}; echo $$ >> ${pidFile}; echo started; sleep 1000`,
+      {
+        timeoutMs: 600_000,
+        signal: controller.signal,
+      },
+    )
+    expect(await eventually(() => readPids(pidFile).length === 2, 30_000)).toBe(true)
+    controller.abort()
+    const result = await pending
+    expect(result).toMatchObject({ aborted: true, timedOut: false })
+    expect(result.exitCode).toBeUndefined()
+    for (const pid of readPids(pidFile)) expect(await eventually(() => !alive(pid))).toBe(true)
+  })
+
+  it('an already aborted signal starts nothing', async () => {
+    const dir = tempDir()
+    const controller = new AbortController()
+    controller.abort()
+    const result = await run(`touch ${join(dir, 'ran')}`, { signal: controller.signal })
+    expect(result).toMatchObject({ aborted: true, stdout: '' })
+    expect(existsSync(join(dir, 'ran'))).toBe(false)
   })
 
   it('stops waiting after the hook exits even when a background child keeps stdout open', async () => {

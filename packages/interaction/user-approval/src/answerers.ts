@@ -11,6 +11,12 @@ export interface ApprovalQuestion {
   readonly callId: string
   /** Why the decision asks; show it to the person. */
   readonly reason: string
+  /**
+   * What the permission decision said. `ask`: a real question (`approval/asked` is in the
+   * log). `allow`: only `hook` answerers see this — the call may run unless a hook refuses
+   * it or asks for a person (the question then opens, with the hook's reason).
+   */
+  readonly permission: 'ask' | 'allow'
   /** The validated tool input. */
   readonly input: unknown
   /** The call as the agent's interceptors see it (tool, call block, facts). */
@@ -23,19 +29,25 @@ export interface ApprovalQuestion {
 
 /**
  * An answer: run this call once, run it and stop asking for matching calls this session,
- * or refuse it (the reason goes to the model with `USER_REJECTED`).
+ * or refuse it (the reason goes to the model with `USER_REJECTED`, or `HOOK_DENIED` from a
+ * hook), or — `hook` answerers only — insist that a person decides (`ask`: passed on to the
+ * session rules and interactive answerers even when the decision would have allowed it;
+ * from an interactive answerer it is a pass).
  */
 export type ApprovalAnswer =
   | { readonly outcome: 'allow-once'; readonly reason?: string }
   | { readonly outcome: 'allow-session'; readonly reason?: string }
   | { readonly outcome: 'reject'; readonly reason: string }
+  | { readonly outcome: 'ask'; readonly reason?: string }
 
 /**
  * Something that can answer approval questions. `hook` answerers (the hooks plugin's
- * permission hooks) are consulted first, in registration order; then the session rules;
- * then `interactive` answerers (a terminal, a UI). Returning `undefined` passes the question
- * on; throwing counts as a rejection (fail closed). A hook's `allow-session` counts as
- * `allow-once`: only a person creates session rules.
+ * permission hooks) are consulted first, in registration order — also on calls the decision
+ * allowed, so they can refuse or ask (never on calls it denied: a hook cannot lift a
+ * sandbox or policy limit); then the session rules; then `interactive` answerers (a
+ * terminal, a UI). Returning `undefined` passes the question on; throwing counts as a
+ * rejection (fail closed). A hook's `allow-session` counts as `allow-once`: only a person
+ * creates session rules.
  */
 export interface ApprovalAnswerer {
   readonly name: string
@@ -44,6 +56,27 @@ export interface ApprovalAnswerer {
 }
 
 const slots = new WeakMap<Session, ApprovalAnswerer[]>()
+const active = new WeakMap<Session, number>()
+
+/**
+ * Whether the approval plugin runs in the agent of `session`. Plugins that also have a
+ * permission opinion (the hooks plugin) check it to leave the decision to the approval chain
+ * instead of answering through `beforeTool` themselves.
+ */
+export function isApprovalActive(session: Session): boolean {
+  return (active.get(session) ?? 0) > 0
+}
+
+/** Marks the approval plugin as running for `session`; returns the unmarking function. */
+export function markApprovalActive(session: Session): () => void {
+  active.set(session, (active.get(session) ?? 0) + 1)
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    active.set(session, (active.get(session) ?? 1) - 1)
+  }
+}
 
 /**
  * Registers an answerer for the approval questions of `session` (the session object the

@@ -40,8 +40,10 @@ export type PermissionErrorCode =
   | 'SANDBOX_UNAVAILABLE'
   /** The tool refused the call itself (`checkPermissions`). */
   | 'TOOL_REFUSED'
-  /** A person (or a hook) said no; the reason says why. */
+  /** A person said no; the reason says why. */
   | 'USER_REJECTED'
+  /** A hook (a `hook` approval answerer, e.g. a PreToolUse hook) said no; the reason says why. */
+  | 'HOOK_DENIED'
   /** Approval was needed but nobody can answer here (headless); the call fails closed. */
   | 'APPROVAL_UNAVAILABLE'
   /** The turn was cancelled while the question was open. */

@@ -6,9 +6,10 @@ export {
   type ApprovalQuestion,
   approvalAnswerers,
   fromToolAnswerer,
+  isApprovalActive,
   registerApprovalAnswerer,
 } from './answerers.js'
-export { ruleFor, type Settlement, settle } from './ask.js'
+export { answerCall, consultHooks, type HookAsks, ruleFor, type Settlement, settle } from './ask.js'
 export {
   type CallEffects,
   callEffects,

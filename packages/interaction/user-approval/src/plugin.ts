@@ -7,9 +7,10 @@ import {
   type ApprovalAnswerer,
   type ApprovalQuestion,
   approvalAnswerers,
+  markApprovalActive,
   registerApprovalAnswerer,
 } from './answerers.js'
-import { type Settlement, settle } from './ask.js'
+import { answerCall, type Settlement } from './ask.js'
 import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAccess } from './decide.js'
 import { approvalPolicySchema, sandboxModeSchema } from './events.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
@@ -118,6 +119,13 @@ function verdict(settlement: Settlement, reason: string): BeforeToolDecision {
     case 'allowed-session':
       return { action: 'allow' }
     case 'rejected':
+      if (settlement.by === 'hook') {
+        return {
+          action: 'deny',
+          errorCode: 'HOOK_DENIED',
+          reason: `a hook refused it: ${settlement.reason}`,
+        }
+      }
       return {
         action: 'deny',
         errorCode: 'USER_REJECTED',
@@ -154,6 +162,8 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
       const unregister = (options.answerers ?? []).map((answerer) =>
         registerApprovalAnswerer(session, answerer),
       )
+      unregister.push(markApprovalActive(session))
+      const rules = () => session.project(sessionRulesProjection)
       const unpublish = publishCommandLimits(session, () => ({
         mode: effectivePolicy(session, config).sandboxMode,
         writableRoots: workspace.roots,
@@ -168,45 +178,42 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
         async beforeTool(info) {
           const request = await permissionRequest(info, cwd, session, config, workspace)
           const decision = decide(request)
-          if (decision.type === 'allow') return { action: 'allow' }
+          // A sandbox or policy deny is final: no answerer (a hook neither) is consulted.
           if (decision.type === 'deny') {
             return { action: 'deny', reason: decision.reason, errorCode: decision.errorCode }
           }
+          const answerers = approvalAnswerers(session)
+          const hasHooks = answerers.some((a) => a.kind === 'hook')
+          if (decision.type === 'allow' && !hasHooks) return { action: 'allow' }
           const open = session.openTurn
           if (!open) throw new Error(`cannot ask about ${info.call.name} outside a turn`)
           const id = `${open.turn}:${info.call.id}`
-          session.append('approval/asked', {
-            id,
-            turn: open.turn,
-            toolName: info.tool.name,
-            callId: info.call.id,
-            reason: decision.reason,
-          })
           const question: ApprovalQuestion = {
             id,
             turn: open.turn,
             toolName: info.tool.name,
             callId: info.call.id,
             reason: decision.reason,
+            permission: decision.type,
             input: info.input,
             info,
             request,
             signal: info.signal ?? new AbortController().signal,
           }
-          let settlement: Settlement
-          try {
-            settlement = await settle(question, approvalAnswerers(session), () =>
-              session.project(sessionRulesProjection),
-            )
-          } catch (error) {
-            settlement = {
-              outcome: 'rejected',
-              by: 'none',
-              reason: `asking failed: ${error instanceof Error ? error.message : String(error)}`,
-            }
+          const ask = (reason: string): void => {
+            session.append('approval/asked', {
+              id,
+              turn: open.turn,
+              toolName: info.tool.name,
+              callId: info.call.id,
+              reason,
+            })
           }
+          const answered = await answerCall(question, answerers, rules, ask)
+          if (answered === undefined) return { action: 'allow' }
+          const { settlement, reason } = answered
           session.append('approval/decided', { id, turn: open.turn, ...settlement })
-          return verdict(settlement, decision.reason)
+          return verdict(settlement, reason)
         },
       })
       return async () => {

@@ -100,7 +100,7 @@ describe('answering ask inside the plugin', () => {
     const r = await rig({}, [ui.answerer, hook.answerer])
     expect(await r.beforeTool(bash, { command: 'make deploy' })).toMatchObject({
       action: 'deny',
-      errorCode: 'USER_REJECTED',
+      errorCode: 'HOOK_DENIED',
     })
     expect(ui.asked).toHaveLength(0)
     expect(await r.beforeTool(bash, { command: 'make test' })).toEqual({ action: 'allow' })
@@ -128,7 +128,7 @@ describe('answering ask inside the plugin', () => {
     expect(r.session.project(sessionRulesProjection)).toEqual([])
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({
       action: 'deny',
-      errorCode: 'USER_REJECTED',
+      errorCode: 'HOOK_DENIED',
     })
     const last = approvalEvents(r.session).at(-1)!
     expect(last.data).toMatchObject({
@@ -136,6 +136,53 @@ describe('answering ask inside the plugin', () => {
       by: 'hook',
       reason: 'the answerer failed: hook crashed',
     })
+  })
+
+  it('hooks review calls the decision allowed: a reject denies, an ask opens a question, an allow or a pass runs', async () => {
+    const hook = scripted('hooks', 'hook', [
+      { outcome: 'reject', reason: 'no reading notes' },
+      { outcome: 'ask', reason: 'hook wants a person' },
+      { outcome: 'allow-once' },
+      undefined,
+    ])
+    const ui = scripted('ui', 'interactive', [{ outcome: 'allow-once' }])
+    const r = await rig({}, [ui.answerer, hook.answerer])
+    expect(await r.beforeTool(read, { path: 'notes.txt' })).toMatchObject({
+      action: 'deny',
+      errorCode: 'HOOK_DENIED',
+      reason: 'a hook refused it: no reading notes',
+    })
+    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
+    // the hook saw the allowed call once per call; the person only the one the hook asked about
+    expect(hook.asked.map((q) => q.permission)).toEqual(['allow', 'allow'])
+    expect(ui.asked.map((q) => [q.permission, q.reason])).toEqual([['ask', 'hook wants a person']])
+    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
+    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
+    const events = approvalEvents(r.session)
+    expect(events.map((e) => [e.type, e.type === 'approval/asked' ? e.data.reason : e.data.outcome])).toEqual(
+      [
+        ['approval/asked', 'no reading notes'],
+        ['approval/decided', 'rejected'],
+        ['approval/asked', 'hook wants a person'],
+        ['approval/decided', 'allowed-once'],
+      ],
+    )
+    expect(events.filter((e) => e.type === 'approval/decided').map((e) => e.data.by)).toEqual([
+      'hook',
+      'user',
+    ])
+  })
+
+  it('a hook ask on a question passes it on to the interactive answerers; a hook never sees a denied call', async () => {
+    const hook = scripted('hooks', 'hook', [{ outcome: 'ask', reason: 'hook wants a person' }])
+    const ui = scripted('ui', 'interactive', [{ outcome: 'reject', reason: 'no' }])
+    const r = await rig({}, [hook.answerer, ui.answerer])
+    expect(await r.beforeTool(bash, { command: 'make deploy' })).toMatchObject({ errorCode: 'USER_REJECTED' })
+    expect(ui.asked).toHaveLength(1)
+    expect(await r.beforeTool(read, { path: '../secret.txt' })).toMatchObject({
+      errorCode: 'OUTSIDE_WORKSPACE',
+    })
+    expect(hook.asked).toHaveLength(1)
   })
 
   it('answerers registered by another plugin on the same session take part, and can be removed', async () => {

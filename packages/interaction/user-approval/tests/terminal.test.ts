@@ -48,6 +48,7 @@ function question(command: string, signal = new AbortController().signal, id = '
     turn: 1,
     toolName: 'bash',
     callId: `call_${id}`,
+    permission: 'ask',
     reason: 'no OS sandbox',
     input: {},
     request,

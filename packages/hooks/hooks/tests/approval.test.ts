@@ -1,0 +1,218 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { createAgent, type PluginEntry, usePlugin } from '@keel/agent'
+import { createDeepSeekAdapter } from '@keel/deepseek'
+import { readFileTool, writeFileTool } from '@keel/fs'
+import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
+import { Session } from '@keel/session'
+import { bashTool } from '@keel/shell'
+import type { Tool } from '@keel/tools'
+import { createTerminalAnswerer, userApproval } from '@keel/user-approval'
+import { afterEach, describe, expect, it } from 'vitest'
+import { hooksPlugin } from '../src/index.js'
+import { alive, eventually, readPids, SLOW_HOOK, writeJson } from './helpers.js'
+import { cmd, project, script } from './scripts.js'
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+type Project = ReturnType<typeof project>
+type Order = 'hooks-first' | 'approval-first'
+const ORDERS: readonly Order[] = ['hooks-first', 'approval-first']
+
+/**
+ * A hook script (bash) that logs each run to `<project>/runs.log` and answers with
+ * `decision` through `hookSpecificOutput.permissionDecision` (`deny` exits 2 with stderr,
+ * as guards usually do).
+ */
+function hookAnswering(p: Project, decision: 'allow' | 'deny' | 'ask'): void {
+  const body =
+    decision === 'deny'
+      ? 'echo run >> "$CLAUDE_PROJECT_DIR/runs.log"; echo "the guard refuses this" >&2; exit 2'
+      : `echo run >> "$CLAUDE_PROJECT_DIR/runs.log"; echo '${JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: decision,
+            permissionDecisionReason: `the guard says ${decision}`,
+          },
+        })}'`
+  const guard = script(p.dir, 'guard.sh', 'bash', body)
+  writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(guard)] }] } })
+}
+
+const runs = (p: Project): number =>
+  existsSync(join(p.dir, 'runs.log'))
+    ? readFileSync(join(p.dir, 'runs.log'), 'utf8').split('\n').length - 1
+    : 0
+
+/**
+ * A real agent: scripted model over HTTP, real fs tools and an unwrapped `bash` (OS sandbox
+ * off, so `on_request` asks before every command), the approval plugin with a terminal
+ * answerer on `input`/`output`, and the hooks plugin reading `<project>/.claude/settings.json`.
+ */
+async function agentFor(p: Project, order: Order, script: ScriptedResponse[], typed = '') {
+  mkdirSync(p.dir, { recursive: true })
+  const server: ScriptedServer = await startScriptedServer({ script })
+  const session = Session.create(`hooks-approval-${Math.random().toString(36).slice(2)}`)
+  const input = new PassThrough()
+  const output = new PassThrough()
+  let prompts = ''
+  output.on('data', (chunk: Buffer) => {
+    prompts += chunk.toString('utf8')
+  })
+  if (typed !== '') input.write(typed)
+  const terminal = createTerminalAnswerer({ input, output })
+  const approval: PluginEntry = usePlugin(userApproval({ answerers: [terminal], home: p.home }), {
+    osSandbox: 'off',
+  })
+  const hooks: PluginEntry = usePlugin(hooksPlugin, { sources: ['claude-project'], home: p.home })
+  const agent = await createAgent({
+    llm: createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} }),
+    session,
+    cwd: p.dir,
+    plugins: order === 'hooks-first' ? [hooks, approval] : [approval, hooks],
+    tools: [readFileTool(), writeFileTool(), bashTool()] as Tool<unknown>[],
+  })
+  cleanups.push(async () => {
+    await agent.close()
+    await server.close()
+    input.end()
+  })
+  return { agent, session, prompts: () => prompts }
+}
+
+const call = (name: string, args: Record<string, unknown>): ScriptedResponse => ({
+  toolCalls: [{ name, arguments: args }],
+})
+
+function results(session: Session) {
+  return session.events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []))
+}
+
+function approvals(session: Session): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = []
+  for (const e of session.events) {
+    if (e.type === 'approval/asked') out.push({ type: e.type, reason: e.data.reason })
+    if (e.type === 'approval/decided') {
+      const { outcome, by, answerer } = e.data
+      out.push({ type: e.type, outcome, by, ...(answerer === undefined ? {} : { answerer }) })
+    }
+  }
+  return out
+}
+
+describe('PreToolUse hooks inside the approval chain (real agent, real hook scripts)', () => {
+  for (const order of ORDERS) {
+    describe(order, () => {
+      it('hook deny: the command (asked about) and the write (allowed) never run; the hook is the deciding source', async () => {
+        const p = project()
+        hookAnswering(p, 'deny')
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch ran.txt' }),
+          call('write_file', { path: 'written.txt', content: 'x' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'ran.txt'))).toBe(false)
+        expect(existsSync(join(p.dir, 'written.txt'))).toBe(false)
+        expect(results(session).map((r) => r.errorCode)).toEqual(['HOOK_DENIED', 'HOOK_DENIED'])
+        expect(approvals(session)).toEqual([
+          { type: 'approval/asked', reason: expect.any(String) },
+          { type: 'approval/decided', outcome: 'rejected', by: 'hook', answerer: '@keel/hooks' },
+          { type: 'approval/asked', reason: 'the guard refuses this' },
+          { type: 'approval/decided', outcome: 'rejected', by: 'hook', answerer: '@keel/hooks' },
+        ])
+        expect(prompts()).toBe('')
+        expect(runs(p)).toBe(2)
+      })
+
+      it('hook allow on an ask: runs without asking the terminal, once per call', async () => {
+        const p = project()
+        hookAnswering(p, 'allow')
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch ran.txt' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'ran.txt'))).toBe(true)
+        expect(results(session).map((r) => r.errorCode)).toEqual([undefined])
+        expect(approvals(session)).toEqual([
+          { type: 'approval/asked', reason: expect.any(String) },
+          { type: 'approval/decided', outcome: 'allowed-once', by: 'hook', answerer: '@keel/hooks' },
+        ])
+        expect(prompts()).toBe('')
+        expect(runs(p)).toBe(1)
+        expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(1)
+      })
+
+      it('hook allow never lifts the sandbox: a write outside the workspace is still refused', async () => {
+        const p = project()
+        hookAnswering(p, 'allow')
+        const outside = join(dirname(p.dir), 'outside.txt')
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('write_file', { path: '../outside.txt', content: 'x' }),
+          call('write_file', { path: outside, content: 'x' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(outside)).toBe(false)
+        expect(results(session).map((r) => r.errorCode)).toEqual(['OUTSIDE_WORKSPACE', 'OUTSIDE_WORKSPACE'])
+        expect(approvals(session)).toEqual([])
+        expect(prompts()).toBe('')
+        // hooks-first ran the hook before the sandbox refused; approval-first never needed it
+        expect(runs(p)).toBe(order === 'hooks-first' ? 2 : 0)
+      })
+
+      it('aborting the turn while the approval chain waits on a hook kills the hook; the question is cancelled', async () => {
+        const p = project()
+        const slow = script(p.dir, 'slow.sh', 'bash', SLOW_HOOK)
+        writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(slow)] }] } })
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch ran.txt' }),
+          { text: 'ok' },
+        ])
+        const controller = new AbortController()
+        const turn = agent.send('go', { signal: controller.signal })
+        const pidFile = join(p.dir, 'pids')
+        expect(await eventually(() => readPids(pidFile).length === 2, 30_000)).toBe(true)
+        controller.abort()
+        expect((await turn).reason).toBe('aborted')
+        for (const pid of readPids(pidFile)) expect(await eventually(() => !alive(pid))).toBe(true)
+        expect(existsSync(join(p.dir, 'ran.txt'))).toBe(false)
+        expect(prompts()).toBe('')
+        const decided = session.events.filter((e) => e.type === 'approval/decided').map((e) => e.data.outcome)
+        expect(decided).toEqual(['cancelled'])
+      }, 60_000)
+
+      it('hook ask falls through to the interactive answerer, also on a call the policy allowed', async () => {
+        const p = project()
+        hookAnswering(p, 'ask')
+        const { agent, session, prompts } = await agentFor(
+          p,
+          order,
+          [
+            call('bash', { command: 'touch ran.txt' }),
+            call('write_file', { path: 'written.txt', content: 'x' }),
+            { text: 'ok' },
+          ],
+          'y\nn not that file\n',
+        )
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'ran.txt'))).toBe(true)
+        expect(existsSync(join(p.dir, 'written.txt'))).toBe(false)
+        expect(results(session).map((r) => r.errorCode)).toEqual([undefined, 'USER_REJECTED'])
+        expect(approvals(session)).toEqual([
+          { type: 'approval/asked', reason: expect.any(String) },
+          { type: 'approval/decided', outcome: 'allowed-once', by: 'user', answerer: 'terminal' },
+          { type: 'approval/asked', reason: 'the guard says ask' },
+          { type: 'approval/decided', outcome: 'rejected', by: 'user', answerer: 'terminal' },
+        ])
+        expect(prompts()).toContain('the guard says ask')
+        expect(runs(p)).toBe(2)
+      })
+    })
+  }
+})
