@@ -8,6 +8,7 @@ import { KeelError } from '@keel/base'
  * - `DUPLICATE_EVENT_TYPE`: the same event type is declared twice.
  * - `WRONG_MERGE_MODULE`: `SessionEventMap` merged into a module other than the session's.
  * - `EVENT_TYPE_NOT_A_STRING`: a `SessionEventMap` member whose key is not a string literal.
+ * - `REFINEMENT_LOST`: refinement tags on an alias the checker does not keep (`type Id = string`).
  */
 export type CatalogErrorCode =
   | 'NO_SESSION_MODULE'
@@ -16,6 +17,7 @@ export type CatalogErrorCode =
   | 'DUPLICATE_EVENT_TYPE'
   | 'WRONG_MERGE_MODULE'
   | 'EVENT_TYPE_NOT_A_STRING'
+  | 'REFINEMENT_LOST'
 
 /** One problem found in the sources. */
 export interface CatalogProblem {

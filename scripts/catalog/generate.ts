@@ -17,6 +17,7 @@ import {
 import { buildModel, type LoadedProject, loadProject, type SourceModel } from './model.js'
 import { sha256 } from './normalize.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
+import { renderAllValidators } from './zod.js'
 
 export const CATALOG_EN = 'docs/persistence-catalog.md'
 export const CATALOG_ZH = 'docs/persistence-catalog.zh.md'
@@ -92,6 +93,7 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     [CATALOG_JSON]: catalogJson,
     [knownEventTypesPath]: renderKnownEventTypes(model),
     [FORMAT_REFERENCE]: renderFormatReference(options.root, model.formatVersion),
+    ...renderAllValidators(model, loaded.packages),
   }
   const sorted: Record<string, string> = {}
   for (const k of Object.keys(files).sort()) sorted[k] = files[k]!

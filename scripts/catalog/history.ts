@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { displayType, type MachineCatalog, type TypeTable } from './catalog-json.js'
+import type { Refinements } from './normalize.js'
 
 export type Classification = 'additive' | 'widening' | 'breaking'
 
@@ -145,8 +146,14 @@ function diffTypes(
     if (o.index && n.index) diffTypes(ot, o.index, nt, n.index, `${path}[key]`, event, out, seen)
     return
   }
-  if (o.k === 'array' && n.k === 'array') {
-    diffTypes(ot, o.of, nt, n.of, `${path}[]`, event, out, seen)
+  if (o.k === n.k && (o.k === 'string' || o.k === 'number' || o.k === 'array' || o.k === 'template')) {
+    const or = (o as { r?: Refinements }).r
+    const nr = (n as { r?: Refinements }).r
+    const before = out.length
+    diffRefinements(or, nr, at, out)
+    if (o.k === 'array' && n.k === 'array') diffTypes(ot, o.of, nt, n.of, `${path}[]`, event, out, seen)
+    else if (o.k === 'template' && n.k === 'template' && o.text !== n.text) changed()
+    else if (out.length === before && stableKey(or) !== stableKey(nr)) changed()
     return
   }
   if (o.k === 'tuple' && n.k === 'tuple') {
@@ -225,6 +232,41 @@ function diffTypes(
     return
   }
   changed(n.k === 'unknown' ? 'widening' : 'breaking')
+}
+
+function stableKey(r: Refinements | undefined): string {
+  return r ? JSON.stringify(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1))) : ''
+}
+
+/**
+ * Classifies each refinement change on its own: a tightening (a new bound, a raised minimum,
+ * a lowered maximum, a new or changed pattern or uniqueness rule) can refuse old logs and is
+ * breaking; a loosening is widening.
+ */
+export function diffRefinements(
+  o: Refinements | undefined,
+  n: Refinements | undefined,
+  at: string,
+  out: Change[],
+): void {
+  const a: Record<string, unknown> = { ...o }
+  const b: Record<string, unknown> = { ...n }
+  const lower = new Set(['minimum', 'exclusiveMinimum', 'minLength', 'minItems'])
+  const upper = new Set(['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems'])
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    const ov = a[key]
+    const nv = b[key]
+    if (ov === nv) continue
+    const show = (v: unknown) => (v === undefined ? 'none' : v === true ? 'set' : JSON.stringify(v))
+    const text = `${at}: @${key} ${show(ov)} → ${show(nv)}`
+    let severity: Classification
+    if (nv === undefined) severity = 'widening'
+    else if (ov === undefined) severity = 'breaking'
+    else if (lower.has(key)) severity = (nv as number) > (ov as number) ? 'breaking' : 'widening'
+    else if (upper.has(key)) severity = (nv as number) < (ov as number) ? 'breaking' : 'widening'
+    else severity = 'breaking'
+    out.push({ text, severity })
+  }
 }
 
 export interface Snapshot {

@@ -5,7 +5,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { Project, ts } from 'ts-morph'
 import { CatalogError, type CatalogProblem } from './errors.js'
-import { type Canonical, canonicalize, compareLoc, GraphBuilder, type SourceLoc } from './normalize.js'
+import {
+  type Canonical,
+  canonicalize,
+  compareLoc,
+  GraphBuilder,
+  refinementsOf,
+  type SourceLoc,
+} from './normalize.js'
 
 /**
  * The envelope declarations rendered at the top of the catalog, by module. A name the module
@@ -35,6 +42,11 @@ export interface WorkspacePackage {
   dir: string
   /** Absolute path of `src/index.ts`. */
   entry: string
+  /**
+   * A test fixture package (`packages/<group>/<name>/tests/fixtures/<f>`): its validators are
+   * generated like any package's, but its events are not part of the catalog.
+   */
+  fixture?: true
 }
 
 export interface EventModel {
@@ -68,6 +80,8 @@ export interface SourceModel {
   sessionModule: string
   formatVersion: number
   events: EventModel[]
+  /** Events of test fixture packages: validators only, not part of the catalog. */
+  fixtureEvents: EventModel[]
   envelope: EnvelopeDecl[]
   header?: { classId: number; loc: SourceLoc }
   canonical: Canonical
@@ -113,6 +127,21 @@ export function findPackages(root: string): WorkspacePackage[] {
       const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name
       if (!name) continue
       out.push({ name, dir: posix(relative(root, dir)), entry: join(dir, 'src', 'index.ts') })
+      const fixtures = join(dir, 'tests', 'fixtures')
+      if (!existsSync(fixtures)) continue
+      for (const f of readdirSync(fixtures, { withFileTypes: true })) {
+        const fdir = join(fixtures, f.name)
+        const fmanifest = join(fdir, 'package.json')
+        if (!f.isDirectory() || !existsSync(fmanifest) || !existsSync(join(fdir, 'src', 'index.ts'))) continue
+        const fname = (JSON.parse(readFileSync(fmanifest, 'utf8')) as { name?: string }).name
+        if (fname)
+          out.push({
+            name: fname,
+            dir: posix(relative(root, fdir)),
+            entry: join(fdir, 'src', 'index.ts'),
+            fixture: true,
+          })
+      }
     }
   }
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
@@ -371,6 +400,32 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     }
   }
 
+  // Refinement tags on a plain alias of a primitive (`type Id = string`) would be lost: the
+  // checker does not keep such aliases, so the tags could never reach a validator. Refuse them.
+  for (const sf of program.getSourceFiles()) {
+    if (
+      !isRepoSource(sf) ||
+      !/@(integer|minimum|maximum|exclusiveM|minLength|maxLength|pattern|minItems|maxItems|uniqueItems|uniqueBy)\b/.test(
+        sf.text,
+      )
+    )
+      continue
+    for (const stmt of sf.statements) {
+      if (!ts.isTypeAliasDeclaration(stmt)) continue
+      const tags = refinementsOf(stmt, () => {})
+      if (!tags) continue
+      const t = checker.getTypeAtLocation(stmt.name)
+      if (t.aliasSymbol?.declarations?.includes(stmt)) continue
+      const loc = locOf(stmt)
+      problems.push({
+        code: 'REFINEMENT_LOST',
+        loc,
+        message: `${loc}: refinement tags on type ${stmt.name.text} would be lost: TypeScript does not keep a plain alias of a primitive. Declare it as Brand<…> (as SessionSeq is) or put the tags on each property`,
+      })
+    }
+  }
+
+  builder.finish()
   for (const p of builder.problems) problems.push({ ...p })
 
   // Envelope declarations, as written.
@@ -453,6 +508,9 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       .sort((a, b) => (a.name < b.name ? -1 : 1))
   }
   events.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0))
+  const fixtureOwners = new Set(packages.filter((p) => p.fixture).map((p) => p.name))
+  const fixtureEvents = events.filter((e) => fixtureOwners.has(e.owner))
+  events.splice(0, events.length, ...events.filter((e) => !fixtureOwners.has(e.owner)))
   const roots = events.map((e) => e.rootClass)
   const headerModel = header ? { classId: cls(header.node), loc: header.loc } : undefined
   if (headerModel) roots.push(headerModel.classId)
@@ -469,6 +527,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     sessionModule,
     formatVersion,
     events,
+    fixtureEvents,
     envelope,
     header: headerModel,
     canonical,

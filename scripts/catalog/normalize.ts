@@ -45,6 +45,97 @@ export interface GProp {
   child: number
 }
 
+/**
+ * Refinements written once as JSDoc tags on a declaration (see REFINEMENT_TAGS). They are part
+ * of the normalized structure: they enter the canonical form, the digest, the JSON Schema and
+ * the generated validator.
+ */
+export interface Refinements {
+  integer?: true
+  minimum?: number
+  maximum?: number
+  exclusiveMinimum?: number
+  exclusiveMaximum?: number
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  minItems?: number
+  maxItems?: number
+  uniqueItems?: true
+  /** Array of objects: no two items share the value of this property (not JSON Schema; `x-uniqueBy`). */
+  uniqueBy?: string
+}
+
+/** Every refinement tag, the value kind it takes, and the node kinds it applies to. */
+export const REFINEMENT_TAGS: Readonly<
+  Record<
+    keyof Refinements,
+    { value: 'none' | 'count' | 'number' | 'regex' | 'name'; kinds: readonly NodeKind[] }
+  >
+> = {
+  integer: { value: 'none', kinds: ['number'] },
+  minimum: { value: 'number', kinds: ['number'] },
+  maximum: { value: 'number', kinds: ['number'] },
+  exclusiveMinimum: { value: 'number', kinds: ['number'] },
+  exclusiveMaximum: { value: 'number', kinds: ['number'] },
+  minLength: { value: 'count', kinds: ['string', 'template'] },
+  maxLength: { value: 'count', kinds: ['string', 'template'] },
+  pattern: { value: 'regex', kinds: ['string', 'template'] },
+  minItems: { value: 'count', kinds: ['array'] },
+  maxItems: { value: 'count', kinds: ['array'] },
+  uniqueItems: { value: 'none', kinds: ['array'] },
+  uniqueBy: { value: 'name', kinds: ['array'] },
+}
+
+/** The refinement tags of a declaration's JSDoc (undefined when it has none). Problems go to `report`. */
+export function refinementsOf(decl: ts.Node, report: (what: string) => void): Refinements | undefined {
+  const out: Record<string, unknown> = {}
+  for (const tag of ts.getJSDocTags(decl)) {
+    const name = tag.tagName.text
+    if (!Object.hasOwn(REFINEMENT_TAGS, name)) continue
+    const spec = REFINEMENT_TAGS[name as keyof Refinements]
+    const raw = (ts.getTextOfJSDocComment(tag.comment) ?? '').trim().replace(/^`(.*)`$/s, '$1')
+    if (spec.value === 'none') {
+      if (raw !== '') report(`@${name} takes no value (got "${raw}")`)
+      out[name] = true
+      continue
+    }
+    if (spec.value === 'regex') {
+      try {
+        new RegExp(raw, 'u')
+        if (raw === '') throw new Error('empty')
+        out[name] = raw
+      } catch (e) {
+        report(`@pattern ${JSON.stringify(raw)} is not a valid regular expression (${(e as Error).message})`)
+      }
+      continue
+    }
+    if (spec.value === 'name') {
+      if (!/^[A-Za-z_$][\w$]*$/.test(raw)) report(`@${name} needs a property name (got "${raw}")`)
+      else out[name] = raw
+      continue
+    }
+    const n = Number(raw)
+    if (raw === '' || !Number.isFinite(n) || (spec.value === 'count' && (!Number.isInteger(n) || n < 0))) {
+      report(
+        `@${name} needs ${spec.value === 'count' ? 'a non-negative integer' : 'a finite number'} (got "${raw}")`,
+      )
+      continue
+    }
+    out[name] = n
+  }
+  return Object.keys(out).length > 0 ? (out as Refinements) : undefined
+}
+
+function refineKey(r: Refinements | undefined): string {
+  if (!r) return ''
+  return JSON.stringify(
+    Object.keys(r)
+      .sort()
+      .map((k) => [k, r[k as keyof Refinements]]),
+  )
+}
+
 export interface GElement {
   optional: boolean
   rest: boolean
@@ -62,6 +153,9 @@ export interface GNode {
   props?: GProp[]
   index?: number
   members?: number[]
+  /** Template literal types: the regular expression their strings match. */
+  templatePattern?: string
+  refine?: Refinements
   names: Set<string>
   sources: Set<SourceLoc>
 }
@@ -251,9 +345,54 @@ export class GraphBuilder {
   nodeFor(type: ts.Type, ctx: WalkContext): number {
     const memo = this.#byType.get(type)
     if (memo !== undefined) return memo
-    const id = this.#build(type, ctx)
+    let id = this.#build(type, ctx)
+    const alias = type.aliasSymbol
+    const aliasDecl = alias?.declarations?.find(ts.isTypeAliasDeclaration)
+    if (alias && aliasDecl && this.#locate(aliasDecl) !== undefined) {
+      const r = refinementsOf(aliasDecl, (what) =>
+        this.#problem({ ...ctx, loc: this.#locate(aliasDecl)! }, what),
+      )
+      if (r) id = this.refineNode(id, r, ctx)
+    }
     this.#byType.set(type, id)
     return id
+  }
+
+  readonly #arrayFixups: Array<[number, number]> = []
+
+  /** A node equal to `child` with refinements added (later tags win). Reports tags that do not fit. */
+  refineNode(child: number, refine: Refinements, ctx: WalkContext): number {
+    const src = this.nodes[child]!
+    for (const key of Object.keys(refine) as Array<keyof Refinements>) {
+      if (!REFINEMENT_TAGS[key].kinds.includes(src.kind)) {
+        this.#problem(
+          ctx,
+          `@${key} applies to ${REFINEMENT_TAGS[key].kinds.join(' or ')} values, not to ${src.kind === 'union' ? 'a union (tag a member type alias instead)' : `a ${src.kind}`}`,
+        )
+        return child
+      }
+    }
+    const merged: Refinements = { ...src.refine, ...refine }
+    const key = `refined:${child}:${refineKey(merged)}`
+    const found = this.#byKey.get(key)
+    if (found !== undefined) return found
+    const node = this.#new(src.kind, key)
+    if (src.value !== undefined) node.value = src.value
+    if (src.text !== undefined) node.text = src.text
+    if (src.templatePattern !== undefined) node.templatePattern = src.templatePattern
+    if (src.kind === 'array') {
+      if (src.element !== undefined) node.element = src.element
+      else this.#arrayFixups.push([node.id, child])
+    }
+    for (const n of src.names) node.names.add(n)
+    for (const l of src.sources) node.sources.add(l)
+    node.refine = merged
+    return node.id
+  }
+
+  /** Completes refined copies of arrays that were still being built (recursive types). */
+  finish(): void {
+    for (const [id, src] of this.#arrayFixups) this.nodes[id]!.element = this.nodes[src]!.element
   }
 
   #build(type: ts.Type, ctx: WalkContext): number {
@@ -297,6 +436,7 @@ export class GraphBuilder {
       const text = this.#checker.typeToString(type)
       return this.#leaf('template', `tpl:${text}`, (n) => {
         n.text = text
+        n.templatePattern = this.#templatePattern(type)
       })
     }
     if (f & F.Union) return this.#unionOf((type as ts.UnionType).types, ctx, type)
@@ -307,6 +447,30 @@ export class GraphBuilder {
       return this.#problem(ctx, '`object` has no declared shape; declare its properties')
     if (f & F.Object) return this.#object(type as ts.ObjectType, ctx)
     return this.#problem(ctx, `unsupported type ${this.#checker.typeToString(type)}`)
+  }
+
+  /** The regular expression (anchored) that the strings of a template literal type match. */
+  #templatePattern(type: ts.Type): string {
+    const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+    const part = (t: ts.Type): string => {
+      if (t.flags & ts.TypeFlags.StringLiteral) return esc((t as ts.StringLiteralType).value)
+      if (t.flags & ts.TypeFlags.NumberLiteral) return esc(String((t as ts.NumberLiteralType).value))
+      if (t.flags & ts.TypeFlags.Number) return '-?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?'
+      if (t.flags & ts.TypeFlags.BooleanLiteral) return this.#boolValue(t) ? 'true' : 'false'
+      if (t.flags & ts.TypeFlags.Boolean) return '(?:true|false)'
+      if (t.flags & ts.TypeFlags.Union) return `(?:${(t as ts.UnionType).types.map(part).join('|')})`
+      if (t.flags & ts.TypeFlags.TemplateLiteral) return inner(t as ts.TemplateLiteralType)
+      return '[\\s\\S]*'
+    }
+    const inner = (t: ts.TemplateLiteralType): string => {
+      let out = esc(t.texts[0] ?? '')
+      t.types.forEach((m, i) => {
+        out += part(m) + esc(t.texts[i + 1] ?? '')
+      })
+      return out
+    }
+    if (type.flags & ts.TypeFlags.TemplateLiteral) return `^${inner(type as ts.TemplateLiteralType)}$`
+    return '^[\\s\\S]*$'
   }
 
   #intersection(type: ts.IntersectionType, ctx: WalkContext): number {
@@ -389,7 +553,11 @@ export class GraphBuilder {
         return { name: p.name, optional: false, child: this.#problem(sub, 'a method (function) is not JSON') }
       }
       const { optional, child } = this.#propNode(p, sub)
-      return { name: p.name, optional, child }
+      const refine =
+        decl && this.#locate(decl) !== undefined
+          ? refinementsOf(decl, (what) => this.#problem(sub, what))
+          : undefined
+      return { name: p.name, optional, child: refine ? this.refineNode(child, refine, sub) : child }
     })
     for (const info of checker.getIndexInfosOfType(type)) {
       const sub = { ...ctx, path: `${ctx.path}[key]` }
@@ -428,10 +596,11 @@ export interface TypeClass {
 
 /** A shallow, digest-referencing form of one class (what the machine catalog stores). */
 export type ShallowForm =
-  | { k: 'string' | 'number' | 'boolean' | 'null' | 'unknown' | 'never' }
+  | { k: 'string' | 'number'; r?: Refinements }
+  | { k: 'boolean' | 'null' | 'unknown' | 'never' }
   | { k: 'literal'; v: string | number | boolean }
-  | { k: 'template'; text: string }
-  | { k: 'array'; of: string }
+  | { k: 'template'; text: string; r?: Refinements }
+  | { k: 'array'; of: string; r?: Refinements }
   | { k: 'tuple'; items: Array<{ t: string; opt?: true; rest?: true }> }
   | { k: 'object'; props: Record<string, { t: string; opt?: true }>; index?: string }
   | { k: 'union'; of: string[] }
@@ -448,6 +617,10 @@ export interface Canonical {
 }
 
 function label(n: GNode): string {
+  return n.refine ? `${baseLabel(n)}#${refineKey(n.refine)}` : baseLabel(n)
+}
+
+function baseLabel(n: GNode): string {
   switch (n.kind) {
     case 'literal':
       return `literal:${typeof n.value}:${JSON.stringify(n.value)}`
@@ -620,9 +793,10 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
         case 'literal':
           return { k: 'literal', v: r.value }
         case 'template':
-          return { k: 'template', text: r.text }
+          return { k: 'template', text: r.text, ...(r.refine ? { r: r.refine } : {}) }
         case 'string':
         case 'number':
+          return { k: r.kind, ...(r.refine ? { r: r.refine } : {}) }
         case 'boolean':
         case 'null':
         case 'unknown':
@@ -635,7 +809,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       const kids = children[c]!
       switch (r.kind) {
         case 'array':
-          return { k: 'array', of: visit(kids[0]!) }
+          return { k: 'array', of: visit(kids[0]!), ...(r.refine ? { r: r.refine } : {}) }
         case 'tuple':
           return {
             k: 'tuple',
@@ -679,9 +853,12 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       case 'literal':
         return { k: 'literal', v: r.value! }
       case 'template':
-        return { k: 'template', text: r.text! }
+        return { k: 'template', text: r.text!, ...(r.refine ? { r: r.refine } : {}) }
       case 'array':
-        return { k: 'array', of: digests[kids[0]!]! }
+        return { k: 'array', of: digests[kids[0]!]!, ...(r.refine ? { r: r.refine } : {}) }
+      case 'string':
+      case 'number':
+        return { k: r.kind, ...(r.refine ? { r: r.refine } : {}) }
       case 'tuple':
         return {
           k: 'tuple',
@@ -703,7 +880,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       case 'union':
         return { k: 'union', of: kids.map((k) => digests[k]!) }
       default:
-        return { k: r.kind }
+        return { k: r.kind as 'boolean' }
     }
   }
 

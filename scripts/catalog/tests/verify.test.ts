@@ -141,7 +141,7 @@ describe('verify', () => {
     const passed = run('verify')
     expect(passed.stdout).toContain('up to date')
     expect(passed.status).toBe(0)
-  })
+  }, 180_000)
 
   it('a JSDoc-only edit changes the docs but no digest', () => {
     const root = fresh()

@@ -1,24 +1,15 @@
-import {
-  type AssistantMessage,
-  assistantMessageSchema,
-  type DeveloperMessage,
-  developerMessageSchema,
-  type StreamRecord,
-  type SystemMessage,
-  streamRecordSchema,
-  systemMessageSchema,
-  type TokenUsage,
-  type ToolCallId,
-  type ToolResultMessage,
-  tokenUsageSchema,
-  toolCallIdSchema,
-  toolResultMessageSchema,
-  type UserMessage,
-  userMessageSchema,
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  StreamRecord,
+  SystemMessage,
+  TokenUsage,
+  ToolCallId,
+  ToolResultMessage,
+  UserMessage,
 } from '@keel/llm'
-import { z } from 'zod'
-import { registerEvents, sessionIdSchema, sessionSeqSchema } from './registry.js'
 import type { SessionId, SessionSeq } from './types.js'
+import './events.generated.js'
 
 /**
  * Why a turn ended.
@@ -33,16 +24,59 @@ export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'max-steps' | 'r
 
 /** A failure recorded in the log: a stable code and the message shown to people. */
 export interface ErrorRecord {
+  /** @minLength 1 */
   code: string
   message: string
+}
+
+/** Where a tool output too large for the model's view was stored in full. */
+export interface StoredAside {
+  /** @minLength 1 */
+  path: string
+  /**
+   * Length of the full output, in characters.
+   * @integer
+   * @minimum 0
+   */
+  chars: number
+}
+
+/** The turn an event belongs to. */
+export interface TurnRef {
+  /**
+   * Turn number: from 1, increasing by one, never repeated within a session.
+   * @integer
+   * @minimum 1
+   */
+  turn: number
+}
+
+/** The turn and step an event belongs to. */
+export interface StepRef extends TurnRef {
+  /**
+   * Step number within the turn, from 1.
+   * @integer
+   * @minimum 1
+   */
+  step: number
+}
+
+/** What produced a message that was not typed by a person (`schedule/<id>`, …). */
+export interface MessageSource {
+  /**
+   * Names the producer; absent for a message a person typed.
+   * @minLength 1
+   */
+  source?: string
 }
 
 /**
  * Every event a session log may hold, keyed by event type (`owner/verb`). The core events
  * are declared here; a plugin adds its own by augmenting this interface from its
  * `src/events.ts` (`declare module '@keel/session' { interface SessionEventMap { … } }`)
- * and registering a runtime schema for each with {@link registerEvents}. Every member
- * carries JSDoc: it is rendered into the persistence catalog.
+ * and runs `pnpm gen-persistence-catalog`, which generates the runtime validator of each
+ * into the package's `src/events.generated.ts`. Every member carries JSDoc: it is rendered
+ * into the persistence catalog; refinements are JSDoc tags (`@integer`, `@minLength 1`, …).
  */
 export interface SessionEventMap {
   /**
@@ -50,34 +84,32 @@ export interface SessionEventMap {
    * steps until the model stops asking for tools. Turn numbers increase by one from 1
    * and never repeat within a session, forks included.
    */
-  'turn/start': { turn: number }
+  'turn/start': TurnRef
 
   /**
    * The open turn ended. Always follows its `turn/start`, after the turn's last
    * `step/end`. `error` says what failed when `reason` is `error`.
    */
-  'turn/end': { turn: number; reason: TurnEndReason; error?: ErrorRecord }
+  'turn/end': TurnRef & { reason: TurnEndReason; error?: ErrorRecord }
 
   /** One model call and the tool calls it asked for begin. Steps number from 1 within a turn. */
-  'step/start': { turn: number; step: number }
+  'step/start': StepRef
 
   /** The open step ended; every tool call it committed has its result before this. */
-  'step/end': { turn: number; step: number }
+  'step/end': StepRef
 
   /**
    * A user message, on the surface. `source` names what produced it when it was not typed
    * by a person (for example `schedule/<id>` for a scheduled reminder).
    */
-  'user/message': { message: UserMessage; source?: string }
+  'user/message': MessageSource & { message: UserMessage }
 
   /**
    * The assembled model answer of one step, on the surface. `usage` is the provider's
    * token accounting when it reported one. A turn aborted mid-stream keeps the delivered
    * prefix here with `interrupted: true`; tool calls that were not complete are left out.
    */
-  'assistant/message': {
-    turn: number
-    step: number
+  'assistant/message': StepRef & {
     message: AssistantMessage
     /** Facts of the model call that produced the message. */
     stream: StreamRecord
@@ -90,9 +122,11 @@ export interface SessionEventMap {
    * aborted before any content. Log-only, so it never fabricates history the model sees.
    * `attempt` counts from 1 within the step.
    */
-  'assistant/attempt': {
-    turn: number
-    step: number
+  'assistant/attempt': StepRef & {
+    /**
+     * @integer
+     * @minimum 1
+     */
     attempt: number
     stream: StreamRecord
     error: ErrorRecord
@@ -102,25 +136,29 @@ export interface SessionEventMap {
   'system/message': { message: SystemMessage }
 
   /** A harness notice to the model (a reminder, a runtime change), on the surface. */
-  'developer/message': { message: DeveloperMessage; source?: string }
+  'developer/message': MessageSource & { message: DeveloperMessage }
 
   /**
    * The model asked to run a tool. Log-only (the call is also part of the assistant
    * message). `arguments` is the raw JSON text exactly as the model sent it.
    */
-  'tool/call': { turn: number; step: number; callId: ToolCallId; name: string; arguments: string }
+  'tool/call': StepRef & {
+    callId: ToolCallId
+    /** @minLength 1 */
+    name: string
+    arguments: string
+  }
 
   /**
    * The result of one `tool/call` of the same turn, on the surface. `errorCode` is set when
    * the call failed (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). `storedAside` says where the
    * full output went when it exceeded the tool's size cap and the model got a truncated view.
    */
-  'tool/result': {
-    turn: number
-    step: number
+  'tool/result': StepRef & {
     message: ToolResultMessage
+    /** @minLength 1 */
     errorCode?: string
-    storedAside?: { path: string; chars: number }
+    storedAside?: StoredAside
   }
 
   /**
@@ -129,55 +167,3 @@ export interface SessionEventMap {
    */
   'session/end-seed': { parentSession: SessionId; parentSeq: SessionSeq }
 }
-
-const turnNumber = z.number().int().positive()
-const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
-
-registerEvents('@keel/session', {
-  'turn/start': z.strictObject({ turn: turnNumber }),
-  'turn/end': z.strictObject({
-    turn: turnNumber,
-    reason: z.enum(['completed', 'aborted', 'error', 'max-steps', 'rejected', 'interrupted']),
-    error: errorRecordSchema.optional(),
-  }),
-  'step/start': z.strictObject({ turn: turnNumber, step: turnNumber }),
-  'step/end': z.strictObject({ turn: turnNumber, step: turnNumber }),
-  'user/message': z.strictObject({ message: userMessageSchema, source: z.string().min(1).optional() }),
-  'assistant/message': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    message: assistantMessageSchema,
-    stream: streamRecordSchema,
-    usage: tokenUsageSchema.optional(),
-    interrupted: z.literal(true).optional(),
-  }),
-  'assistant/attempt': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    attempt: turnNumber,
-    stream: streamRecordSchema,
-    error: errorRecordSchema,
-  }),
-  'system/message': z.strictObject({ message: systemMessageSchema }),
-  'developer/message': z.strictObject({
-    message: developerMessageSchema,
-    source: z.string().min(1).optional(),
-  }),
-  'tool/call': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    callId: toolCallIdSchema,
-    name: z.string().min(1),
-    arguments: z.string(),
-  }),
-  'tool/result': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    message: toolResultMessageSchema,
-    errorCode: z.string().min(1).optional(),
-    storedAside: z
-      .strictObject({ path: z.string().min(1), chars: z.number().int().nonnegative() })
-      .optional(),
-  }),
-  'session/end-seed': z.strictObject({ parentSession: sessionIdSchema, parentSeq: sessionSeqSchema }),
-})

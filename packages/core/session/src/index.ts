@@ -1,7 +1,15 @@
 export type { Brand, JsonObject, JsonValue } from '@keel/base'
 export { KeelError } from '@keel/base'
 export { SessionError, type SessionErrorCode } from './errors.js'
-export type { ErrorRecord, SessionEventMap, TurnEndReason } from './events.js'
+export type {
+  ErrorRecord,
+  MessageSource,
+  SessionEventMap,
+  StepRef,
+  StoredAside,
+  TurnEndReason,
+  TurnRef,
+} from './events.js'
 
 import './events.js'
 
@@ -17,9 +25,12 @@ export {
 } from './migrations.js'
 export {
   type CheckedEventSchema,
+  EVENT_TYPE_PATTERN,
+  type EventInvariant,
   type EventRegistration,
   EventRegistrationError,
   getEventRegistration,
+  type InvariantStep,
   registerEvents,
   registeredEventTypes,
   sessionIdSchema,
@@ -48,3 +59,4 @@ export {
   type SurfaceOp,
   type ToolCallId,
 } from './types.js'
+export { tupleWithRest, uniqueBy, uniqueItems } from './validators.js'
