@@ -26,8 +26,20 @@ export interface EntryDiff {
   event: string
   from: string | null
   to: string | null
+  /** The worst class of the changes (what the entry as a whole needs). */
   classification: Classification
   changes: string[]
+  /** Each change with its own class, sorted by text. */
+  classified?: Change[]
+}
+
+function dedupe(changes: Change[]): Change[] {
+  const byText = new Map<string, Change>()
+  for (const c of changes) {
+    const seen = byText.get(c.text)
+    if (!seen || RANK[c.severity] > RANK[seen.severity]) byText.set(c.text, c)
+  }
+  return [...byText.values()].sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
 }
 
 /** A change record as stored. */
@@ -87,6 +99,7 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
       to,
       classification,
       changes: [...new Set(changes.map((c) => c.text))].sort(),
+      classified: dedupe(changes),
     })
   }
   return out

@@ -81,8 +81,11 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
       const old = JSON.parse(committedJson) as MachineCatalog
       const diffs = diffCatalogs(old, gen.catalog)
       digestsUnchanged = diffs.length === 0
-      for (const d of diffs)
-        for (const c of d.changes) result.semanticChanges.push(`${c}  [${d.classification}]`)
+      // Each changed path carries its own class, not the entry's worst.
+      for (const d of diffs) {
+        const each = d.classified ?? d.changes.map((text) => ({ text, severity: d.classification }))
+        for (const c of each) result.semanticChanges.push(`${c.text}  [${c.severity}]`)
+      }
     } catch {
       result.semanticChanges.push(`${CATALOG_JSON} is not valid JSON`)
     }

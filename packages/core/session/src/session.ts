@@ -220,8 +220,8 @@ export class Session {
       const issue = checked.error.issues[0]!
       throw new SessionError(
         'HEADER_INVALID',
-        `session ${id} header: ${formatPath(issue.path)}: ${issue.message}`,
-        { id, path: formatPath(issue.path) },
+        `session ${id}: ${formatPath(issue.path, 'header')}: ${issue.message}`,
+        { id, path: formatPath(issue.path, 'header') },
       )
     }
     const session = new Session(frozen, options)
@@ -870,8 +870,8 @@ const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
   'sourceEventSeqs',
 ])
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = 'data'
+function formatPath(path: ReadonlyArray<PropertyKey>, root = 'data'): string {
+  let out = root
   for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
   return out
 }
