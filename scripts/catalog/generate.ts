@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
-import { CatalogError } from './errors.js'
 import {
   CHANGES_DIR,
   checkHistory,
@@ -47,18 +46,8 @@ export interface GeneratedCatalog {
 /** Generates every catalog file in memory. Throws `CatalogError` when the sources have problems. */
 export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const sessionModule = options.sessionModule ?? '@keel/session'
-  let loaded = options.loaded ?? loadProject(options.root)
-  let model: SourceModel
-  try {
-    model = buildModel(loaded, sessionModule)
-  } catch (e) {
-    // A fast load leaves npm imports unresolved; when a payload reaches one (an `any`),
-    // reload with full module resolution and decide from that.
-    if (!(e instanceof CatalogError) || !loaded.fast || !e.problems.some((p) => p.anyType)) throw e
-    loaded = loadProject(options.root, { full: true })
-    if (options.loaded) Object.assign(options.loaded, loaded)
-    model = buildModel(loaded, sessionModule)
-  }
+  const loaded = options.loaded ?? loadProject(options.root)
+  const model: SourceModel = buildModel(loaded, sessionModule)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
   const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`

@@ -304,8 +304,18 @@ export function readSnapshots(root: string): Snapshot[] {
 }
 
 /** The record file of an event against a base version. */
+/**
+ * The record file of an entry. Injective: event types are lower-case kebab segments joined by
+ * `/` (no `_`, checked by gen and at registration), so `a/b` → `a__b` cannot meet another
+ * event's name, and the format entries `(name)` → `_name` start with the one character no
+ * event type has.
+ */
 export function recordPath(base: number, event: string): string {
-  const slug = event === HEADER_ENTRY ? '_header' : event.replace(/\//g, '__')
+  const format = /^\(([a-z-]+)\)$/.exec(event)
+  if (!format && !/^[a-z0-9-]+(\/[a-z0-9-]+)+$/.test(event)) {
+    throw new Error(`no change record file name for entry '${event}': not an event type or a format entry`)
+  }
+  const slug = format ? `_${format[1]}` : event.replace(/\//g, '__')
   return `${CHANGES_DIR}/v${base}/${slug}.json`
 }
 

@@ -35,6 +35,9 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: reado
   { module: '@keel/store-jsonl', names: ['PhysicalHeader'] },
 ]
 
+/** Event type names: the same rule as `EVENT_TYPE_PATTERN` of `@keel/session` (checked at registration). */
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:\/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)+$/
+
 /** A workspace package found under `packages/<group>/<name>`. */
 export interface WorkspacePackage {
   name: string
@@ -101,13 +104,6 @@ export interface LoadedProject {
   root: string
   project: Project
   packages: WorkspacePackage[]
-  /**
-   * True when only the workspace sources were loaded: imports of npm packages (zod, openai,
-   * node types) are left unresolved, which roughly halves program creation. A payload that
-   * reaches such an import shows up as `any`; the generator then reloads in full mode, so
-   * the output is the same either way.
-   */
-  fast: boolean
 }
 
 const posix = (p: string) => p.split(sep).join('/')
@@ -147,53 +143,75 @@ export function findPackages(root: string): WorkspacePackage[] {
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
 }
 
+/** Sources a package may declare events in: `.ts`, `.mts`, `.cts` and their `.d.` forms; no tests. */
+const SOURCE_FILE = /\.(?:d\.)?[mc]?ts$/
+const TEST_FILE = /\.(test|spec|bench)\.[mc]?ts$/
+
 function listSources(dir: string, out: string[]): void {
   if (!existsSync(dir)) return
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name)
     if (e.isDirectory()) {
       if (e.name !== 'node_modules' && e.name !== 'dist') listSources(p, out)
-    } else if (
-      e.name.endsWith('.ts') &&
-      !e.name.endsWith('.d.ts') &&
-      !/\.(test|spec|bench)\.ts$/.test(e.name)
-    ) {
+    } else if (SOURCE_FILE.test(e.name) && !TEST_FILE.test(e.name)) {
       out.push(p)
     }
   }
 }
 
+/** A bare module specifier that is not a workspace package (an npm import). */
+function isNpmSpecifier(name: string, workspace: ReadonlySet<string>): boolean {
+  if (name.startsWith('.') || name.startsWith('/') || name.startsWith('node:'))
+    return name.startsWith('node:')
+  const pkg = name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]!
+  return !workspace.has(pkg)
+}
+
 /**
- * Creates the one Project used for a run: every package's `src/**` (no tests), workspace
- * package names mapped to their `src/index.ts` so cross-package imports resolve without
- * `node_modules`. Creating it dominates the run time, so build it once and reuse it.
+ * Creates the one Project used for a run: every package's sources (no tests), workspace
+ * package names mapped to their `src/index.ts`, relative imports followed. npm imports (zod,
+ * openai, node) are never resolved — in every run, so the output never depends on a loading
+ * mode: a persisted type must be declared in this repository, and a payload that reaches an
+ * npm type is refused (it shows up as `any`). Creating the program dominates the run time, so
+ * build it once and reuse it.
  */
-export function loadProject(root: string, options: { full?: boolean } = {}): LoadedProject {
-  const fast = options.full !== true
+export function loadProject(root: string): LoadedProject {
   const packages = findPackages(root)
   const paths: Record<string, string[]> = {}
   for (const p of packages) paths[p.name] = [p.entry]
+  const workspace = new Set(packages.map((p) => p.name))
+  const compilerOptions: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2023.d.ts'],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    types: [],
+    noEmit: true,
+    skipLibCheck: true,
+    allowImportingTsExtensions: false,
+    paths,
+  }
   const project = new Project({
-    compilerOptions: {
-      target: ts.ScriptTarget.ES2022,
-      lib: ['lib.es2023.d.ts'],
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      strict: true,
-      types: [],
-      noEmit: true,
-      skipLibCheck: true,
-      allowImportingTsExtensions: false,
-      noResolve: fast,
-      paths,
-    },
+    compilerOptions,
     skipAddingFilesFromTsConfig: true,
+    resolutionHost: (host, getOptions) => ({
+      resolveModuleNames: (names, containingFile) =>
+        names.map((name) => {
+          if (isNpmSpecifier(name, workspace)) return undefined
+          if (workspace.has(name)) {
+            const entry = paths[name]![0]!
+            return { resolvedFileName: entry, extension: ts.Extension.Ts, isExternalLibraryImport: false }
+          }
+          return ts.resolveModuleName(name, containingFile, getOptions(), host).resolvedModule
+        }),
+    }),
   })
   const files: string[] = []
   for (const p of packages) listSources(join(root, p.dir, 'src'), files)
   files.sort()
   for (const f of files) project.addSourceFileAtPath(f)
-  return { root, project, packages, fast }
+  return { root, project, packages }
 }
 
 function jsDocStart(node: ts.Node, sf: ts.SourceFile): number | undefined {
@@ -222,6 +240,60 @@ function declarationText(node: ts.Node, sf: ts.SourceFile): string {
     .split('\n')
     .map((line, i) => (i > 0 && line.startsWith(indent) ? line.slice(indent.length) : line))
     .join('\n')
+}
+
+/** Diagnostics about imports this loader leaves unresolved on purpose (npm) or that gen writes. */
+function expectedUnresolved(d: ts.Diagnostic): boolean {
+  if (d.code !== 2307 && d.code !== 2792 && d.code !== 7016) return false
+  const text = ts.flattenDiagnosticMessageText(d.messageText, '\n')
+  const name = /module '([^']+)'/.exec(text)?.[1]
+  if (name === undefined) return false
+  return /(^|\/)events\.generated\.js$/.test(name) || !(name.startsWith('.') || name.startsWith('/'))
+}
+
+/**
+ * The compiler's own errors: a syntax error in any package source (it can silently drop a
+ * declaration), and any error in a file that declares events or a type an event reaches
+ * (`interface P extends NoSuchBase`). Gen and verify refuse to run on them.
+ */
+function compilerProblems(
+  program: ts.Program,
+  root: string,
+  isRepoSource: (sf: ts.SourceFile) => boolean,
+  reachedDecls: readonly ts.Node[],
+): CatalogProblem[] {
+  const out: CatalogProblem[] = []
+  const report = (d: ts.Diagnostic) => {
+    const sf = d.file
+    const at = sf && d.start !== undefined ? sf.getLineAndCharacterOfPosition(d.start) : undefined
+    const path = sf ? posix(relative(root, sf.fileName)) : '(program)'
+    const loc = `${path}:${at ? at.line + 1 : 1}`
+    out.push({
+      code: 'SOURCE_HAS_ERRORS',
+      loc,
+      message: `${loc}${at ? `:${at.character + 1}` : ''}: TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`,
+    })
+  }
+  // The declarations merged into SessionEventMap and every declaration a payload reaches,
+  // as source ranges by file.
+  const ranges = new Map<ts.SourceFile, Array<[number, number]>>()
+  for (const d of reachedDecls) {
+    const sf = d.getSourceFile()
+    ranges.set(sf, [...(ranges.get(sf) ?? []), [d.getFullStart(), d.getEnd()]])
+  }
+  for (const sf of program.getSourceFiles()) {
+    if (!isRepoSource(sf)) continue
+    for (const d of program.getSyntacticDiagnostics(sf)) report(d)
+  }
+  for (const sf of [...ranges.keys()].sort((a, b) => (a.fileName < b.fileName ? -1 : 1))) {
+    if (!isRepoSource(sf) || program.getSyntacticDiagnostics(sf).length > 0) continue
+    const inside = ranges.get(sf)!
+    for (const d of program.getSemanticDiagnostics(sf)) {
+      if (d.start === undefined || expectedUnresolved(d)) continue
+      if (inside.some(([a, b]) => d.start! >= a && d.start! < b)) report(d)
+    }
+  }
+  return out
 }
 
 /** Loads, discovers and normalizes. Throws {@link CatalogError} listing every problem. */
@@ -305,6 +377,32 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       }
     }
   }
+  // Any other interface named SessionEventMap that is not part of the session's one (`declare
+  // global`, a namespace, a script file) would be silently skipped: refuse it instead.
+  const merged = new Set<ts.Node>(mapSymbol.declarations ?? [])
+  for (const sf of program.getSourceFiles()) {
+    if (!isRepoSource(sf) || !sf.text.includes('SessionEventMap')) continue
+    const visit = (n: ts.Node, inModule: string | undefined) => {
+      if (ts.isInterfaceDeclaration(n) && n.name.text === 'SessionEventMap' && !merged.has(n)) {
+        if (inModule !== undefined && inModule !== sessionModule) return // reported above
+        const loc = locOf(n)
+        const where =
+          ts.isModuleBlock(n.parent) &&
+          ts.isModuleDeclaration(n.parent.parent) &&
+          n.parent.parent.flags & ts.NodeFlags.GlobalAugmentation
+            ? '`declare global`'
+            : 'this scope'
+        problems.push({
+          code: 'WRONG_MERGE_MODULE',
+          loc,
+          message: `${loc}: an interface SessionEventMap declared in ${where} is not the session's event map and its events would be skipped; merge them with \`declare module '${sessionModule}' { interface SessionEventMap { … } }\``,
+        })
+      }
+      const mod = ts.isModuleDeclaration(n) && ts.isStringLiteral(n.name) ? n.name.text : inModule
+      ts.forEachChild(n, (c) => visit(c, mod))
+    }
+    visit(sf, undefined)
+  }
 
   // The events: every member of every declaration merged into SessionEventMap.
   const surfaceSymbol = sessionExports.get('SurfaceEventType')
@@ -346,6 +444,14 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         continue
       }
       seen.set(type, loc)
+      if (!EVENT_TYPE_PATTERN.test(type)) {
+        problems.push({
+          code: 'EVENT_TYPE_NAME_INVALID',
+          loc,
+          event: type,
+          message: `${loc}: event type '${type}' must be 'owner/verb': lower-case kebab segments separated by '/' (e.g. 'todo/write')`,
+        })
+      }
       if (!hasDocText(member)) {
         problems.push({
           code: 'EVENT_WITHOUT_JSDOC',
@@ -427,6 +533,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
 
   builder.finish()
   for (const p of builder.problems) problems.push({ ...p })
+  problems.push(...compilerProblems(program, root, isRepoSource, [...decls, ...builder.declarations]))
 
   // Envelope declarations, as written.
   const envelope: EnvelopeDecl[] = []

@@ -238,8 +238,12 @@ export class GraphBuilder {
     return { decls: [] }
   }
 
+  /** Every repository declaration a payload reaches (the compiler's errors inside them are fatal). */
+  readonly declarations = new Set<ts.Node>()
+
   #annotate(node: GNode, type: ts.Type): void {
     const { name, decls } = this.#name(type)
+    for (const d of decls) if (this.#locate(d) !== undefined) this.declarations.add(d)
     const repoLocs = decls.map((d) => this.#locate(d)).filter((l): l is string => l !== undefined)
     if (name && repoLocs.length > 0) node.names.add(name)
     for (const l of repoLocs) node.sources.add(l)
@@ -349,6 +353,7 @@ export class GraphBuilder {
     const alias = type.aliasSymbol
     const aliasDecl = alias?.declarations?.find(ts.isTypeAliasDeclaration)
     if (alias && aliasDecl && this.#locate(aliasDecl) !== undefined) {
+      this.declarations.add(aliasDecl)
       const r = refinementsOf(aliasDecl, (what) =>
         this.#problem({ ...ctx, loc: this.#locate(aliasDecl)! }, what),
       )
@@ -401,7 +406,7 @@ export class GraphBuilder {
     if (f & F.Any)
       return this.#problem(
         ctx,
-        '`any` (or an unresolved type) has no persisted shape; use a declared type',
+        '`any` (or an unresolved type, such as one imported from an npm package) has no persisted shape; persisted types must be declared in this repository',
         true,
       )
     if (f & F.Unknown) return this.#leaf('unknown', 'unknown')

@@ -1,0 +1,113 @@
+// "The generator cannot be fooled": each case was reproduced against the earlier generator,
+// which exited 0 (or mislabelled the change); each must now be refused or reported.
+import { spawnSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { CatalogError } from '../errors.js'
+import { generateAndWrite, generateCatalog } from '../generate.js'
+import { recordPath } from '../history.js'
+import { verifyCatalog } from '../verify.js'
+import { cleanRepos, edit, makeRepo, write } from './helpers.js'
+
+afterAll(cleanRepos)
+
+const TODO = 'packages/todo/todo/src/events.ts'
+const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.ts')
+
+function problemsOf(root: string): string {
+  try {
+    generateCatalog({ root })
+  } catch (e) {
+    if (e instanceof CatalogError) return e.problems.map((p) => p.message).join('\n')
+    throw e
+  }
+  throw new Error('generation succeeded')
+}
+
+describe('compiler errors stop gen and verify', () => {
+  it('a stray backtick in a file that declares events: refused with the diagnostics, exit 1', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) =>
+      t.replace(
+        '/** Whole-list snapshot; the latest write wins on replay. */',
+        '/** Whole-list snapshot; the latest write wins on replay. */`',
+      ),
+    )
+    expect(problemsOf(root)).toMatch(/packages\/todo\/todo\/src\/events\.ts:\d+:\d+: TS\d+: /)
+    for (const command of ['generate', 'verify']) {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', cli, command, '--root', root], {
+        encoding: 'utf8',
+      })
+      expect(run.status, command).toBe(1)
+      expect(run.stderr, command).toMatch(/events\.ts:\d+:\d+: TS\d+/)
+    }
+  }, 120_000)
+
+  it('interface P extends NoSuchBase is an error naming NoSuchBase', () => {
+    const root = makeRepo('mini')
+    edit(root, TODO, (t) =>
+      t.replace('export interface TodoItem {', 'export interface TodoItem extends NoSuchBase {'),
+    )
+    const text = problemsOf(root)
+    expect(text).toContain('NoSuchBase')
+    expect(text).toContain('TS2304')
+  })
+
+  it('an error outside any persisted declaration does not block gen', () => {
+    const root = makeRepo('mini')
+    write(root, 'packages/todo/todo/src/other.ts', 'export const n: number = "not a number"\n')
+    expect(() => generateCatalog({ root })).not.toThrow()
+  })
+})
+
+describe('declarations are discovered or refused, never skipped', () => {
+  it('a merge in a .d.ts or .mts file is discovered', () => {
+    const root = makeRepo('mini')
+    const merge = (event: string) =>
+      `import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Declared outside a .ts file. */\n    '${event}': { at: number }\n  }\n}\n`
+    write(root, 'packages/todo/todo/src/extra.d.ts', merge('todo/from-dts'))
+    write(root, 'packages/todo/todo/src/more.mts', `${merge('todo/from-mts')}export {}\n`)
+    const gen = generateCatalog({ root })
+    expect(gen.catalog.events['todo/from-dts']?.owner).toBe('@keel/todo')
+    expect(gen.catalog.events['todo/from-mts']?.owner).toBe('@keel/todo')
+  })
+
+  it('a declare global merge is refused', () => {
+    const root = makeRepo('mini')
+    write(
+      root,
+      'packages/todo/todo/src/global.ts',
+      "declare global {\n  interface SessionEventMap {\n    /** Global. */\n    'todo/global': { a: string }\n  }\n}\nexport {}\n",
+    )
+    expect(problemsOf(root)).toMatch(
+      /global\.ts:2: an interface SessionEventMap declared in `declare global`/,
+    )
+  })
+
+  it('event type names are checked: owner/verb, lower-case kebab segments', () => {
+    const root = makeRepo('mini')
+    edit(root, TODO, (t) => t.replace("'todo/write'", "'Todo/write_all'"))
+    expect(problemsOf(root)).toContain("event type 'Todo/write_all' must be 'owner/verb'")
+  })
+
+  it('change-record file names cannot collide', () => {
+    const names = ['a/b', 'a/b/c', 'a-b/c', 'a/b-c', '(header)', '(envelope)', '(surface)', '(jsonl-header)']
+    const paths = names.map((n) => recordPath(1, n))
+    expect(new Set(paths).size).toBe(names.length)
+    expect(() => recordPath(1, 'a__b/c')).toThrow()
+    expect(() => recordPath(1, '_header')).toThrow()
+  })
+})
+
+describe('verify result is labelled path by path', () => {
+  it('each changed path carries its own class, not the event worst', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) => t.replace('  text: string', '  text?: string\n  extra: number'))
+    const changes = verifyCatalog({ root }).semanticChanges
+    expect(changes).toContain('todo/write.data.todos[].text: required → optional  [widening]')
+    expect(changes).toContain('todo/write.data.todos[]: required property added: extra  [breaking]')
+  })
+})
