@@ -170,16 +170,31 @@ function diffTypes(
     return
   }
   if (o.k === 'tuple' && n.k === 'tuple') {
-    const same =
-      o.items.length === n.items.length &&
-      o.items.every((x, i) => !!x.opt === !!n.items[i]!.opt && !!x.rest === !!n.items[i]!.rest)
-    if (!same) {
+    const sameFlags = (i: number) =>
+      !!o.items[i]!.opt === !!n.items[i]!.opt && !!o.items[i]!.rest === !!n.items[i]!.rest
+    const prefix = o.items.length <= n.items.length && o.items.every((_, i) => sameFlags(i))
+    // Optional elements appended after every old one (no rest in the old tuple): every old
+    // tuple still reads.
+    const appendedOptional =
+      prefix && !o.items.some((x) => x.rest) && n.items.slice(o.items.length).every((x) => x.opt || x.rest)
+    if (!prefix || (n.items.length > o.items.length && !appendedOptional)) {
       changed()
       return
+    }
+    for (let i = o.items.length; i < n.items.length; i++) {
+      out.push({ text: `${at}[${i}]: optional element added`, severity: 'widening' })
     }
     o.items.forEach((x, i) => {
       diffTypes(ot, x.t, nt, n.items[i]!.t, `${path}[${i}]`, event, out, seen)
     })
+    return
+  }
+  if (o.k === 'never') {
+    changed('widening')
+    return
+  }
+  if (o.k === 'template' && n.k === 'string' && !n.r) {
+    changed('widening')
     return
   }
   if (o.k === 'union' && n.k === 'union') {

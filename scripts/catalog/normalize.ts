@@ -518,12 +518,14 @@ export class GraphBuilder {
       node.elements = target.elementFlags.map((flag, i) => {
         const optional = (flag & ts.ElementFlags.Optional) !== 0
         const rest = (flag & (ts.ElementFlags.Rest | ts.ElementFlags.Variadic)) !== 0
-        let t = args[i]!
+        const t = args[i]!
+        const sub = { ...ctx, path: `${ctx.path}[${i}]` }
         if (optional && t.flags & ts.TypeFlags.Union) {
           const kept = (t as ts.UnionType).types.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
-          if (kept.length === 1) t = kept[0]!
+          if (kept.length === 1) return { optional, rest, child: this.nodeFor(kept[0]!, sub) }
+          if (kept.length < (t as ts.UnionType).types.length)
+            return { optional, rest, child: this.#unionOf(kept, sub, undefined) }
         }
-        const sub = { ...ctx, path: `${ctx.path}[${i}]` }
         return { optional, rest, child: this.nodeFor(t, sub) }
       })
       return node.id
@@ -660,19 +662,24 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex'
 
 /** Structural equivalence by partition refinement, then canonical forms and digests. */
 export function canonicalize(allNodes: readonly GNode[]): Canonical {
-  // A union whose members collapsed to one (`Brand<string, 'A'> | string`) is that member.
+  // A union whose members collapsed to one (`Brand<string, 'A'> | string`, or two structurally
+  // identical members `{ a: string } | { a: string }`) is that member.
+  const collapsed = new Map<number, number>()
   const redirect = (id: number): number => {
     let n = allNodes[id]!
-    for (let guard = 0; n.kind === 'union' && n.members!.length === 1 && guard < 64; guard++) {
-      n = allNodes[n.members![0]!]!
+    for (let guard = 0; guard < 64; guard++) {
+      const next = n.kind === 'union' && n.members!.length === 1 ? n.members![0]! : collapsed.get(n.id)
+      if (next === undefined || next === n.id) break
+      n = allNodes[next]!
     }
     return n.id
   }
   const kidsOf = (n: GNode) => childList(n).map(redirect)
-  const nodes = allNodes.filter((n) => redirect(n.id) === n.id)
+  let nodes = allNodes.filter((n) => redirect(n.id) === n.id)
   // Partition refinement (Moore): start from labels, split by children's classes until stable.
   let cls = new Array<number>(allNodes.length)
-  {
+  for (;;) {
+    cls = new Array<number>(allNodes.length)
     const intern = new Map<string, number>()
     for (const n of nodes) {
       const l = label(n)
@@ -704,6 +711,18 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       if (next.size === count) break
       count = next.size
     }
+    // Unions whose members all fell into one class collapse onto a member; then recompute.
+    let more = false
+    for (const n of nodes) {
+      if (n.kind !== 'union') continue
+      const kids = kidsOf(n).filter((k) => k !== n.id)
+      if (kids.length > 0 && new Set(kids.map((k) => cls[k])).size === 1) {
+        collapsed.set(n.id, kids[0]!)
+        more = true
+      }
+    }
+    if (!more) break
+    nodes = allNodes.filter((n) => redirect(n.id) === n.id)
   }
   for (const n of allNodes) if (redirect(n.id) !== n.id) cls[n.id] = cls[redirect(n.id)]!
   const classCount = Math.max(-1, ...cls) + 1

@@ -111,3 +111,65 @@ describe('verify result is labelled path by path', () => {
     expect(changes).toContain('todo/write.data.todos[]: required property added: extra  [breaking]')
   })
 })
+
+describe('structure and classification', () => {
+  /** Snapshot a todo/extra event with `before`, change it to `after`, return verify's changes. */
+  function change(before: string, after: string): string[] {
+    const root = makeRepo('mini')
+    const file = 'packages/todo/todo/src/extra.ts'
+    const decl = (t: string) =>
+      `import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Extra. */\n    'todo/extra': { v: ${t} }\n  }\n}\n`
+    write(root, file, decl(before))
+    generateAndWrite({ root, snapshot: true })
+    write(root, file, decl(after))
+    return verifyCatalog({ root }).semanticChanges
+  }
+
+  it('template literal → string is widening', () => {
+    const template = ['`todo-$', '{string}`'].join('')
+    expect(change(template, 'string')).toEqual([`todo/extra.data.v: ${template} → string  [widening]`])
+  })
+
+  it('an added optional tuple element is widening; an added required one breaking', () => {
+    expect(change('[string, number]', '[string, number, boolean?]')).toEqual([
+      'todo/extra.data.v[2]: optional element added  [widening]',
+    ])
+    expect(change('[string]', '[string, number]')[0]).toMatch(/\[breaking\]$/)
+  })
+
+  it('never → T is widening', () => {
+    expect(change('never', 'string')).toEqual(['todo/extra.data.v: never → string  [widening]'])
+  })
+
+  it('a union of structurally identical members collapses to the member', () => {
+    const root = makeRepo('mini')
+    write(
+      root,
+      'packages/todo/todo/src/extra.ts',
+      "import type {} from '@keel/session'\n\ninterface A { a: string }\ninterface B { a: string }\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Union. */\n    'todo/union': { v: A | B }\n    /** Plain. */\n    'todo/plain': { v: { a: string } }\n  }\n}\n",
+    )
+    const { catalog } = generateCatalog({ root })
+    expect(catalog.events['todo/union']!.digest).toBe(catalog.events['todo/plain']!.digest)
+  })
+
+  it('JSON Schema of a tuple with a rest element in the middle', () => {
+    const root = makeRepo('mini')
+    write(
+      root,
+      'packages/todo/todo/src/extra.ts',
+      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Middle rest. */\n    'todo/mid': { v: [string, ...number[], boolean] }\n  }\n}\n",
+    )
+    const gen = generateCatalog({ root })
+    const schema = gen.catalog.events['todo/mid']!.schema as { properties: { v: Record<string, unknown> } }
+    expect(schema.properties.v).toEqual({
+      type: 'array',
+      prefixItems: [{ type: 'string' }],
+      items: { anyOf: [{ type: 'number' }, { type: 'boolean' }] },
+      minItems: 2,
+      'x-suffixItems': [{ type: 'boolean' }],
+    })
+    expect(gen.files['packages/todo/todo/src/events.generated.ts']).toContain(
+      'tupleWithRest([z.string()], z.number(), [z.boolean()])',
+    )
+  })
+})
