@@ -55,10 +55,14 @@ export interface ChangeRecord {
 
 export const PLACEHOLDER_NOTE = 'TODO: say why this changed and what readers of old logs should expect'
 
+export const SURFACE_ENTRY = '(surface)'
+
 function entries(c: MachineCatalog): Map<string, string> {
   const m = new Map<string, string>()
   for (const [k, v] of Object.entries(c.events)) m.set(k, v.digest)
   if (c.header) m.set(HEADER_ENTRY, c.header.digest)
+  for (const [k, v] of Object.entries(c.format ?? {})) m.set(k, v.digest)
+  if (c.surface) m.set(SURFACE_ENTRY, c.surface.digest)
   return m
 }
 
@@ -73,7 +77,8 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
     const to = b.get(name) ?? null
     if (from === to) continue
     if (from === null) {
-      out.push({ event: name, from, to, classification: 'additive', changes: [`${name}: new event type`] })
+      const what = name.startsWith('(') ? 'newly fingerprinted format entry' : 'new event type'
+      out.push({ event: name, from, to, classification: 'additive', changes: [`${name}: ${what}`] })
       continue
     }
     if (to === null) {
@@ -82,12 +87,21 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
         from,
         to,
         classification: 'breaking',
-        changes: [`${name}: event type removed`],
+        changes: [`${name}: ${name.startsWith('(') ? 'format entry removed' : 'event type removed'}`],
       })
       continue
     }
     const changes: Change[] = []
-    diffTypes(oldCat.types, from, newCat.types, to, '', name, changes, new Set())
+    if (name === SURFACE_ENTRY) {
+      // Adding or removing a surface type changes which events the model sees: old logs
+      // would derive different messages, so either way it is breaking.
+      const before = oldCat.surface?.types ?? []
+      const after = newCat.surface?.types ?? []
+      for (const t of before.filter((x) => !after.includes(x)))
+        changes.push({ text: `surface: '${t}' is no longer a surface event type`, severity: 'breaking' })
+      for (const t of after.filter((x) => !before.includes(x)))
+        changes.push({ text: `surface: '${t}' became a surface event type`, severity: 'breaking' })
+    } else diffTypes(oldCat.types, from, newCat.types, to, '', name, changes, new Set())
     if (changes.length === 0) changes.push({ text: `${name}: structure changed`, severity: 'breaking' })
     const classification = changes.reduce<Classification>(
       (acc, c) => (RANK[c.severity] > RANK[acc] ? c.severity : acc),
@@ -107,6 +121,7 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
 
 function where(event: string, path: string): string {
   if (event === HEADER_ENTRY) return path === '' ? 'header' : `header${path}`
+  if (event.startsWith('(')) return `${event}${path}`
   return path === '' ? event : `${event}.data${path}`
 }
 

@@ -38,6 +38,20 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: reado
 /** Event type names: the same rule as `EVENT_TYPE_PATTERN` of `@keel/session` (checked at registration). */
 export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:\/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)+$/
 
+/**
+ * Everything persisted beside the event payloads, fingerprinted and under the format history
+ * like the events: the envelope, the logical header and each store's physical records. Add a
+ * store's physical type (a blob stub, …) here, in this one list. `entry` names it in the
+ * catalog and in change records; a module or name that does not exist is skipped.
+ */
+export const FORMAT_TYPES: ReadonlyArray<{ entry: string; module: string; name: string }> = [
+  { entry: '(header)', module: '@keel/session', name: 'SessionHeader' },
+  { entry: '(jsonl-header)', module: '@keel/store-jsonl', name: 'PhysicalHeader' },
+]
+
+/** The envelope entry: `EventEnvelope` plus the surface fields, `type` a string, `data` opaque. */
+export const ENVELOPE_ENTRY = '(envelope)'
+
 /** A workspace package found under `packages/<group>/<name>`. */
 export interface WorkspacePackage {
   name: string
@@ -87,6 +101,10 @@ export interface SourceModel {
   fixtureEvents: EventModel[]
   envelope: EnvelopeDecl[]
   header?: { classId: number; loc: SourceLoc }
+  /** The envelope, the header and the stores' physical types, by catalog entry. */
+  format: Array<{ entry: string; name: string; module: string; classId: number; loc: SourceLoc }>
+  /** The surface event types (`SurfaceEventType`), sorted. */
+  surfaceTypes: string[]
   canonical: Canonical
   /** Classes reachable from the events and the header. */
   reachable: number[]
@@ -531,7 +549,33 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     }
   }
 
+  // The envelope and the stores' physical types are persisted format too.
+  const formatNodes: Array<{ entry: string; name: string; module: string; node: number; loc: SourceLoc }> = []
+  const envelopeSymbol = sessionExports.get('EventEnvelope')
+  if (envelopeSymbol?.declarations?.[0]) {
+    const loc = locOf(envelopeSymbol.declarations[0])
+    const props = [...checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(envelopeSymbol))]
+    const surfaceFields = sessionExports.get('SurfaceFields')
+    if (surfaceFields)
+      props.push(...checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(surfaceFields)))
+    builder.declarations.add(envelopeSymbol.declarations[0])
+    const node = builder.envelopeNode(props, { event: ENVELOPE_ENTRY, path: 'event', loc })
+    formatNodes.push({ entry: ENVELOPE_ENTRY, name: 'EventEnvelope', module: sessionModule, node, loc })
+  }
+  for (const f of FORMAT_TYPES) {
+    if (f.entry === '(header)') continue
+    const pkg = packages.find((p) => p.name === f.module)
+    const sf = pkg ? program.getSourceFile(pkg.entry) : undefined
+    const mod = sf ? checker.getSymbolAtLocation(sf) : undefined
+    const sym = mod ? exportsOf(mod).get(f.name) : undefined
+    const decl = sym?.declarations?.[0]
+    if (!sym || !decl) continue
+    const loc = locOf(decl)
+    const node = builder.nodeFor(checker.getDeclaredTypeOfSymbol(sym), { event: f.entry, path: f.name, loc })
+    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc })
+  }
   builder.finish()
+
   for (const p of builder.problems) problems.push({ ...p })
   problems.push(...compilerProblems(program, root, isRepoSource, [...decls, ...builder.declarations]))
 
@@ -621,6 +665,23 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
   const roots = events.map((e) => e.rootClass)
   const headerModel = header ? { classId: cls(header.node), loc: header.loc } : undefined
   if (headerModel) roots.push(headerModel.classId)
+  const format = formatNodes.map((f) => ({
+    entry: f.entry,
+    name: f.name,
+    module: f.module,
+    classId: cls(f.node),
+    loc: f.loc,
+  }))
+  if (headerModel)
+    format.push({
+      entry: '(header)',
+      name: 'SessionHeader',
+      module: sessionModule,
+      classId: headerModel.classId,
+      loc: headerModel.loc,
+    })
+  format.sort((a, b) => (a.entry < b.entry ? -1 : 1))
+  for (const f of format) roots.push(f.classId)
   const reach = new Set<number>()
   const stack = [...roots]
   while (stack.length > 0) {
@@ -637,6 +698,8 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     fixtureEvents,
     envelope,
     header: headerModel,
+    format,
+    surfaceTypes: [...surface].sort(),
     canonical,
     reachable: [...reach],
     migrations: migrations.sort((a, b) => a.from - b.from || a.to - b.to),

@@ -543,6 +543,30 @@ export class GraphBuilder {
     return this.#objectFromProps(type, ctx)
   }
 
+  /**
+   * The envelope as persisted: the given property symbols (those of `EventEnvelope` and of
+   * `SurfaceFields`) with `type` as a string and `data` opaque (each payload has its own entry).
+   */
+  envelopeNode(props: readonly ts.Symbol[], ctx: WalkContext): number {
+    const node = this.#new('object')
+    const byName = new Map<string, ts.Symbol>()
+    for (const p of props) if (!p.name.startsWith('__@') && !byName.has(p.name)) byName.set(p.name, p)
+    node.props = [...byName.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((p) => {
+        const sub: WalkContext = { ...ctx, path: `${ctx.path}.${p.name}` }
+        if (p.name === 'type') return { name: p.name, optional: false, child: this.#leaf('string', 'string') }
+        if (p.name === 'data')
+          return { name: p.name, optional: false, child: this.#leaf('unknown', 'unknown') }
+        const { optional, child } = this.#propNode(p, sub)
+        const decl = p.valueDeclaration ?? p.declarations?.[0]
+        if (decl) this.declarations.add(decl)
+        const refine = decl ? refinementsOf(decl, (what) => this.#problem(sub, what)) : undefined
+        return { name: p.name, optional, child: refine ? this.refineNode(child, refine, sub) : child }
+      })
+    return node.id
+  }
+
   #objectFromProps(type: ts.Type, ctx: WalkContext): number {
     const checker = this.#checker
     const node = this.#new('object')

@@ -173,3 +173,54 @@ describe('structure and classification', () => {
     )
   })
 })
+
+describe('the envelope, the surface set, the header and physical headers are format', () => {
+  const TYPES = 'packages/core/session/src/types.ts'
+  function snapshotted(): string {
+    const root = makeRepo('mini')
+    write(
+      root,
+      'packages/store/store-jsonl/package.json',
+      JSON.stringify({ name: '@keel/store-jsonl', type: 'module' }),
+    )
+    write(
+      root,
+      'packages/store/store-jsonl/src/index.ts',
+      "import type { SessionHeader } from '@keel/session'\n\n/** First line of a JSONL log. */\nexport interface PhysicalHeader {\n  format: 'keel-session-jsonl'\n  formatVersion: number\n  header: SessionHeader\n}\n",
+    )
+    generateAndWrite({ root, snapshot: true })
+    expect(verifyCatalog({ root }).ok).toBe(true)
+    return root
+  }
+
+  it('renaming an envelope field is a breaking change', () => {
+    const root = snapshotted()
+    edit(root, TYPES, (t) => t.replace('  seq: SessionSeq', '  position: SessionSeq'))
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.semanticChanges).toContain('(envelope): property removed: seq  [breaking]')
+  })
+
+  it('a change to the set of surface event types is a breaking change', () => {
+    const root = snapshotted()
+    edit(root, TYPES, (t) =>
+      t.replace(
+        "export type SurfaceEventType = 'user/message'",
+        "export type SurfaceEventType = 'user/message' | 'tool/call'",
+      ),
+    )
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.semanticChanges).toContain("surface: 'tool/call' became a surface event type  [breaking]")
+  })
+
+  it('the JSONL physical header is fingerprinted', () => {
+    const root = snapshotted()
+    edit(root, 'packages/store/store-jsonl/src/index.ts', (t) =>
+      t.replace('  formatVersion: number', '  version: number'),
+    )
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.semanticChanges).toContain('(jsonl-header): property removed: formatVersion  [breaking]')
+  })
+})
