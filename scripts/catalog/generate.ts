@@ -6,12 +6,14 @@ import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-
 import {
   CHANGES_DIR,
   checkHistory,
+  diffCatalogs,
   draftRecords,
   FORMAT_REFERENCE,
   FORMATS_DIR,
   type HistoryReport,
   readSnapshots,
   renderFormatReference,
+  sealedSnapshot,
 } from './history.js'
 import { buildModel, type LoadedProject, loadProject, type SourceModel } from './model.js'
 import { sha256 } from './normalize.js'
@@ -132,13 +134,28 @@ export interface SnapshotResult {
 export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolean): SnapshotResult {
   const version = gen.model.formatVersion
   const path = `${FORMATS_DIR}/v${version}.json`
-  const content = stableJson(gen.catalog)
+  const snapshots = readSnapshots(root)
+  const existing = snapshots.find((s) => s.version === version)
+  const previous = snapshots.filter((s) => s.version < version).at(-1)
+  const content = sealedSnapshot(gen.catalog, previous?.seal ?? null)
   const abs = join(root, path)
-  const existing = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined
-  if (existing !== undefined && existing !== content && !force) {
-    throw new Error(
-      `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
+  const existingText = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined
+  if (existing !== undefined && existingText !== content) {
+    if (!force) {
+      throw new Error(
+        `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
+      )
+    }
+    // --force rewrites an unreleased snapshot, but never absorbs a breaking change: logs
+    // written under the snapshot as it was would silently stop reading.
+    const breaking = diffCatalogs(existing.catalog, gen.catalog).filter(
+      (d) => d.classification === 'breaking',
     )
+    if (breaking.length > 0) {
+      throw new Error(
+        `${path}: --force cannot absorb a breaking change (${breaking.map((d) => `${d.event}: ${d.changes.join('; ')}`).join(' | ')}). Logs written under format ${version} would no longer read: set SESSION_FORMAT_VERSION to ${version + 1}, register a migration from ${version}, then run --snapshot`,
+      )
+    }
   }
   writeFiles(root, { [path]: content })
   // Records against the version just (re)snapshotted are folded into it.
@@ -148,7 +165,7 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
     rmSync(dir, { recursive: true })
     removed.push(`${CHANGES_DIR}/v${version}/`)
   }
-  return { path, removedRecords: removed, replaced: existing !== undefined && existing !== content }
+  return { path, removedRecords: removed, replaced: existingText !== undefined && existingText !== content }
 }
 
 export interface GenerateAndWriteOptions extends GenerateOptions {

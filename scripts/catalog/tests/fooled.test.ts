@@ -224,3 +224,45 @@ describe('the envelope, the surface set, the header and physical headers are for
     expect(result.semanticChanges).toContain('(jsonl-header): property removed: formatVersion  [breaking]')
   })
 })
+
+describe('snapshots are tamper-evident', () => {
+  it('a hand-edited snapshot fails verify', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, 'docs/persistence/formats/v1.json', (t) =>
+      t.replace('"formatVersion": 1', '"formatVersion": 1,\n  "note": "edited"'),
+    )
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.historyProblems.join('\n')).toContain('v1.json does not match its seal')
+  })
+
+  it('a hand edit that absorbs a breaking change into the snapshot is caught by the seal', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) => t.replace('  text: string', '  text: number'))
+    // the hand-made "snapshot" of the new code, without a version bump
+    write(
+      root,
+      'docs/persistence/formats/v1.json',
+      generateCatalog({ root }).files['docs/persistence-catalog.json']!,
+    )
+    generateAndWrite({ root })
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.historyProblems.join('\n')).toContain('does not match its seal')
+  })
+
+  it('--snapshot --force rewrites compatible changes but refuses a breaking one', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) => t.replace('  text: string', '  text: string\n  note?: string'))
+    expect(() => generateAndWrite({ root, snapshot: true, force: true })).not.toThrow()
+    expect(verifyCatalog({ root }).ok).toBe(true)
+    edit(root, TODO, (t) => t.replace('  text: string', '  text: number'))
+    expect(() => generateAndWrite({ root, snapshot: true, force: true })).toThrow(
+      /--force cannot absorb a breaking change/,
+    )
+    expect(verifyCatalog({ root }).ok).toBe(false)
+  })
+})

@@ -65,10 +65,10 @@ describe('refinement tags', () => {
   })
 
   it('verify classifies tightening as breaking and loosening as widening, path by path', () => {
-    const root = fresh()
+    const root = makeRepo('mini')
     edit(root, TODO, tagId('@minLength 1'))
     edit(root, TODO, (t) => t.replace('  text: string', '  /** @maxLength 100 */\n  text: string'))
-    generateAndWrite({ root, snapshot: true, force: true })
+    generateAndWrite({ root, snapshot: true })
     // raise one bound (tightening), drop another (loosening)
     edit(root, TODO, (t) => t.replace('/** @minLength 1 */', '/** @minLength 2 */'))
     edit(root, TODO, (t) => t.replace('/** @maxLength 100 */', '/** a plain comment */'))
