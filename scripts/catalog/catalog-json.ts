@@ -51,7 +51,7 @@ export function buildMachineCatalog(model: SourceModel): MachineCatalog {
     events[e.type] = {
       owner: e.owner,
       surface: e.surface,
-      source: e.loc,
+      source: e.ref,
       digest: canonical.classes[e.rootClass]!.digest,
       schema: schemas.schemaOf(e.rootClass),
     }

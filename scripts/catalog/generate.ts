@@ -59,10 +59,10 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const sourceDigest = sha256(
     stableStringify({
       catalog: sha256(catalogJson),
-      envelope: model.envelope,
+      envelope: model.envelope.map(({ loc: _line, ...named }) => named),
       events: model.events.map((e) => ({
         type: e.type,
-        loc: e.loc,
+        ref: e.ref,
         declaration: e.declaration,
         refs: e.refs.map((r) => r.name),
       })),

@@ -72,6 +72,8 @@ export interface EventModel {
   owner: string
   surface: boolean
   loc: SourceLoc
+  /** The declaration's name, `path#SessionEventMap['owner/verb']` (what the catalog shows). */
+  ref: string
   /** The member as written: JSDoc and type, containing-interface indentation removed. */
   declaration: string
   /** Referenced type names in the declaration and the class each resolves to. */
@@ -83,6 +85,7 @@ export interface EnvelopeDecl {
   name: string
   module: string
   loc: SourceLoc
+  ref: string
   text: string
 }
 
@@ -338,6 +341,19 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1
     return `${posix(relative(root, sf.fileName))}:${line}`
   }
+  // The committed catalog names declarations, not lines: `path#SessionEventMap['todo/write']`.
+  const refOf = (node: ts.Node): string => {
+    const parts: string[] = []
+    for (let n: ts.Node | undefined = node; n && !ts.isSourceFile(n); n = n.parent) {
+      if (ts.isModuleDeclaration(n) || ts.isModuleBlock(n)) continue
+      const name = (n as { name?: ts.Node }).name
+      if (name && ts.isIdentifier(name)) parts.unshift(`.${name.text}`)
+      else if (name && (ts.isStringLiteral(name) || ts.isNumericLiteral(name)))
+        parts.unshift(`['${name.text}']`)
+    }
+    const path = posix(relative(root, node.getSourceFile().fileName))
+    return `${path}#${parts.join('').replace(/^\./, '')}`
+  }
   const locOf = (node: ts.Node) => locate(node) ?? `${posix(relative(root, node.getSourceFile().fileName))}:?`
 
   const sessionPkg = packages.find((p) => p.name === sessionModule)
@@ -431,7 +447,9 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       if (m.flags & ts.TypeFlags.StringLiteral) surface.add((m as ts.StringLiteralType).value)
     }
   }
-  const builder = new GraphBuilder(program, locate)
+  const builder = new GraphBuilder(program, locate, (node) =>
+    locate(node) === undefined ? undefined : refOf(node),
+  )
   const seen = new Map<string, string>()
   const events: EventModel[] = []
   const mapType = checker.getDeclaredTypeOfSymbol(mapSymbol)
@@ -502,6 +520,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         owner,
         surface: surface.has(type),
         loc,
+        ref: refOf(member),
         declaration: declarationText(member, sf),
         refs: refs.map((r) => ({ name: r.name, classId: r.node })),
         rootClass: rootNode,
@@ -520,7 +539,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         path: 'header',
         loc,
       }),
-      loc,
+      loc: refOf(headerSymbol.declarations[0]),
     }
   }
 
@@ -560,7 +579,13 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       props.push(...checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(surfaceFields)))
     builder.declarations.add(envelopeSymbol.declarations[0])
     const node = builder.envelopeNode(props, { event: ENVELOPE_ENTRY, path: 'event', loc })
-    formatNodes.push({ entry: ENVELOPE_ENTRY, name: 'EventEnvelope', module: sessionModule, node, loc })
+    formatNodes.push({
+      entry: ENVELOPE_ENTRY,
+      name: 'EventEnvelope',
+      module: sessionModule,
+      node,
+      loc: refOf(envelopeSymbol.declarations[0]),
+    })
   }
   for (const f of FORMAT_TYPES) {
     if (f.entry === '(header)') continue
@@ -572,7 +597,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     if (!sym || !decl) continue
     const loc = locOf(decl)
     const node = builder.nodeFor(checker.getDeclaredTypeOfSymbol(sym), { event: f.entry, path: f.name, loc })
-    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc })
+    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc: refOf(decl) })
   }
   builder.finish()
 
@@ -596,6 +621,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         name,
         module: group.module,
         loc: locOf(d),
+        ref: refOf(d),
         text: declarationText(stmt, stmt.getSourceFile()),
       })
     }

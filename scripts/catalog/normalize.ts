@@ -187,8 +187,18 @@ export class GraphBuilder {
   readonly #checker: ts.TypeChecker
   readonly #program: ts.Program
   readonly #locate: (node: ts.Node) => SourceLoc | undefined
+  readonly #refer: (node: ts.Node) => string | undefined
 
-  constructor(program: ts.Program, locate: (node: ts.Node) => SourceLoc | undefined) {
+  /**
+   * `locate` gives `path:line` (for error messages); `refer` gives the declaration's name
+   * (`path#TodoItem`, for the committed catalog: a moved line must not change it).
+   */
+  constructor(
+    program: ts.Program,
+    locate: (node: ts.Node) => SourceLoc | undefined,
+    refer: (node: ts.Node) => string | undefined = locate,
+  ) {
+    this.#refer = refer
     this.#program = program
     this.#checker = program.getTypeChecker()
     this.#locate = locate
@@ -244,7 +254,7 @@ export class GraphBuilder {
   #annotate(node: GNode, type: ts.Type): void {
     const { name, decls } = this.#name(type)
     for (const d of decls) if (this.#locate(d) !== undefined) this.declarations.add(d)
-    const repoLocs = decls.map((d) => this.#locate(d)).filter((l): l is string => l !== undefined)
+    const repoLocs = decls.map((d) => this.#refer(d)).filter((l): l is string => l !== undefined)
     if (name && repoLocs.length > 0) node.names.add(name)
     for (const l of repoLocs) node.sources.add(l)
   }
@@ -891,7 +901,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
     rep,
     digest: digests[c]!,
     names: [...names[c]!].sort(),
-    sources: [...sources[c]!].sort(compareLoc),
+    sources: [...sources[c]!].sort(),
   }))
 
   const shallow = (c: number): ShallowForm => {

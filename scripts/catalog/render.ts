@@ -63,7 +63,7 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     p()
     p(fence(d.text))
     p()
-    p(labelled(lang, s.source, code(d.loc)))
+    p(labelled(lang, s.source, code(d.ref)))
     p()
   }
   if (catalog.header) {
@@ -96,7 +96,7 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     p()
     p(labelled(lang, s.owner, code(e.owner)))
     p()
-    p(labelled(lang, s.source, code(e.loc)))
+    p(labelled(lang, s.source, code(e.ref)))
     p()
   }
 
