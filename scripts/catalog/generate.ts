@@ -15,7 +15,14 @@ import {
   renderFormatReference,
   sealedSnapshot,
 } from './history.js'
-import { buildModel, type LoadedProject, loadProject, type SourceModel } from './model.js'
+import { runtimeMigrations } from './migrations.js'
+import {
+  buildModel,
+  type LoadedProject,
+  loadProject,
+  type SourceModel,
+  type WorkspacePackage,
+} from './model.js'
 import { sha256 } from './normalize.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
 import { renderAllValidators } from './zod.js'
@@ -43,6 +50,7 @@ export interface GeneratedCatalog {
   knownEventTypesPath: string
   /** Path of the file declaring SESSION_FORMAT_VERSION, relative to the root. */
   sessionTypesPath: string
+  packages: WorkspacePackage[]
 }
 
 /** Generates every catalog file in memory. Throws `CatalogError` when the sources have problems. */
@@ -94,6 +102,7 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     catalog,
     knownEventTypesPath,
     sessionTypesPath: `${sessionPkg.dir}/src/types.ts`,
+    packages: loaded.packages,
   }
 }
 
@@ -103,7 +112,13 @@ export function historyOf(root: string, gen: GeneratedCatalog): HistoryReport {
     root,
     catalog: gen.catalog,
     formatVersion: gen.model.formatVersion,
-    migrations: gen.model.migrations,
+    migrations: () =>
+      runtimeMigrations(
+        root,
+        gen.packages,
+        gen.model.sessionModule,
+        new Set(gen.model.events.map((e) => e.owner)),
+      ),
     sessionTypesFile: gen.sessionTypesPath,
   })
 }

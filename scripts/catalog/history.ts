@@ -429,7 +429,8 @@ export interface HistoryInput {
   root: string
   catalog: MachineCatalog
   formatVersion: number
-  migrations: ReadonlyArray<{ from: number; to: number }>
+  /** The registered migrations, read from the running code; called only when a chain must be proven. */
+  migrations: () => { steps: ReadonlyArray<{ from: number; to: number }>; error?: string }
   sessionTypesFile: string
 }
 
@@ -451,6 +452,23 @@ export function checkHistory(input: HistoryInput): HistoryReport {
     return { problems, diffs: [], base: undefined }
   }
   problems.push(...snapshotProblems(snapshots))
+  let read: ReturnType<HistoryInput['migrations']> | undefined
+  const migrationsOf = () => {
+    read ??= input.migrations()
+    return read
+  }
+  // Every step between consecutive snapshots must be registered by the code that runs.
+  for (let i = 1; i < snapshots.length; i++) {
+    const from = snapshots[i - 1]!.version
+    for (let v = from; v < snapshots[i]!.version; v++) {
+      if (!migrationsOf().steps.some((m) => m.from === v && m.to === v + 1)) {
+        const error = migrationsOf().error
+        problems.push(
+          `${snapshots[i]!.path}: no migration from format ${v} to ${v + 1} is registered by the code that runs${error ? ` (${error})` : ''}: logs written under format ${v} could not be read; add registerMigration({ from: ${v}, to: ${v + 1}, … }) in a module the package's index imports`,
+        )
+      }
+    }
+  }
   const latest = snapshots[snapshots.length - 1]!
   if (formatVersion < latest.version) {
     problems.push(
@@ -518,7 +536,9 @@ export function checkHistory(input: HistoryInput): HistoryReport {
       problems.push(
         `breaking change to ${list}: logs written under format ${base} can no longer be read as-is. Either make the change compatible (add optional properties instead of required ones, widen instead of narrowing), or: set SESSION_FORMAT_VERSION to ${next} in ${input.sessionTypesFile}, register a migration \`registerMigration({ from: ${base}, to: ${next}, description, migrate(event) { … } })\` (from '@keel/session') that rewrites old events, then run \`pnpm gen-persistence-catalog --snapshot\``,
       )
-    } else if (!input.migrations.some((m) => m.from === base && m.to === formatVersion)) {
+    } else if (!migrationsOf().steps.some((m) => m.from === base && m.to === formatVersion)) {
+      const error = migrationsOf().error
+      if (error) problems.push(error)
       problems.push(
         `breaking change to ${list} with SESSION_FORMAT_VERSION ${formatVersion}, but no migration from ${base} to ${formatVersion} is registered: add \`registerMigration({ from: ${base}, to: ${formatVersion}, description, migrate(event) { … } })\` in a package source that the session loads`,
       )

@@ -89,12 +89,6 @@ export interface EnvelopeDecl {
   text: string
 }
 
-export interface MigrationRef {
-  from: number
-  to: number
-  loc: SourceLoc
-}
-
 export interface SourceModel {
   root: string
   sessionModule: string
@@ -111,7 +105,6 @@ export interface SourceModel {
   canonical: Canonical
   /** Classes reachable from the events and the header. */
   reachable: number[]
-  migrations: MigrationRef[]
 }
 
 export interface LoadOptions {
@@ -627,47 +620,13 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     }
   }
 
-  // SESSION_FORMAT_VERSION and the registered migrations (read statically).
+  // SESSION_FORMAT_VERSION (the migrations are read from the running code, see migrations.ts).
   let formatVersion = 1
   const versionSymbol = sessionExports.get('SESSION_FORMAT_VERSION')
   if (versionSymbol) {
     const t = checker.getTypeOfSymbol(versionSymbol)
     if (t.flags & ts.TypeFlags.NumberLiteral) formatVersion = (t as ts.NumberLiteralType).value
   }
-  const migrations: MigrationRef[] = []
-  const numberAt = (e: ts.Expression | undefined) => {
-    if (!e) return undefined
-    const t = checker.getTypeAtLocation(e)
-    return t.flags & ts.TypeFlags.NumberLiteral ? (t as ts.NumberLiteralType).value : undefined
-  }
-  for (const sf of program.getSourceFiles()) {
-    if (!isRepoSource(sf) || !sf.text.includes('registerMigration')) continue
-    const visit = (n: ts.Node) => {
-      if (ts.isCallExpression(n)) {
-        const callee = n.expression
-        const name = ts.isIdentifier(callee)
-          ? callee.text
-          : ts.isPropertyAccessExpression(callee)
-            ? callee.name.text
-            : ''
-        const arg = n.arguments[0]
-        if (name === 'registerMigration' && arg && ts.isObjectLiteralExpression(arg)) {
-          const field = (key: string) => {
-            const p = arg.properties.find(
-              (x): x is ts.PropertyAssignment => ts.isPropertyAssignment(x) && x.name.getText(sf) === key,
-            )
-            return numberAt(p?.initializer)
-          }
-          const from = field('from')
-          const to = field('to')
-          if (from !== undefined && to !== undefined) migrations.push({ from, to, loc: locOf(n) })
-        }
-      }
-      ts.forEachChild(n, visit)
-    }
-    visit(sf)
-  }
-
   if (problems.length > 0) {
     const unique = new Map<string, CatalogProblem>()
     for (const p of problems) unique.set(p.message, p)
@@ -728,6 +687,5 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     surfaceTypes: [...surface].sort(),
     canonical,
     reachable: [...reach],
-    migrations: migrations.sort((a, b) => a.from - b.from || a.to - b.to),
   }
 }

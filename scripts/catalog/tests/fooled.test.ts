@@ -278,3 +278,28 @@ describe('the committed catalog names declarations, not lines', () => {
     expect(result.ok).toBe(true)
   })
 })
+
+describe('the migration chain is proven from the code that runs', () => {
+  it('a registerMigration in an unimported file, or an unused parameter of that name, does not count', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) => t.replace('  text: string', '  text: number'))
+    edit(root, 'packages/core/session/src/types.ts', (t) =>
+      t.replace('SESSION_FORMAT_VERSION = 1', 'SESSION_FORMAT_VERSION = 2'),
+    )
+    write(
+      root,
+      'packages/todo/todo/src/unimported.ts',
+      "import { registerMigration } from '@keel/session'\n\nregisterMigration({ from: 1, to: 2, description: 'never runs' })\n",
+    )
+    write(
+      root,
+      'packages/todo/todo/src/decoy.ts',
+      'export function decoy(registerMigration: (m: { from: number; to: number }) => void) {\n  return registerMigration\n}\nexport const steps = () => decoy(() => {})({ from: 1, to: 2 })\n',
+    )
+    generateAndWrite({ root, record: 'texts became numbers' })
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.historyProblems.join('\n')).toContain('no migration from 1 to 2 is registered')
+  }, 120_000)
+})

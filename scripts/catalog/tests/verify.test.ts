@@ -107,6 +107,12 @@ describe('verify', () => {
       'packages/core/session/src/upgrade-v2.ts',
       "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, description: 'turn numbers become labels' })\n",
     )
+    // Not imported by anything yet: the code that runs registers no migration.
+    generateAndWrite({ root })
+    expect(verifyCatalog({ root }).historyProblems.join('\n')).toContain(
+      'no migration from 1 to 2 is registered',
+    )
+    edit(root, 'packages/core/session/src/index.ts', (t) => `import './upgrade-v2.js'\n${t}`)
     generateAndWrite({ root })
     result = verifyCatalog({ root })
     expect(result.historyProblems).toEqual([
@@ -140,6 +146,7 @@ describe('verify', () => {
       'packages/core/session/src/v2.ts',
       "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, description: 'x' })\n",
     )
+    edit(root, 'packages/core/session/src/index.ts', (t) => `import './v2.js'\n${t}`)
     expect(run('generate', '--snapshot').status).toBe(0)
     const passed = run('verify')
     expect(passed.stdout).toContain('up to date')
