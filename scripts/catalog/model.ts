@@ -102,6 +102,8 @@ export interface SourceModel {
   format: Array<{ entry: string; name: string; module: string; classId: number; loc: SourceLoc }>
   /** The surface event types (`SurfaceEventType`), sorted. */
   surfaceTypes: string[]
+  /** Every reached named type's declaration as written (JSDoc kept), by `path#Name`. */
+  typeDecls: Record<string, string>
   canonical: Canonical
   /** Classes reachable from the events and the header. */
   reachable: number[]
@@ -635,6 +637,12 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     )
   }
 
+  const typeDecls: Record<string, string> = {}
+  for (const d of builder.declarations) {
+    if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue
+    if (locate(d) === undefined) continue
+    typeDecls[refOf(d)] = declarationText(d, d.getSourceFile())
+  }
   const canonical = canonicalize(builder.nodes)
   const cls = (node: number) => canonical.classOf[node]!
   for (const e of events) {
@@ -685,6 +693,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     header: headerModel,
     format,
     surfaceTypes: [...surface].sort(),
+    typeDecls,
     canonical,
     reachable: [...reach],
   }

@@ -122,6 +122,15 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     if (t.sources && t.sources.length > 0) {
       p(labelled(lang, s.source, t.sources.map(code).join(' · ')))
       p()
+      // The declarations as written, JSDoc kept: editing a referenced type's documentation
+      // changes the catalog, so it needs regenerating like any other change.
+      for (const src of t.sources) {
+        const text = model.typeDecls[src]
+        if (text !== undefined) {
+          p(fence(text))
+          p()
+        }
+      }
     }
     const f = t.form
     switch (f.k) {

@@ -1,6 +1,7 @@
 // "The generator cannot be fooled": each case was reproduced against the earlier generator,
 // which exited 0 (or mislabelled the change); each must now be refused or reported.
 import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -302,4 +303,23 @@ describe('the migration chain is proven from the code that runs', () => {
     expect(result.ok).toBe(false)
     expect(result.historyProblems.join('\n')).toContain('no migration from 1 to 2 is registered')
   }, 120_000)
+})
+
+describe('JSDoc of referenced types is rendered', () => {
+  it('editing the JSDoc of TodoItem needs a regeneration', () => {
+    const root = makeRepo('mini')
+    generateAndWrite({ root, snapshot: true })
+    edit(root, TODO, (t) =>
+      t.replace('/** One entry of the todo list. */', '/** One entry of the todo list; ids are stable. */'),
+    )
+    const result = verifyCatalog({ root })
+    expect(result.ok).toBe(false)
+    expect(result.staleFiles).toContain('docs/persistence-catalog.md')
+    expect(result.semanticChanges).toEqual([])
+    generateAndWrite({ root })
+    expect(readFileSync(join(root, 'docs/persistence-catalog.md'), 'utf8')).toContain(
+      'One entry of the todo list; ids are stable.',
+    )
+    expect(verifyCatalog({ root }).ok).toBe(true)
+  })
 })
