@@ -52,6 +52,7 @@ declare module '@keel/session' {
     /**
      * TODO: the contract of this event — what it records, when it is appended, and how a
      * reader folds it (whole value, latest wins; or a strictly validated transition).
+     * @example {"value":"hello"}
      */
     '${event}': {
       /**

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
+import { goldenPath, renderGolden } from './golden.js'
 import {
   CHANGES_DIR,
   checkHistory,
@@ -173,6 +174,9 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
     }
   }
   writeFiles(root, { [path]: content })
+  // The golden log of this version, when every event has its @example (verify reports it
+  // missing otherwise, naming what to do).
+  if (gen.model.events.every((e) => e.example !== undefined)) writeGolden(root, gen)
   // Records against the version just (re)snapshotted are folded into it.
   const removed: string[] = []
   const dir = join(root, CHANGES_DIR, `v${version}`)
@@ -183,7 +187,20 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
   return { path, removedRecords: removed, replaced: existingText !== undefined && existingText !== content }
 }
 
+/**
+ * Writes the golden log of the current format version when it is missing (a golden log is
+ * frozen once written). Returns its path when written; throws when an event has no @example.
+ */
+export function writeGolden(root: string, gen: GeneratedCatalog): string | undefined {
+  const path = goldenPath(gen.model.formatVersion)
+  if (existsSync(join(root, path))) return undefined
+  writeFiles(root, { [path]: renderGolden(gen.model) })
+  return path
+}
+
 export interface GenerateAndWriteOptions extends GenerateOptions {
+  /** Write the golden log of the current version if it is missing. */
+  golden?: boolean
   snapshot?: boolean
   force?: boolean
   /** Draft change records with this note. */
@@ -208,6 +225,12 @@ export function generateAndWrite(options: GenerateAndWriteOptions): {
     const snap = writeSnapshot(root, gen, options.force ?? false)
     lines.push(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
     for (const r of snap.removedRecords) lines.push(`removed change records folded into the snapshot: ${r}`)
+  }
+  if (options.golden) {
+    const written = writeGolden(root, gen)
+    lines.push(
+      written ? `wrote ${written}` : `${goldenPath(gen.model.formatVersion)} exists (golden logs are frozen)`,
+    )
   }
   if (options.record !== undefined) {
     const written = writeFiles(root, draftRecords(root, gen.catalog, options.record))

@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { displayType, type MachineCatalog, stableJson, type TypeTable } from './catalog-json.js'
+import { missingGolden } from './golden.js'
 import { type Refinements, sha256 } from './normalize.js'
 
 export type Classification = 'additive' | 'widening' | 'breaking'
@@ -452,6 +453,14 @@ export function checkHistory(input: HistoryInput): HistoryReport {
     return { problems, diffs: [], base: undefined }
   }
   problems.push(...snapshotProblems(snapshots))
+  for (const path of missingGolden(
+    root,
+    snapshots.map((s) => s.version),
+  )) {
+    problems.push(
+      `${path} is missing: every snapshotted format version keeps a golden log; give every event an @example (a JSON payload) and run \`pnpm gen-persistence-catalog --golden\` while SESSION_FORMAT_VERSION is that version`,
+    )
+  }
   let read: ReturnType<HistoryInput['migrations']> | undefined
   const migrationsOf = () => {
     read ??= input.migrations()

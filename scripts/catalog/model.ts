@@ -74,6 +74,8 @@ export interface EventModel {
   loc: SourceLoc
   /** The declaration's name, `path#SessionEventMap['owner/verb']` (what the catalog shows). */
   ref: string
+  /** The raw text of the member's `@example` tag: a JSON payload (the golden logs use it). */
+  example?: string
   /** The member as written: JSDoc and type, containing-interface indentation removed. */
   declaration: string
   /** Referenced type names in the declaration and the class each resolves to. */
@@ -243,6 +245,12 @@ function hasDocText(node: ts.Node): boolean {
     const text = typeof c === 'string' ? c : (c ?? []).map((x) => x.text).join('')
     return text.trim().length > 0 || (d.tags?.length ?? 0) > 0
   })
+}
+
+function exampleOf(node: ts.Node): { example?: string } {
+  const tag = ts.getJSDocTags(node).find((t) => t.tagName.text === 'example')
+  const text = tag ? ts.getTextOfJSDocComment(tag.comment)?.trim() : undefined
+  return text ? { example: text } : {}
 }
 
 /** The text from the node's JSDoc (or its start) to its end, dedented by its column. */
@@ -516,6 +524,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         surface: surface.has(type),
         loc,
         ref: refOf(member),
+        ...exampleOf(member),
         declaration: declarationText(member, sf),
         refs: refs.map((r) => ({ name: r.name, classId: r.node })),
         rootClass: rootNode,

@@ -32,8 +32,8 @@ describe('compiler errors stop gen and verify', () => {
     generateAndWrite({ root, snapshot: true })
     edit(root, TODO, (t) =>
       t.replace(
-        '/** Whole-list snapshot; the latest write wins on replay. */',
-        '/** Whole-list snapshot; the latest write wins on replay. */`',
+        '/** Whole-list snapshot; the latest write wins on replay. @example',
+        '`/** Whole-list snapshot; the latest write wins on replay. @example',
       ),
     )
     expect(problemsOf(root)).toMatch(/packages\/todo\/todo\/src\/events\.ts:\d+:\d+: TS\d+: /)

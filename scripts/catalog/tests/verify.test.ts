@@ -157,14 +157,14 @@ describe('verify', () => {
     const root = fresh()
     const before = read(root, CATALOG_JSON)
     edit(root, CORE, (t) =>
-      t.replace('/** A turn began. */', '/** A turn began: the agent took one message. */'),
+      t.replace('/** A turn began. @example', '/** A turn began: the agent took one message. @example'),
     )
     const result = verifyCatalog({ root })
     expect(result.ok).toBe(false)
     expect(result.staleFiles.sort()).toEqual([CATALOG_I18N, CATALOG_EN, CATALOG_ZH].sort())
     expect(result.semanticChanges).toEqual([])
     expect(result.messages.join('\n')).toContain('digests unchanged')
-    expect(result.messages.join('\n')).toContain('+ /** A turn began: the agent took one message. */')
+    expect(result.messages.join('\n')).toContain('+ /** A turn began: the agent took one message. @example')
     generateAndWrite({ root })
     expect(read(root, CATALOG_JSON)).toBe(before)
     expect(read(root, CATALOG_EN)).toContain('A turn began: the agent took one message.')
@@ -177,8 +177,8 @@ describe('verify', () => {
     const machine = read(root, CATALOG_JSON)
     edit(root, CORE, (t) =>
       t.replace(
-        '/** A turn began. */',
-        '/**\n   * A turn began.\n   *\n   * Turn numbers increase by one.\n   */',
+        '/** A turn began. @example {"turn":1} */',
+        '/**\n   * A turn began.\n   *\n   * Turn numbers increase by one.\n   * @example {"turn":1}\n   */',
       ),
     )
     const result = verifyCatalog({ root })

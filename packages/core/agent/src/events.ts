@@ -11,6 +11,7 @@ declare module '@keel/session' {
      * `attempt + 1`. `error.code` is the model error's code (`LLM_RATE_LIMIT`, …), `status`
      * the HTTP status when there was one, and `retryAfterMs` the wait the server asked for
      * (`Retry-After`), which `delayMs` honours.
+     * @example {"turn":1,"step":1,"attempt":1,"delayMs":500,"error":{"code":"LLM_RATE_LIMIT","message":"rate limited"},"status":429,"retryAfterMs":500}
      */
     'llm/retry': StepRef & {
       /** @integer @minimum 1 */

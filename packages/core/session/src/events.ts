@@ -83,24 +83,33 @@ export interface SessionEventMap {
    * A turn began: the agent took one user message (or a scheduled one) and will run
    * steps until the model stops asking for tools. Turn numbers increase by one from 1
    * and never repeat within a session, forks included.
+   * @example {"turn":1}
    */
   'turn/start': TurnRef
 
   /**
    * The open turn ended. Always follows its `turn/start`, after the turn's last
    * `step/end`. `error` says what failed when `reason` is `error`.
+   * @example {"turn":1,"reason":"completed"}
    */
   'turn/end': TurnRef & { reason: TurnEndReason; error?: ErrorRecord }
 
-  /** One model call and the tool calls it asked for begin. Steps number from 1 within a turn. */
+  /**
+   * One model call and the tool calls it asked for begin. Steps number from 1 within a turn.
+   * @example {"turn":1,"step":1}
+   */
   'step/start': StepRef
 
-  /** The open step ended; every tool call it committed has its result before this. */
+  /**
+   * The open step ended; every tool call it committed has its result before this.
+   * @example {"turn":1,"step":1}
+   */
   'step/end': StepRef
 
   /**
    * A user message, on the surface. `source` names what produced it when it was not typed
    * by a person (for example `schedule/<id>` for a scheduled reminder).
+   * @example {"message":{"role":"user","content":[{"type":"text","text":"List the files."}]}}
    */
   'user/message': MessageSource & { message: UserMessage }
 
@@ -108,6 +117,7 @@ export interface SessionEventMap {
    * The assembled model answer of one step, on the surface. `usage` is the provider's
    * token accounting when it reported one. A turn aborted mid-stream keeps the delivered
    * prefix here with `interrupted: true`; tool calls that were not complete are left out.
+   * @example {"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"Use the shell."},{"type":"tool-call","id":"call-1","name":"shell","arguments":"{\"command\":\"ls\"}"}]},"stream":{"provider":"deepseek","model":"deepseek-chat","startedAt":1700000003000,"endedAt":1700000004000,"finishReason":"tool-calls","chunks":12},"usage":{"inputTokens":120,"outputTokens":30,"totalTokens":150,"cacheHitTokens":100,"cacheMissTokens":20}}
    */
   'assistant/message': StepRef & {
     message: AssistantMessage
@@ -121,6 +131,7 @@ export interface SessionEventMap {
    * A model call that settled without committing a message: it failed, was retried or was
    * aborted before any content. Log-only, so it never fabricates history the model sees.
    * `attempt` counts from 1 within the step.
+   * @example {"turn":1,"step":1,"attempt":1,"stream":{"provider":"deepseek","model":"deepseek-chat","startedAt":1700000002000,"endedAt":1700000002500,"chunks":0},"error":{"code":"LLM_RATE_LIMIT","message":"rate limited"}}
    */
   'assistant/attempt': StepRef & {
     /**
@@ -132,15 +143,22 @@ export interface SessionEventMap {
     error: ErrorRecord
   }
 
-  /** Operator instructions, on the surface; usually the first event of a session. */
+  /**
+   * Operator instructions, on the surface; usually the first event of a session.
+   * @example {"message":{"role":"system","content":[{"type":"text","text":"You are a careful coding agent."}]}}
+   */
   'system/message': { message: SystemMessage }
 
-  /** A harness notice to the model (a reminder, a runtime change), on the surface. */
+  /**
+   * A harness notice to the model (a reminder, a runtime change), on the surface.
+   * @example {"message":{"role":"developer","content":[{"type":"text","text":"Reminder: keep the todo list current."}]},"source":"todo/reminder"}
+   */
   'developer/message': MessageSource & { message: DeveloperMessage }
 
   /**
    * The model asked to run a tool. Log-only (the call is also part of the assistant
    * message). `arguments` is the raw JSON text exactly as the model sent it.
+   * @example {"turn":1,"step":1,"callId":"call-1","name":"shell","arguments":"{\"command\":\"ls\"}"}
    */
   'tool/call': StepRef & {
     callId: ToolCallId
@@ -153,6 +171,7 @@ export interface SessionEventMap {
    * The result of one `tool/call` of the same turn, on the surface. `errorCode` is set when
    * the call failed (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). `storedAside` says where the
    * full output went when it exceeded the tool's size cap and the model got a truncated view.
+   * @example {"turn":1,"step":1,"message":{"role":"tool","toolCallId":"call-1","toolName":"shell","content":[{"type":"text","text":"README.md\npackage.json"}]},"storedAside":{"path":"outputs/call-1.txt","chars":40000}}
    */
   'tool/result': StepRef & {
     message: ToolResultMessage
@@ -164,6 +183,7 @@ export interface SessionEventMap {
   /**
    * Marks the end of history copied from a parent session by a fork: events before it
    * were inherited, events after it are this session's own work.
+   * @example {"parentSession":"golden-parent","parentSeq":0}
    */
   'session/end-seed': { parentSession: SessionId; parentSeq: SessionSeq }
 }

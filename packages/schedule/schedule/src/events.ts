@@ -92,6 +92,7 @@ declare module '@keel/session' {
      * The live schedules are the fold of these events; the whole stream is checked when a
      * session is loaded (no duplicate ids, no dispatch or delete of an unknown, deleted or
      * finished schedule) and an invalid stream is refused rather than guessed at.
+     * @example {"v":1,"op":"create","id":"s1","prompt":"Check the build","trigger":{"kind":"every","intervalMs":3600000},"createdAt":1700000000000,"expiresAt":1700086400000}
      */
     'schedule/change': ScheduleChange
   }

@@ -36,6 +36,7 @@ declare module '@keel/session' {
      * latest write wins on replay, so no earlier event needs to be read to know the list.
      * Log-only (not on the surface): compaction may shadow the tool call that produced it
      * without losing the list. Item ids are unique and contents non-empty.
+     * @example {"todos":[{"id":"1","content":"Run the tests","status":"in_progress","activeForm":"Running the tests"},{"id":"2","content":"Fix the failures","status":"pending"}]}
      */
     'todo/write': {
       /** @uniqueBy id */
