@@ -26,6 +26,7 @@ import {
 } from './model.js'
 import { sha256 } from './normalize.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
+import { sourceHash, TRANSLATIONS_ZH, type TranslationStatus, translationStatus } from './translations.js'
 import { renderAllValidators } from './zod.js'
 
 export const CATALOG_EN = 'docs/persistence-catalog.md'
@@ -52,6 +53,8 @@ export interface GeneratedCatalog {
   /** Path of the file declaring SESSION_FORMAT_VERSION, relative to the root. */
   sessionTypesPath: string
   packages: WorkspacePackage[]
+  /** Chinese descriptions: fresh, missing, stale (verify fails on stale), orphaned. */
+  translations: TranslationStatus
 }
 
 /** Generates every catalog file in memory. Throws `CatalogError` when the sources have problems. */
@@ -64,7 +67,8 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`
   const catalogJson = stableJson(catalog)
   const en = renderMarkdown(model, catalog, 'en')
-  const zh = renderMarkdown(model, catalog, 'zh')
+  const translations = translationStatus(options.root, model)
+  const zh = renderMarkdown(model, catalog, 'zh', translations.text)
   const sourceDigest = sha256(
     stableStringify({
       catalog: sha256(catalogJson),
@@ -104,7 +108,16 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     knownEventTypesPath,
     sessionTypesPath: `${sessionPkg.dir}/src/types.ts`,
     packages: loaded.packages,
+    translations,
   }
+}
+
+/** The source hash a translation of description `key` must record. */
+export function sourceOf(model: SourceModel, key: string): string {
+  const english = key.startsWith('event:')
+    ? (model.events.find((e) => e.type === key.slice('event:'.length))?.doc ?? '')
+    : (model.typeDocs[key.slice('type:'.length)] ?? '')
+  return sourceHash(english)
 }
 
 /** Checks the format history of a generated catalog (snapshots, records, version, migrations). */
@@ -241,6 +254,15 @@ export function generateAndWrite(options: GenerateAndWriteOptions): {
   gen.files[FORMAT_REFERENCE] = files[FORMAT_REFERENCE]
   const changed = writeFiles(root, files)
   for (const c of changed) lines.push(`wrote ${c}`)
+  const tr = gen.translations
+  if (tr.missing.length > 0)
+    lines.push(
+      `${tr.missing.length} description(s) have no Chinese translation (see ${TRANSLATIONS_ZH}): ${tr.missing.join(', ')}`,
+    )
+  for (const k of tr.stale)
+    lines.push(
+      `stale Chinese translation (its English source changed): ${k}; new source ${sourceOf(gen.model, k)}`,
+    )
   lines.push(
     `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
   )

@@ -76,6 +76,8 @@ export interface EventModel {
   ref: string
   /** The raw text of the member's `@example` tag: a JSON payload (the golden logs use it). */
   example?: string
+  /** The English description: the JSDoc text without its tags (what a translation translates). */
+  doc: string
   /** The member as written: JSDoc and type, containing-interface indentation removed. */
   declaration: string
   /** Referenced type names in the declaration and the class each resolves to. */
@@ -106,6 +108,8 @@ export interface SourceModel {
   surfaceTypes: string[]
   /** Every reached named type's declaration as written (JSDoc kept), by `path#Name`. */
   typeDecls: Record<string, string>
+  /** The English description of each reached named type that has one, by `path#Name`. */
+  typeDocs: Record<string, string>
   canonical: Canonical
   /** Classes reachable from the events and the header. */
   reachable: number[]
@@ -245,6 +249,15 @@ function hasDocText(node: ts.Node): boolean {
     const text = typeof c === 'string' ? c : (c ?? []).map((x) => x.text).join('')
     return text.trim().length > 0 || (d.tags?.length ?? 0) > 0
   })
+}
+
+/** The JSDoc text of a declaration without its tags. */
+export function docTextOf(node: ts.Node): string {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc)
+  return docs
+    .map((d) => (typeof d.comment === 'string' ? d.comment : (ts.getTextOfJSDocComment(d.comment) ?? '')))
+    .join('\n')
+    .trim()
 }
 
 function exampleOf(node: ts.Node): { example?: string } {
@@ -525,6 +538,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         loc,
         ref: refOf(member),
         ...exampleOf(member),
+        doc: docTextOf(member),
         declaration: declarationText(member, sf),
         refs: refs.map((r) => ({ name: r.name, classId: r.node })),
         rootClass: rootNode,
@@ -647,10 +661,13 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
   }
 
   const typeDecls: Record<string, string> = {}
+  const typeDocs: Record<string, string> = {}
   for (const d of builder.declarations) {
     if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue
     if (locate(d) === undefined) continue
     typeDecls[refOf(d)] = declarationText(d, d.getSourceFile())
+    const doc = docTextOf(d)
+    if (doc !== '') typeDocs[refOf(d)] = doc
   }
   const canonical = canonicalize(builder.nodes)
   const cls = (node: number) => canonical.classOf[node]!
@@ -703,6 +720,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     format,
     surfaceTypes: [...surface].sort(),
     typeDecls,
+    typeDocs,
     canonical,
     reachable: [...reach],
   }
