@@ -664,7 +664,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
   const typeDocs: Record<string, string> = {}
   for (const d of builder.declarations) {
     if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue
-    if (locate(d) === undefined) continue
+    if (locate(d) === undefined || ownerOf(d.getSourceFile().fileName)?.fixture) continue
     typeDecls[refOf(d)] = declarationText(d, d.getSourceFile())
     const doc = docTextOf(d)
     if (doc !== '') typeDocs[refOf(d)] = doc
