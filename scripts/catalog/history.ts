@@ -3,16 +3,20 @@
 // and the generated format reference.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { displayType, type MachineCatalog, stableJson, type TypeTable } from './catalog-json.js'
+import { displayType, type MachineCatalog, type TypeTable } from './catalog-json.js'
 import { missingGolden } from './golden.js'
-import { type Refinements, sha256 } from './normalize.js'
+import { FORMATS_DIR, readSnapshots, snapshotProblems } from './snapshots.js'
+
+export { readSnapshots, type Snapshot, sealedSnapshot } from './snapshots.js'
+
+import type { Refinements } from './normalize.js'
 
 export type Classification = 'additive' | 'widening' | 'breaking'
 
 const RANK: Record<Classification, number> = { additive: 0, widening: 1, breaking: 2 }
 
 export const HEADER_ENTRY = '(header)'
-export const FORMATS_DIR = 'docs/persistence/formats'
+export { FORMATS_DIR } from './snapshots.js'
 export const CHANGES_DIR = 'docs/persistence/changes'
 export const FORMAT_REFERENCE = 'docs/persistence/format-reference.md'
 
@@ -313,76 +317,7 @@ export function diffRefinements(
   }
 }
 
-export interface Snapshot {
-  version: number
-  path: string
-  catalog: MachineCatalog
-  seal?: string
-  previousSeal?: string | null
-  /** The seal matches the content. */
-  sealOk: boolean
-}
-
 /** Every `formats/v<N>.json`, sorted by N. */
-export function readSnapshots(root: string): Snapshot[] {
-  const dir = join(root, FORMATS_DIR)
-  if (!existsSync(dir)) return []
-  return readdirSync(dir)
-    .map((f) => /^v(\d+)\.json$/.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => {
-      const text = readFileSync(join(dir, m[0]), 'utf8')
-      const parsed = JSON.parse(text) as MachineCatalog & SnapshotSeal
-      const { seal, previousSeal, ...catalog } = parsed
-      return {
-        version: Number(m[1]),
-        path: `${FORMATS_DIR}/${m[0]}`,
-        catalog: catalog as MachineCatalog,
-        seal,
-        previousSeal,
-        sealOk: seal !== undefined && seal === sealOf(catalog as MachineCatalog, previousSeal ?? null),
-      }
-    })
-    .sort((a, b) => a.version - b.version)
-}
-
-/**
- * What makes a snapshot tamper-evident: `seal` is the SHA-256 of the snapshot's catalog and
- * of `previousSeal`, the seal of the snapshot before it. A hand edit breaks the seal; a
- * re-sealed edit breaks the next snapshot's `previousSeal`.
- */
-export interface SnapshotSeal {
-  seal?: string
-  previousSeal?: string | null
-}
-
-export function sealOf(catalog: MachineCatalog, previousSeal: string | null): string {
-  return sha256(stableJson({ catalog, previousSeal }))
-}
-
-/** The snapshot file of `catalog`, sealed and chained to the previous snapshot. */
-export function sealedSnapshot(catalog: MachineCatalog, previousSeal: string | null): string {
-  return stableJson({ ...catalog, previousSeal, seal: sealOf(catalog, previousSeal) })
-}
-
-/** Problems of the snapshot files themselves: broken seals and chains. */
-export function snapshotProblems(snapshots: readonly Snapshot[]): string[] {
-  const out: string[] = []
-  snapshots.forEach((s, i) => {
-    if (!s.sealOk) {
-      out.push(
-        `${s.path} does not match its seal: a released format snapshot was edited by hand. Restore it from version control; to change the format, change the code and follow verify's instructions`,
-      )
-    }
-    const before = snapshots[i - 1]
-    if (before && (s.previousSeal ?? null) !== (before.seal ?? null)) {
-      out.push(
-        `${s.path} does not chain to ${before.path} (previousSeal differs): one of them was replaced by hand`,
-      )
-    }
-  })
-  return out
-}
 
 /** The record file of an event against a base version. */
 /**
