@@ -1,11 +1,14 @@
-// `pnpm new-plugin <name> [--group <group>] [--root <dir>]`: scaffolds an event-owning plugin
-// package shaped like @keel/todo — package.json, tsconfigs, README, src/index.ts,
-// src/events.ts (declaration merge + runtime schema), src/<name>.ts (a projection),
-// tests/<name>.test.ts — plus a changeset. Then: pnpm install, write the plugin,
-// pnpm gen-persistence-catalog.
+// `pnpm new-plugin <name> [--group <group>] [--root <dir>] [--no-gen]`: scaffolds an
+// event-owning plugin package shaped like @keel/todo — package.json, tsconfigs, README,
+// src/index.ts, src/events.ts (the declaration merge: the only place an event is written),
+// src/<name>.ts (a projection), tests/<name>.test.ts — plus a changeset, then runs the
+// persistence catalog generator, which writes src/events.generated.ts (the validators,
+// registered on import) and the catalog entries. Then: pnpm install, write the plugin.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CatalogError } from './catalog/errors.js'
+import { generateAndWrite } from './catalog/generate.js'
 
 /** The files of a new plugin package, relative to the repository root. */
 export function pluginFiles(name: string, group: string): Record<string, string> {
@@ -39,23 +42,27 @@ export function pluginFiles(name: string, group: string): Record<string, string>
     [`${dir}/tsconfig.build.json`]:
       '{\n  "extends": "./tsconfig.json",\n  "compilerOptions": { "noEmit": false, "outDir": "dist", "rootDir": "src" },\n  "include": ["src"]\n}\n',
     [`${dir}/README.md`]: `# @keel/${name}\n\nTODO: what this plugin owns and why it is shaped this way.\n\n## Events\n\n| event | surface | meaning |\n|---|---|---|\n| \`${event}\` | log-only | TODO |\n\n## Tools\n\nNone yet.\n`,
-    [`${dir}/src/index.ts`]: `import './events.js'\n\nexport type { ${pascal}State } from './${name}.js'\nexport { ${camel}Projection } from './${name}.js'\n`,
-    [`${dir}/src/events.ts`]: `import { registerEvents } from '@keel/session'
-import { z } from 'zod'
+    [`${dir}/src/index.ts`]: `import './events.js'\n\nexport { ownedEventTypes as ${camel}EventTypes } from './events.generated.js'\nexport type { ${pascal}State } from './${name}.js'\nexport { ${camel}Projection } from './${name}.js'\n`,
+    [`${dir}/src/events.ts`]: `// The events @keel/${name} owns. Declared once, here: \`pnpm gen-persistence-catalog\` generates
+// their validators into events.generated.ts (registered on import) and the catalog entries.
+import './events.generated.js'
 
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
      * TODO: the contract of this event — what it records, when it is appended, and how a
      * reader folds it (whole value, latest wins; or a strictly validated transition).
+     * @example {"value":"hello"}
      */
-    '${event}': { value: string }
+    '${event}': {
+      /**
+       * The new value. Refinements are JSDoc tags (see docs/guides/persistence-catalog.md).
+       * @minLength 1
+       */
+      value: string
+    }
   }
 }
-
-registerEvents('@keel/${name}', {
-  '${event}': z.strictObject({ value: z.string() }),
-})
 `,
     [`${dir}/src/${name}.ts`]: `import type { Projection } from '@keel/session'
 
@@ -86,6 +93,12 @@ describe('${name}', () => {
     const reloaded = Session.create('t', session.header, JSON.parse(JSON.stringify(session.events)))
     expect(reloaded.project(${camel}Projection).value).toBe('b')
   })
+
+  it('refuses data its generated validator rejects (the @minLength 1 tag)', () => {
+    const session = Session.create('t')
+    expect(() => session.append('${event}', { value: '' })).toThrow(expect.objectContaining({ code: 'EVENT_DATA_INVALID' }))
+    expect(session.nextSeq).toBe(0)
+  })
 })
 `,
     [`.changeset/${name}-initial.md`]: `---\n'@keel/${name}': minor\n---\n\nFirst release of @keel/${name}.\n`,
@@ -101,6 +114,8 @@ function main(argv: string[]): number {
     args.splice(i, 2)
     return value
   }
+  const noGen = args.includes('--no-gen')
+  if (noGen) args.splice(args.indexOf('--no-gen'), 1)
   const group = take('--group')
   const root = resolve(take('--root') ?? join(dirname(fileURLToPath(import.meta.url)), '..'))
   const name = args[0]
@@ -126,8 +141,22 @@ function main(argv: string[]): number {
     writeFileSync(target, text)
     console.log(`created ${path}`)
   }
+  if (!noGen) {
+    try {
+      const { lines, history } = generateAndWrite({ root })
+      for (const l of lines) console.log(l)
+      for (const p of history.problems) console.log(`  ${p}`)
+    } catch (error) {
+      const problems =
+        error instanceof CatalogError ? error.problems.map((p) => p.message) : [(error as Error).message]
+      console.error(
+        `the package was created, but the catalog could not be generated:\n  ${problems.join('\n  ')}`,
+      )
+      return 1
+    }
+  }
   console.log(
-    `\nnext: pnpm install, fill in src/events.ts (JSDoc is rendered into the catalog), then pnpm gen-persistence-catalog`,
+    `\nnext: pnpm install; edit src/events.ts (the event's JSDoc is rendered into the catalog, its tags refine the validator) and run pnpm gen-persistence-catalog after every change; record the new event with pnpm gen-persistence-catalog --record "<why>"`,
   )
   return 0
 }

@@ -1,6 +1,6 @@
 // The machine schema catalog (`docs/persistence-catalog.json`) and helpers over its type table.
 import type { SourceModel } from './model.js'
-import type { ShallowForm } from './normalize.js'
+import { type ShallowForm, sha256 } from './normalize.js'
 import { type JsonSchema, SchemaBuilder } from './schema.js'
 
 export interface CatalogEvent {
@@ -24,6 +24,16 @@ export interface MachineCatalog {
   formatVersion: number
   digestAlgorithm: string
   header?: { name: string; source: string; digest: string; schema: JsonSchema }
+  /**
+   * The rest of the persisted format, by entry: `(envelope)`, `(header)` (also above), each
+   * store's physical type (`(jsonl-header)`, …). Fingerprinted and diffed like events.
+   */
+  format?: Record<
+    string,
+    { name: string; module: string; source: string; digest: string; schema: JsonSchema }
+  >
+  /** The surface event types; a change to the set changes how every log reads. */
+  surface?: { types: string[]; digest: string }
   events: Record<string, CatalogEvent>
   types: Record<string, CatalogType>
 }
@@ -41,7 +51,7 @@ export function buildMachineCatalog(model: SourceModel): MachineCatalog {
     events[e.type] = {
       owner: e.owner,
       surface: e.surface,
-      source: e.loc,
+      source: e.ref,
       digest: canonical.classes[e.rootClass]!.digest,
       schema: schemas.schemaOf(e.rootClass),
     }
@@ -62,6 +72,19 @@ export function buildMachineCatalog(model: SourceModel): MachineCatalog {
     events,
     types,
   }
+  if (model.format.length > 0) {
+    out.format = {}
+    for (const f of model.format) {
+      out.format[f.entry] = {
+        name: f.name,
+        module: f.module,
+        source: f.loc,
+        digest: canonical.classes[f.classId]!.digest,
+        schema: schemas.schemaOf(f.classId),
+      }
+    }
+  }
+  out.surface = { types: model.surfaceTypes, digest: sha256(JSON.stringify(model.surfaceTypes)) }
   if (model.header) {
     out.header = {
       name: 'SessionHeader',

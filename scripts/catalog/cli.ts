@@ -1,4 +1,4 @@
-// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--root DIR] [--time]`
+// `pnpm gen-persistence-catalog [--snapshot [--force]] [--golden] [--record "note"] [--dry-run] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -12,6 +12,7 @@ interface Args {
   command: string
   root: string
   snapshot: boolean
+  golden: boolean
   dryRun: boolean
   force: boolean
   record?: string
@@ -19,7 +20,7 @@ interface Args {
 }
 
 const USAGE = `usage:
-  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--golden] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
   tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
 
 function parseArgs(argv: string[]): Args {
@@ -28,6 +29,7 @@ function parseArgs(argv: string[]): Args {
     command: argv[0] ?? '',
     root: resolve(here, '../..'),
     snapshot: false,
+    golden: false,
     dryRun: false,
     force: false,
     time: false,
@@ -36,6 +38,7 @@ function parseArgs(argv: string[]): Args {
     const a = argv[i]!
     if (a === '--') continue
     if (a === '--snapshot') args.snapshot = true
+    else if (a === '--golden') args.golden = true
     else if (a === '--dry-run') args.dryRun = true
     else if (a === '--force') args.force = true
     else if (a === '--time') args.time = true
@@ -100,6 +103,7 @@ function main(): number {
       root: args.root,
       loaded,
       snapshot: args.snapshot,
+      golden: args.golden,
       force: args.force,
       record: args.record,
     })

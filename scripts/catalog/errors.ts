@@ -8,6 +8,10 @@ import { KeelError } from '@keel/base'
  * - `DUPLICATE_EVENT_TYPE`: the same event type is declared twice.
  * - `WRONG_MERGE_MODULE`: `SessionEventMap` merged into a module other than the session's.
  * - `EVENT_TYPE_NOT_A_STRING`: a `SessionEventMap` member whose key is not a string literal.
+ * - `SOURCE_HAS_ERRORS`: a compiler diagnostic (a syntax error in any package source, any error
+ *   in a file that declares events or a type they reach); the message is the diagnostic.
+ * - `EVENT_TYPE_NAME_INVALID`: an event type that is not `owner/verb` in lower-case kebab segments.
+ * - `REFINEMENT_LOST`: refinement tags on an alias the checker does not keep (`type Id = string`).
  */
 export type CatalogErrorCode =
   | 'NO_SESSION_MODULE'
@@ -16,6 +20,9 @@ export type CatalogErrorCode =
   | 'DUPLICATE_EVENT_TYPE'
   | 'WRONG_MERGE_MODULE'
   | 'EVENT_TYPE_NOT_A_STRING'
+  | 'REFINEMENT_LOST'
+  | 'SOURCE_HAS_ERRORS'
+  | 'EVENT_TYPE_NAME_INVALID'
 
 /** One problem found in the sources. */
 export interface CatalogProblem {

@@ -3,20 +3,31 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
-import { CatalogError } from './errors.js'
+import { goldenPath, renderGolden } from './golden.js'
 import {
   CHANGES_DIR,
   checkHistory,
+  diffCatalogs,
   draftRecords,
   FORMAT_REFERENCE,
   FORMATS_DIR,
   type HistoryReport,
   readSnapshots,
   renderFormatReference,
+  sealedSnapshot,
 } from './history.js'
-import { buildModel, type LoadedProject, loadProject, type SourceModel } from './model.js'
+import { runtimeMigrations } from './migrations.js'
+import {
+  buildModel,
+  type LoadedProject,
+  loadProject,
+  type SourceModel,
+  type WorkspacePackage,
+} from './model.js'
 import { sha256 } from './normalize.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
+import { sourceHash, TRANSLATIONS_ZH, type TranslationStatus, translationStatus } from './translations.js'
+import { renderAllValidators } from './zod.js'
 
 export const CATALOG_EN = 'docs/persistence-catalog.md'
 export const CATALOG_ZH = 'docs/persistence-catalog.zh.md'
@@ -41,36 +52,30 @@ export interface GeneratedCatalog {
   knownEventTypesPath: string
   /** Path of the file declaring SESSION_FORMAT_VERSION, relative to the root. */
   sessionTypesPath: string
+  packages: WorkspacePackage[]
+  /** Chinese descriptions: fresh, missing, stale (verify fails on stale), orphaned. */
+  translations: TranslationStatus
 }
 
 /** Generates every catalog file in memory. Throws `CatalogError` when the sources have problems. */
 export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const sessionModule = options.sessionModule ?? '@keel/session'
-  let loaded = options.loaded ?? loadProject(options.root)
-  let model: SourceModel
-  try {
-    model = buildModel(loaded, sessionModule)
-  } catch (e) {
-    // A fast load leaves npm imports unresolved; when a payload reaches one (an `any`),
-    // reload with full module resolution and decide from that.
-    if (!(e instanceof CatalogError) || !loaded.fast || !e.problems.some((p) => p.anyType)) throw e
-    loaded = loadProject(options.root, { full: true })
-    if (options.loaded) Object.assign(options.loaded, loaded)
-    model = buildModel(loaded, sessionModule)
-  }
+  const loaded = options.loaded ?? loadProject(options.root)
+  const model: SourceModel = buildModel(loaded, sessionModule)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
   const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`
   const catalogJson = stableJson(catalog)
   const en = renderMarkdown(model, catalog, 'en')
-  const zh = renderMarkdown(model, catalog, 'zh')
+  const translations = translationStatus(options.root, model)
+  const zh = renderMarkdown(model, catalog, 'zh', translations.text)
   const sourceDigest = sha256(
     stableStringify({
       catalog: sha256(catalogJson),
-      envelope: model.envelope,
+      envelope: model.envelope.map(({ loc: _line, ...named }) => named),
       events: model.events.map((e) => ({
         type: e.type,
-        loc: e.loc,
+        ref: e.ref,
         declaration: e.declaration,
         refs: e.refs.map((r) => r.name),
       })),
@@ -92,6 +97,7 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     [CATALOG_JSON]: catalogJson,
     [knownEventTypesPath]: renderKnownEventTypes(model),
     [FORMAT_REFERENCE]: renderFormatReference(options.root, model.formatVersion),
+    ...renderAllValidators(model, loaded.packages),
   }
   const sorted: Record<string, string> = {}
   for (const k of Object.keys(files).sort()) sorted[k] = files[k]!
@@ -101,7 +107,17 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     catalog,
     knownEventTypesPath,
     sessionTypesPath: `${sessionPkg.dir}/src/types.ts`,
+    packages: loaded.packages,
+    translations,
   }
+}
+
+/** The source hash a translation of description `key` must record. */
+export function sourceOf(model: SourceModel, key: string): string {
+  const english = key.startsWith('event:')
+    ? (model.events.find((e) => e.type === key.slice('event:'.length))?.doc ?? '')
+    : (model.typeDocs[key.slice('type:'.length)] ?? '')
+  return sourceHash(english)
 }
 
 /** Checks the format history of a generated catalog (snapshots, records, version, migrations). */
@@ -110,7 +126,13 @@ export function historyOf(root: string, gen: GeneratedCatalog): HistoryReport {
     root,
     catalog: gen.catalog,
     formatVersion: gen.model.formatVersion,
-    migrations: gen.model.migrations,
+    migrations: () =>
+      runtimeMigrations(
+        root,
+        gen.packages,
+        gen.model.sessionModule,
+        new Set(gen.model.events.map((e) => e.owner)),
+      ),
     sessionTypesFile: gen.sessionTypesPath,
   })
 }
@@ -141,15 +163,33 @@ export interface SnapshotResult {
 export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolean): SnapshotResult {
   const version = gen.model.formatVersion
   const path = `${FORMATS_DIR}/v${version}.json`
-  const content = stableJson(gen.catalog)
+  const snapshots = readSnapshots(root)
+  const existing = snapshots.find((s) => s.version === version)
+  const previous = snapshots.filter((s) => s.version < version).at(-1)
+  const content = sealedSnapshot(gen.catalog, previous?.seal ?? null)
   const abs = join(root, path)
-  const existing = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined
-  if (existing !== undefined && existing !== content && !force) {
-    throw new Error(
-      `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
+  const existingText = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined
+  if (existing !== undefined && existingText !== content) {
+    if (!force) {
+      throw new Error(
+        `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
+      )
+    }
+    // --force rewrites an unreleased snapshot, but never absorbs a breaking change: logs
+    // written under the snapshot as it was would silently stop reading.
+    const breaking = diffCatalogs(existing.catalog, gen.catalog).filter(
+      (d) => d.classification === 'breaking',
     )
+    if (breaking.length > 0) {
+      throw new Error(
+        `${path}: --force cannot absorb a breaking change (${breaking.map((d) => `${d.event}: ${d.changes.join('; ')}`).join(' | ')}). Logs written under format ${version} would no longer read: set SESSION_FORMAT_VERSION to ${version + 1}, register a migration from ${version}, then run --snapshot`,
+      )
+    }
   }
   writeFiles(root, { [path]: content })
+  // The golden log of this version, when every event has its @example (verify reports it
+  // missing otherwise, naming what to do).
+  if (gen.model.events.every((e) => e.example !== undefined)) writeGolden(root, gen)
   // Records against the version just (re)snapshotted are folded into it.
   const removed: string[] = []
   const dir = join(root, CHANGES_DIR, `v${version}`)
@@ -157,10 +197,23 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
     rmSync(dir, { recursive: true })
     removed.push(`${CHANGES_DIR}/v${version}/`)
   }
-  return { path, removedRecords: removed, replaced: existing !== undefined && existing !== content }
+  return { path, removedRecords: removed, replaced: existingText !== undefined && existingText !== content }
+}
+
+/**
+ * Writes the golden log of the current format version when it is missing (a golden log is
+ * frozen once written). Returns its path when written; throws when an event has no @example.
+ */
+export function writeGolden(root: string, gen: GeneratedCatalog): string | undefined {
+  const path = goldenPath(gen.model.formatVersion)
+  if (existsSync(join(root, path))) return undefined
+  writeFiles(root, { [path]: renderGolden(gen.model) })
+  return path
 }
 
 export interface GenerateAndWriteOptions extends GenerateOptions {
+  /** Write the golden log of the current version if it is missing. */
+  golden?: boolean
   snapshot?: boolean
   force?: boolean
   /** Draft change records with this note. */
@@ -186,6 +239,12 @@ export function generateAndWrite(options: GenerateAndWriteOptions): {
     lines.push(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
     for (const r of snap.removedRecords) lines.push(`removed change records folded into the snapshot: ${r}`)
   }
+  if (options.golden) {
+    const written = writeGolden(root, gen)
+    lines.push(
+      written ? `wrote ${written}` : `${goldenPath(gen.model.formatVersion)} exists (golden logs are frozen)`,
+    )
+  }
   if (options.record !== undefined) {
     const written = writeFiles(root, draftRecords(root, gen.catalog, options.record))
     for (const w of written) lines.push(`drafted ${w}`)
@@ -195,6 +254,15 @@ export function generateAndWrite(options: GenerateAndWriteOptions): {
   gen.files[FORMAT_REFERENCE] = files[FORMAT_REFERENCE]
   const changed = writeFiles(root, files)
   for (const c of changed) lines.push(`wrote ${c}`)
+  const tr = gen.translations
+  if (tr.missing.length > 0)
+    lines.push(
+      `${tr.missing.length} description(s) have no Chinese translation (see ${TRANSLATIONS_ZH}): ${tr.missing.join(', ')}`,
+    )
+  for (const k of tr.stale)
+    lines.push(
+      `stale Chinese translation (its English source changed): ${k}; new source ${sourceOf(gen.model, k)}`,
+    )
   lines.push(
     `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
   )

@@ -4,13 +4,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { displayType, type MachineCatalog, type TypeTable } from './catalog-json.js'
+import { missingGolden } from './golden.js'
+import { FORMATS_DIR, readSnapshots, snapshotProblems } from './snapshots.js'
+
+export { readSnapshots, type Snapshot, sealedSnapshot } from './snapshots.js'
+
+import type { Refinements } from './normalize.js'
 
 export type Classification = 'additive' | 'widening' | 'breaking'
 
 const RANK: Record<Classification, number> = { additive: 0, widening: 1, breaking: 2 }
 
 export const HEADER_ENTRY = '(header)'
-export const FORMATS_DIR = 'docs/persistence/formats'
+export { FORMATS_DIR } from './snapshots.js'
 export const CHANGES_DIR = 'docs/persistence/changes'
 export const FORMAT_REFERENCE = 'docs/persistence/format-reference.md'
 
@@ -25,8 +31,20 @@ export interface EntryDiff {
   event: string
   from: string | null
   to: string | null
+  /** The worst class of the changes (what the entry as a whole needs). */
   classification: Classification
   changes: string[]
+  /** Each change with its own class, sorted by text. */
+  classified?: Change[]
+}
+
+function dedupe(changes: Change[]): Change[] {
+  const byText = new Map<string, Change>()
+  for (const c of changes) {
+    const seen = byText.get(c.text)
+    if (!seen || RANK[c.severity] > RANK[seen.severity]) byText.set(c.text, c)
+  }
+  return [...byText.values()].sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0))
 }
 
 /** A change record as stored. */
@@ -42,10 +60,14 @@ export interface ChangeRecord {
 
 export const PLACEHOLDER_NOTE = 'TODO: say why this changed and what readers of old logs should expect'
 
+export const SURFACE_ENTRY = '(surface)'
+
 function entries(c: MachineCatalog): Map<string, string> {
   const m = new Map<string, string>()
   for (const [k, v] of Object.entries(c.events)) m.set(k, v.digest)
   if (c.header) m.set(HEADER_ENTRY, c.header.digest)
+  for (const [k, v] of Object.entries(c.format ?? {})) m.set(k, v.digest)
+  if (c.surface) m.set(SURFACE_ENTRY, c.surface.digest)
   return m
 }
 
@@ -60,7 +82,8 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
     const to = b.get(name) ?? null
     if (from === to) continue
     if (from === null) {
-      out.push({ event: name, from, to, classification: 'additive', changes: [`${name}: new event type`] })
+      const what = name.startsWith('(') ? 'newly fingerprinted format entry' : 'new event type'
+      out.push({ event: name, from, to, classification: 'additive', changes: [`${name}: ${what}`] })
       continue
     }
     if (to === null) {
@@ -69,12 +92,21 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
         from,
         to,
         classification: 'breaking',
-        changes: [`${name}: event type removed`],
+        changes: [`${name}: ${name.startsWith('(') ? 'format entry removed' : 'event type removed'}`],
       })
       continue
     }
     const changes: Change[] = []
-    diffTypes(oldCat.types, from, newCat.types, to, '', name, changes, new Set())
+    if (name === SURFACE_ENTRY) {
+      // Adding or removing a surface type changes which events the model sees: old logs
+      // would derive different messages, so either way it is breaking.
+      const before = oldCat.surface?.types ?? []
+      const after = newCat.surface?.types ?? []
+      for (const t of before.filter((x) => !after.includes(x)))
+        changes.push({ text: `surface: '${t}' is no longer a surface event type`, severity: 'breaking' })
+      for (const t of after.filter((x) => !before.includes(x)))
+        changes.push({ text: `surface: '${t}' became a surface event type`, severity: 'breaking' })
+    } else diffTypes(oldCat.types, from, newCat.types, to, '', name, changes, new Set())
     if (changes.length === 0) changes.push({ text: `${name}: structure changed`, severity: 'breaking' })
     const classification = changes.reduce<Classification>(
       (acc, c) => (RANK[c.severity] > RANK[acc] ? c.severity : acc),
@@ -86,6 +118,7 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
       to,
       classification,
       changes: [...new Set(changes.map((c) => c.text))].sort(),
+      classified: dedupe(changes),
     })
   }
   return out
@@ -93,6 +126,7 @@ export function diffCatalogs(oldCat: MachineCatalog, newCat: MachineCatalog): En
 
 function where(event: string, path: string): string {
   if (event === HEADER_ENTRY) return path === '' ? 'header' : `header${path}`
+  if (event.startsWith('(')) return `${event}${path}`
   return path === '' ? event : `${event}.data${path}`
 }
 
@@ -145,21 +179,42 @@ function diffTypes(
     if (o.index && n.index) diffTypes(ot, o.index, nt, n.index, `${path}[key]`, event, out, seen)
     return
   }
-  if (o.k === 'array' && n.k === 'array') {
-    diffTypes(ot, o.of, nt, n.of, `${path}[]`, event, out, seen)
+  if (o.k === n.k && (o.k === 'string' || o.k === 'number' || o.k === 'array' || o.k === 'template')) {
+    const or = (o as { r?: Refinements }).r
+    const nr = (n as { r?: Refinements }).r
+    const before = out.length
+    diffRefinements(or, nr, at, out)
+    if (o.k === 'array' && n.k === 'array') diffTypes(ot, o.of, nt, n.of, `${path}[]`, event, out, seen)
+    else if (o.k === 'template' && n.k === 'template' && o.text !== n.text) changed()
+    else if (out.length === before && stableKey(or) !== stableKey(nr)) changed()
     return
   }
   if (o.k === 'tuple' && n.k === 'tuple') {
-    const same =
-      o.items.length === n.items.length &&
-      o.items.every((x, i) => !!x.opt === !!n.items[i]!.opt && !!x.rest === !!n.items[i]!.rest)
-    if (!same) {
+    const sameFlags = (i: number) =>
+      !!o.items[i]!.opt === !!n.items[i]!.opt && !!o.items[i]!.rest === !!n.items[i]!.rest
+    const prefix = o.items.length <= n.items.length && o.items.every((_, i) => sameFlags(i))
+    // Optional elements appended after every old one (no rest in the old tuple): every old
+    // tuple still reads.
+    const appendedOptional =
+      prefix && !o.items.some((x) => x.rest) && n.items.slice(o.items.length).every((x) => x.opt || x.rest)
+    if (!prefix || (n.items.length > o.items.length && !appendedOptional)) {
       changed()
       return
+    }
+    for (let i = o.items.length; i < n.items.length; i++) {
+      out.push({ text: `${at}[${i}]: optional element added`, severity: 'widening' })
     }
     o.items.forEach((x, i) => {
       diffTypes(ot, x.t, nt, n.items[i]!.t, `${path}[${i}]`, event, out, seen)
     })
+    return
+  }
+  if (o.k === 'never') {
+    changed('widening')
+    return
+  }
+  if (o.k === 'template' && n.k === 'string' && !n.r) {
+    changed('widening')
     return
   }
   if (o.k === 'union' && n.k === 'union') {
@@ -227,30 +282,56 @@ function diffTypes(
   changed(n.k === 'unknown' ? 'widening' : 'breaking')
 }
 
-export interface Snapshot {
-  version: number
-  path: string
-  catalog: MachineCatalog
+function stableKey(r: Refinements | undefined): string {
+  return r ? JSON.stringify(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1))) : ''
+}
+
+/**
+ * Classifies each refinement change on its own: a tightening (a new bound, a raised minimum,
+ * a lowered maximum, a new or changed pattern or uniqueness rule) can refuse old logs and is
+ * breaking; a loosening is widening.
+ */
+export function diffRefinements(
+  o: Refinements | undefined,
+  n: Refinements | undefined,
+  at: string,
+  out: Change[],
+): void {
+  const a: Record<string, unknown> = { ...o }
+  const b: Record<string, unknown> = { ...n }
+  const lower = new Set(['minimum', 'exclusiveMinimum', 'minLength', 'minItems'])
+  const upper = new Set(['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems'])
+  for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    const ov = a[key]
+    const nv = b[key]
+    if (ov === nv) continue
+    const show = (v: unknown) => (v === undefined ? 'none' : v === true ? 'set' : JSON.stringify(v))
+    const text = `${at}: @${key} ${show(ov)} → ${show(nv)}`
+    let severity: Classification
+    if (nv === undefined) severity = 'widening'
+    else if (ov === undefined) severity = 'breaking'
+    else if (lower.has(key)) severity = (nv as number) > (ov as number) ? 'breaking' : 'widening'
+    else if (upper.has(key)) severity = (nv as number) < (ov as number) ? 'breaking' : 'widening'
+    else severity = 'breaking'
+    out.push({ text, severity })
+  }
 }
 
 /** Every `formats/v<N>.json`, sorted by N. */
-export function readSnapshots(root: string): Snapshot[] {
-  const dir = join(root, FORMATS_DIR)
-  if (!existsSync(dir)) return []
-  return readdirSync(dir)
-    .map((f) => /^v(\d+)\.json$/.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => ({
-      version: Number(m[1]),
-      path: `${FORMATS_DIR}/${m[0]}`,
-      catalog: JSON.parse(readFileSync(join(dir, m[0]), 'utf8')) as MachineCatalog,
-    }))
-    .sort((a, b) => a.version - b.version)
-}
 
 /** The record file of an event against a base version. */
+/**
+ * The record file of an entry. Injective: event types are lower-case kebab segments joined by
+ * `/` (no `_`, checked by gen and at registration), so `a/b` → `a__b` cannot meet another
+ * event's name, and the format entries `(name)` → `_name` start with the one character no
+ * event type has.
+ */
 export function recordPath(base: number, event: string): string {
-  const slug = event === HEADER_ENTRY ? '_header' : event.replace(/\//g, '__')
+  const format = /^\(([a-z-]+)\)$/.exec(event)
+  if (!format && !/^[a-z0-9-]+(\/[a-z0-9-]+)+$/.test(event)) {
+    throw new Error(`no change record file name for entry '${event}': not an event type or a format entry`)
+  }
+  const slug = format ? `_${format[1]}` : event.replace(/\//g, '__')
   return `${CHANGES_DIR}/v${base}/${slug}.json`
 }
 
@@ -284,7 +365,8 @@ export interface HistoryInput {
   root: string
   catalog: MachineCatalog
   formatVersion: number
-  migrations: ReadonlyArray<{ from: number; to: number }>
+  /** The registered migrations, read from the running code; called only when a chain must be proven. */
+  migrations: () => { steps: ReadonlyArray<{ from: number; to: number }>; error?: string }
   sessionTypesFile: string
 }
 
@@ -304,6 +386,32 @@ export function checkHistory(input: HistoryInput): HistoryReport {
       `no format snapshot in ${FORMATS_DIR}/: run \`pnpm gen-persistence-catalog --snapshot\` to record format version ${formatVersion}`,
     )
     return { problems, diffs: [], base: undefined }
+  }
+  problems.push(...snapshotProblems(snapshots))
+  for (const path of missingGolden(
+    root,
+    snapshots.map((s) => s.version),
+  )) {
+    problems.push(
+      `${path} is missing: every snapshotted format version keeps a golden log; give every event an @example (a JSON payload) and run \`pnpm gen-persistence-catalog --golden\` while SESSION_FORMAT_VERSION is that version`,
+    )
+  }
+  let read: ReturnType<HistoryInput['migrations']> | undefined
+  const migrationsOf = () => {
+    read ??= input.migrations()
+    return read
+  }
+  // Every step between consecutive snapshots must be registered by the code that runs.
+  for (let i = 1; i < snapshots.length; i++) {
+    const from = snapshots[i - 1]!.version
+    for (let v = from; v < snapshots[i]!.version; v++) {
+      if (!migrationsOf().steps.some((m) => m.from === v && m.to === v + 1)) {
+        const error = migrationsOf().error
+        problems.push(
+          `${snapshots[i]!.path}: no migration from format ${v} to ${v + 1} is registered by the code that runs${error ? ` (${error})` : ''}: logs written under format ${v} could not be read; add registerMigration({ from: ${v}, to: ${v + 1}, … }) in a module the package's index imports`,
+        )
+      }
+    }
   }
   const latest = snapshots[snapshots.length - 1]!
   if (formatVersion < latest.version) {
@@ -372,7 +480,9 @@ export function checkHistory(input: HistoryInput): HistoryReport {
       problems.push(
         `breaking change to ${list}: logs written under format ${base} can no longer be read as-is. Either make the change compatible (add optional properties instead of required ones, widen instead of narrowing), or: set SESSION_FORMAT_VERSION to ${next} in ${input.sessionTypesFile}, register a migration \`registerMigration({ from: ${base}, to: ${next}, description, migrate(event) { … } })\` (from '@keel/session') that rewrites old events, then run \`pnpm gen-persistence-catalog --snapshot\``,
       )
-    } else if (!input.migrations.some((m) => m.from === base && m.to === formatVersion)) {
+    } else if (!migrationsOf().steps.some((m) => m.from === base && m.to === formatVersion)) {
+      const error = migrationsOf().error
+      if (error) problems.push(error)
       problems.push(
         `breaking change to ${list} with SESSION_FORMAT_VERSION ${formatVersion}, but no migration from ${base} to ${formatVersion} is registered: add \`registerMigration({ from: ${base}, to: ${formatVersion}, description, migrate(event) { … } })\` in a package source that the session loads`,
       )

@@ -4,8 +4,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { Project, ts } from 'ts-morph'
+import { compilerProblems } from './diagnostics.js'
 import { CatalogError, type CatalogProblem } from './errors.js'
-import { type Canonical, canonicalize, compareLoc, GraphBuilder, type SourceLoc } from './normalize.js'
+import {
+  type Canonical,
+  canonicalize,
+  compareLoc,
+  GraphBuilder,
+  refinementsOf,
+  type SourceLoc,
+} from './normalize.js'
 
 /**
  * The envelope declarations rendered at the top of the catalog, by module. A name the module
@@ -29,6 +37,23 @@ export const ENVELOPE_DECLARATIONS: ReadonlyArray<{ module: string; names: reado
   { module: '@keel/store', names: ['BlobStub'] },
 ]
 
+/** Event type names: the same rule as `EVENT_TYPE_PATTERN` of `@keel/session` (checked at registration). */
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:\/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)+$/
+
+/**
+ * Everything persisted beside the event payloads, fingerprinted and under the format history
+ * like the events: the envelope, the logical header and each store's physical records. Add a
+ * store's physical type (a blob stub, …) here, in this one list. `entry` names it in the
+ * catalog and in change records; a module or name that does not exist is skipped.
+ */
+export const FORMAT_TYPES: ReadonlyArray<{ entry: string; module: string; name: string }> = [
+  { entry: '(header)', module: '@keel/session', name: 'SessionHeader' },
+  { entry: '(jsonl-header)', module: '@keel/store-jsonl', name: 'PhysicalHeader' },
+]
+
+/** The envelope entry: `EventEnvelope` plus the surface fields, `type` a string, `data` opaque. */
+export const ENVELOPE_ENTRY = '(envelope)'
+
 /** A workspace package found under `packages/<group>/<name>`. */
 export interface WorkspacePackage {
   name: string
@@ -36,6 +61,11 @@ export interface WorkspacePackage {
   dir: string
   /** Absolute path of `src/index.ts`. */
   entry: string
+  /**
+   * A test fixture package (`packages/<group>/<name>/tests/fixtures/<f>`): its validators are
+   * generated like any package's, but its events are not part of the catalog.
+   */
+  fixture?: true
 }
 
 export interface EventModel {
@@ -44,6 +74,12 @@ export interface EventModel {
   owner: string
   surface: boolean
   loc: SourceLoc
+  /** The declaration's name, `path#SessionEventMap['owner/verb']` (what the catalog shows). */
+  ref: string
+  /** The raw text of the member's `@example` tag: a JSON payload (the golden logs use it). */
+  example?: string
+  /** The English description: the JSDoc text without its tags (what a translation translates). */
+  doc: string
   /** The member as written: JSDoc and type, containing-interface indentation removed. */
   declaration: string
   /** Referenced type names in the declaration and the class each resolves to. */
@@ -55,13 +91,8 @@ export interface EnvelopeDecl {
   name: string
   module: string
   loc: SourceLoc
+  ref: string
   text: string
-}
-
-export interface MigrationRef {
-  from: number
-  to: number
-  loc: SourceLoc
 }
 
 export interface SourceModel {
@@ -69,12 +100,21 @@ export interface SourceModel {
   sessionModule: string
   formatVersion: number
   events: EventModel[]
+  /** Events of test fixture packages: validators only, not part of the catalog. */
+  fixtureEvents: EventModel[]
   envelope: EnvelopeDecl[]
   header?: { classId: number; loc: SourceLoc }
+  /** The envelope, the header and the stores' physical types, by catalog entry. */
+  format: Array<{ entry: string; name: string; module: string; classId: number; loc: SourceLoc }>
+  /** The surface event types (`SurfaceEventType`), sorted. */
+  surfaceTypes: string[]
+  /** Every reached named type's declaration as written (JSDoc kept), by `path#Name`. */
+  typeDecls: Record<string, string>
+  /** The English description of each reached named type that has one, by `path#Name`. */
+  typeDocs: Record<string, string>
   canonical: Canonical
   /** Classes reachable from the events and the header. */
   reachable: number[]
-  migrations: MigrationRef[]
 }
 
 export interface LoadOptions {
@@ -88,13 +128,6 @@ export interface LoadedProject {
   root: string
   project: Project
   packages: WorkspacePackage[]
-  /**
-   * True when only the workspace sources were loaded: imports of npm packages (zod, openai,
-   * node types) are left unresolved, which roughly halves program creation. A payload that
-   * reaches such an import shows up as `any`; the generator then reloads in full mode, so
-   * the output is the same either way.
-   */
-  fast: boolean
 }
 
 const posix = (p: string) => p.split(sep).join('/')
@@ -114,10 +147,29 @@ export function findPackages(root: string): WorkspacePackage[] {
       const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name
       if (!name) continue
       out.push({ name, dir: posix(relative(root, dir)), entry: join(dir, 'src', 'index.ts') })
+      const fixtures = join(dir, 'tests', 'fixtures')
+      if (!existsSync(fixtures)) continue
+      for (const f of readdirSync(fixtures, { withFileTypes: true })) {
+        const fdir = join(fixtures, f.name)
+        const fmanifest = join(fdir, 'package.json')
+        if (!f.isDirectory() || !existsSync(fmanifest) || !existsSync(join(fdir, 'src', 'index.ts'))) continue
+        const fname = (JSON.parse(readFileSync(fmanifest, 'utf8')) as { name?: string }).name
+        if (fname)
+          out.push({
+            name: fname,
+            dir: posix(relative(root, fdir)),
+            entry: join(fdir, 'src', 'index.ts'),
+            fixture: true,
+          })
+      }
     }
   }
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
 }
+
+/** Sources a package may declare events in: `.ts`, `.mts`, `.cts` and their `.d.` forms; no tests. */
+const SOURCE_FILE = /\.(?:d\.)?[mc]?ts$/
+const TEST_FILE = /\.(test|spec|bench)\.[mc]?ts$/
 
 function listSources(dir: string, out: string[]): void {
   if (!existsSync(dir)) return
@@ -125,47 +177,65 @@ function listSources(dir: string, out: string[]): void {
     const p = join(dir, e.name)
     if (e.isDirectory()) {
       if (e.name !== 'node_modules' && e.name !== 'dist') listSources(p, out)
-    } else if (
-      e.name.endsWith('.ts') &&
-      !e.name.endsWith('.d.ts') &&
-      !/\.(test|spec|bench)\.ts$/.test(e.name)
-    ) {
+    } else if (SOURCE_FILE.test(e.name) && !TEST_FILE.test(e.name)) {
       out.push(p)
     }
   }
 }
 
+/** A bare module specifier that is not a workspace package (an npm import). */
+function isNpmSpecifier(name: string, workspace: ReadonlySet<string>): boolean {
+  if (name.startsWith('.') || name.startsWith('/') || name.startsWith('node:'))
+    return name.startsWith('node:')
+  const pkg = name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]!
+  return !workspace.has(pkg)
+}
+
 /**
- * Creates the one Project used for a run: every package's `src/**` (no tests), workspace
- * package names mapped to their `src/index.ts` so cross-package imports resolve without
- * `node_modules`. Creating it dominates the run time, so build it once and reuse it.
+ * Creates the one Project used for a run: every package's sources (no tests), workspace
+ * package names mapped to their `src/index.ts`, relative imports followed. npm imports (zod,
+ * openai, node) are never resolved — in every run, so the output never depends on a loading
+ * mode: a persisted type must be declared in this repository, and a payload that reaches an
+ * npm type is refused (it shows up as `any`). Creating the program dominates the run time, so
+ * build it once and reuse it.
  */
-export function loadProject(root: string, options: { full?: boolean } = {}): LoadedProject {
-  const fast = options.full !== true
+export function loadProject(root: string): LoadedProject {
   const packages = findPackages(root)
   const paths: Record<string, string[]> = {}
   for (const p of packages) paths[p.name] = [p.entry]
+  const workspace = new Set(packages.map((p) => p.name))
+  const compilerOptions: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2023.d.ts'],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    types: [],
+    noEmit: true,
+    skipLibCheck: true,
+    allowImportingTsExtensions: false,
+    paths,
+  }
   const project = new Project({
-    compilerOptions: {
-      target: ts.ScriptTarget.ES2022,
-      lib: ['lib.es2023.d.ts'],
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      strict: true,
-      types: [],
-      noEmit: true,
-      skipLibCheck: true,
-      allowImportingTsExtensions: false,
-      noResolve: fast,
-      paths,
-    },
+    compilerOptions,
     skipAddingFilesFromTsConfig: true,
+    resolutionHost: (host, getOptions) => ({
+      resolveModuleNames: (names, containingFile) =>
+        names.map((name) => {
+          if (isNpmSpecifier(name, workspace)) return undefined
+          if (workspace.has(name)) {
+            const entry = paths[name]![0]!
+            return { resolvedFileName: entry, extension: ts.Extension.Ts, isExternalLibraryImport: false }
+          }
+          return ts.resolveModuleName(name, containingFile, getOptions(), host).resolvedModule
+        }),
+    }),
   })
   const files: string[] = []
   for (const p of packages) listSources(join(root, p.dir, 'src'), files)
   files.sort()
   for (const f of files) project.addSourceFileAtPath(f)
-  return { root, project, packages, fast }
+  return { root, project, packages }
 }
 
 function jsDocStart(node: ts.Node, sf: ts.SourceFile): number | undefined {
@@ -181,6 +251,21 @@ function hasDocText(node: ts.Node): boolean {
     const text = typeof c === 'string' ? c : (c ?? []).map((x) => x.text).join('')
     return text.trim().length > 0 || (d.tags?.length ?? 0) > 0
   })
+}
+
+/** The JSDoc text of a declaration without its tags. */
+export function docTextOf(node: ts.Node): string {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc)
+  return docs
+    .map((d) => (typeof d.comment === 'string' ? d.comment : (ts.getTextOfJSDocComment(d.comment) ?? '')))
+    .join('\n')
+    .trim()
+}
+
+function exampleOf(node: ts.Node): { example?: string } {
+  const tag = ts.getJSDocTags(node).find((t) => t.tagName.text === 'example')
+  const text = tag ? ts.getTextOfJSDocComment(tag.comment)?.trim() : undefined
+  return text ? { example: text } : {}
 }
 
 /** The text from the node's JSDoc (or its start) to its end, dedented by its column. */
@@ -219,6 +304,19 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     if (!isRepoSource(sf)) return undefined
     const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1
     return `${posix(relative(root, sf.fileName))}:${line}`
+  }
+  // The committed catalog names declarations, not lines: `path#SessionEventMap['todo/write']`.
+  const refOf = (node: ts.Node): string => {
+    const parts: string[] = []
+    for (let n: ts.Node | undefined = node; n && !ts.isSourceFile(n); n = n.parent) {
+      if (ts.isModuleDeclaration(n) || ts.isModuleBlock(n)) continue
+      const name = (n as { name?: ts.Node }).name
+      if (name && ts.isIdentifier(name)) parts.unshift(`.${name.text}`)
+      else if (name && (ts.isStringLiteral(name) || ts.isNumericLiteral(name)))
+        parts.unshift(`['${name.text}']`)
+    }
+    const path = posix(relative(root, node.getSourceFile().fileName))
+    return `${path}#${parts.join('').replace(/^\./, '')}`
   }
   const locOf = (node: ts.Node) => locate(node) ?? `${posix(relative(root, node.getSourceFile().fileName))}:?`
 
@@ -277,6 +375,32 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       }
     }
   }
+  // Any other interface named SessionEventMap that is not part of the session's one (`declare
+  // global`, a namespace, a script file) would be silently skipped: refuse it instead.
+  const merged = new Set<ts.Node>(mapSymbol.declarations ?? [])
+  for (const sf of program.getSourceFiles()) {
+    if (!isRepoSource(sf) || !sf.text.includes('SessionEventMap')) continue
+    const visit = (n: ts.Node, inModule: string | undefined) => {
+      if (ts.isInterfaceDeclaration(n) && n.name.text === 'SessionEventMap' && !merged.has(n)) {
+        if (inModule !== undefined && inModule !== sessionModule) return // reported above
+        const loc = locOf(n)
+        const where =
+          ts.isModuleBlock(n.parent) &&
+          ts.isModuleDeclaration(n.parent.parent) &&
+          n.parent.parent.flags & ts.NodeFlags.GlobalAugmentation
+            ? '`declare global`'
+            : 'this scope'
+        problems.push({
+          code: 'WRONG_MERGE_MODULE',
+          loc,
+          message: `${loc}: an interface SessionEventMap declared in ${where} is not the session's event map and its events would be skipped; merge them with \`declare module '${sessionModule}' { interface SessionEventMap { … } }\``,
+        })
+      }
+      const mod = ts.isModuleDeclaration(n) && ts.isStringLiteral(n.name) ? n.name.text : inModule
+      ts.forEachChild(n, (c) => visit(c, mod))
+    }
+    visit(sf, undefined)
+  }
 
   // The events: every member of every declaration merged into SessionEventMap.
   const surfaceSymbol = sessionExports.get('SurfaceEventType')
@@ -287,7 +411,9 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       if (m.flags & ts.TypeFlags.StringLiteral) surface.add((m as ts.StringLiteralType).value)
     }
   }
-  const builder = new GraphBuilder(program, locate)
+  const builder = new GraphBuilder(program, locate, (node) =>
+    locate(node) === undefined ? undefined : refOf(node),
+  )
   const seen = new Map<string, string>()
   const events: EventModel[] = []
   const mapType = checker.getDeclaredTypeOfSymbol(mapSymbol)
@@ -318,6 +444,14 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         continue
       }
       seen.set(type, loc)
+      if (!EVENT_TYPE_PATTERN.test(type)) {
+        problems.push({
+          code: 'EVENT_TYPE_NAME_INVALID',
+          loc,
+          event: type,
+          message: `${loc}: event type '${type}' must be 'owner/verb': lower-case kebab segments separated by '/' (e.g. 'todo/write')`,
+        })
+      }
       if (!hasDocText(member)) {
         problems.push({
           code: 'EVENT_WITHOUT_JSDOC',
@@ -350,6 +484,9 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         owner,
         surface: surface.has(type),
         loc,
+        ref: refOf(member),
+        ...exampleOf(member),
+        doc: docTextOf(member),
         declaration: declarationText(member, sf),
         refs: refs.map((r) => ({ name: r.name, classId: r.node })),
         rootClass: rootNode,
@@ -368,11 +505,70 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         path: 'header',
         loc,
       }),
-      loc,
+      loc: refOf(headerSymbol.declarations[0]),
     }
   }
 
+  // Refinement tags on a plain alias of a primitive (`type Id = string`) would be lost: the
+  // checker does not keep such aliases, so the tags could never reach a validator. Refuse them.
+  for (const sf of program.getSourceFiles()) {
+    if (
+      !isRepoSource(sf) ||
+      !/@(integer|minimum|maximum|exclusiveM|minLength|maxLength|pattern|minItems|maxItems|uniqueItems|uniqueBy)\b/.test(
+        sf.text,
+      )
+    )
+      continue
+    for (const stmt of sf.statements) {
+      if (!ts.isTypeAliasDeclaration(stmt)) continue
+      const tags = refinementsOf(stmt, () => {})
+      if (!tags) continue
+      const t = checker.getTypeAtLocation(stmt.name)
+      if (t.aliasSymbol?.declarations?.includes(stmt)) continue
+      const loc = locOf(stmt)
+      problems.push({
+        code: 'REFINEMENT_LOST',
+        loc,
+        message: `${loc}: refinement tags on type ${stmt.name.text} would be lost: TypeScript does not keep a plain alias of a primitive. Declare it as Brand<…> (as SessionSeq is) or put the tags on each property`,
+      })
+    }
+  }
+
+  // The envelope and the stores' physical types are persisted format too.
+  const formatNodes: Array<{ entry: string; name: string; module: string; node: number; loc: SourceLoc }> = []
+  const envelopeSymbol = sessionExports.get('EventEnvelope')
+  if (envelopeSymbol?.declarations?.[0]) {
+    const loc = locOf(envelopeSymbol.declarations[0])
+    const props = [...checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(envelopeSymbol))]
+    const surfaceFields = sessionExports.get('SurfaceFields')
+    if (surfaceFields)
+      props.push(...checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(surfaceFields)))
+    builder.declarations.add(envelopeSymbol.declarations[0])
+    const node = builder.envelopeNode(props, { event: ENVELOPE_ENTRY, path: 'event', loc })
+    formatNodes.push({
+      entry: ENVELOPE_ENTRY,
+      name: 'EventEnvelope',
+      module: sessionModule,
+      node,
+      loc: refOf(envelopeSymbol.declarations[0]),
+    })
+  }
+  for (const f of FORMAT_TYPES) {
+    if (f.entry === '(header)') continue
+    const pkg = packages.find((p) => p.name === f.module)
+    const sf = pkg ? program.getSourceFile(pkg.entry) : undefined
+    const mod = sf ? checker.getSymbolAtLocation(sf) : undefined
+    const sym = mod ? exportsOf(mod).get(f.name) : undefined
+    const decl = sym?.declarations?.[0]
+    if (!sym || !decl) continue
+    const loc = locOf(decl)
+    const node = builder.nodeFor(checker.getDeclaredTypeOfSymbol(sym), { event: f.entry, path: f.name, loc })
+    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc: refOf(decl) })
+  }
+  builder.finish()
+
   for (const p of builder.problems) problems.push({ ...p })
+  problems.push(...compilerProblems(program, root, isRepoSource, [...decls, ...builder.declarations]))
 
   // Envelope declarations, as written.
   const envelope: EnvelopeDecl[] = []
@@ -391,52 +587,19 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
         name,
         module: group.module,
         loc: locOf(d),
+        ref: refOf(d),
         text: declarationText(stmt, stmt.getSourceFile()),
       })
     }
   }
 
-  // SESSION_FORMAT_VERSION and the registered migrations (read statically).
+  // SESSION_FORMAT_VERSION (the migrations are read from the running code, see migrations.ts).
   let formatVersion = 1
   const versionSymbol = sessionExports.get('SESSION_FORMAT_VERSION')
   if (versionSymbol) {
     const t = checker.getTypeOfSymbol(versionSymbol)
     if (t.flags & ts.TypeFlags.NumberLiteral) formatVersion = (t as ts.NumberLiteralType).value
   }
-  const migrations: MigrationRef[] = []
-  const numberAt = (e: ts.Expression | undefined) => {
-    if (!e) return undefined
-    const t = checker.getTypeAtLocation(e)
-    return t.flags & ts.TypeFlags.NumberLiteral ? (t as ts.NumberLiteralType).value : undefined
-  }
-  for (const sf of program.getSourceFiles()) {
-    if (!isRepoSource(sf) || !sf.text.includes('registerMigration')) continue
-    const visit = (n: ts.Node) => {
-      if (ts.isCallExpression(n)) {
-        const callee = n.expression
-        const name = ts.isIdentifier(callee)
-          ? callee.text
-          : ts.isPropertyAccessExpression(callee)
-            ? callee.name.text
-            : ''
-        const arg = n.arguments[0]
-        if (name === 'registerMigration' && arg && ts.isObjectLiteralExpression(arg)) {
-          const field = (key: string) => {
-            const p = arg.properties.find(
-              (x): x is ts.PropertyAssignment => ts.isPropertyAssignment(x) && x.name.getText(sf) === key,
-            )
-            return numberAt(p?.initializer)
-          }
-          const from = field('from')
-          const to = field('to')
-          if (from !== undefined && to !== undefined) migrations.push({ from, to, loc: locOf(n) })
-        }
-      }
-      ts.forEachChild(n, visit)
-    }
-    visit(sf)
-  }
-
   if (problems.length > 0) {
     const unique = new Map<string, CatalogProblem>()
     for (const p of problems) unique.set(p.message, p)
@@ -445,6 +608,15 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     )
   }
 
+  const typeDecls: Record<string, string> = {}
+  const typeDocs: Record<string, string> = {}
+  for (const d of builder.declarations) {
+    if (!ts.isInterfaceDeclaration(d) && !ts.isTypeAliasDeclaration(d)) continue
+    if (locate(d) === undefined || ownerOf(d.getSourceFile().fileName)?.fixture) continue
+    typeDecls[refOf(d)] = declarationText(d, d.getSourceFile())
+    const doc = docTextOf(d)
+    if (doc !== '') typeDocs[refOf(d)] = doc
+  }
   const canonical = canonicalize(builder.nodes)
   const cls = (node: number) => canonical.classOf[node]!
   for (const e of events) {
@@ -454,9 +626,29 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
       .sort((a, b) => (a.name < b.name ? -1 : 1))
   }
   events.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0))
+  const fixtureOwners = new Set(packages.filter((p) => p.fixture).map((p) => p.name))
+  const fixtureEvents = events.filter((e) => fixtureOwners.has(e.owner))
+  events.splice(0, events.length, ...events.filter((e) => !fixtureOwners.has(e.owner)))
   const roots = events.map((e) => e.rootClass)
   const headerModel = header ? { classId: cls(header.node), loc: header.loc } : undefined
   if (headerModel) roots.push(headerModel.classId)
+  const format = formatNodes.map((f) => ({
+    entry: f.entry,
+    name: f.name,
+    module: f.module,
+    classId: cls(f.node),
+    loc: f.loc,
+  }))
+  if (headerModel)
+    format.push({
+      entry: '(header)',
+      name: 'SessionHeader',
+      module: sessionModule,
+      classId: headerModel.classId,
+      loc: headerModel.loc,
+    })
+  format.sort((a, b) => (a.entry < b.entry ? -1 : 1))
+  for (const f of format) roots.push(f.classId)
   const reach = new Set<number>()
   const stack = [...roots]
   while (stack.length > 0) {
@@ -470,10 +662,14 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     sessionModule,
     formatVersion,
     events,
+    fixtureEvents,
     envelope,
     header: headerModel,
+    format,
+    surfaceTypes: [...surface].sort(),
+    typeDecls,
+    typeDocs,
     canonical,
     reachable: [...reach],
-    migrations: migrations.sort((a, b) => a.from - b.from || a.to - b.to),
   }
 }

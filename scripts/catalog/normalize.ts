@@ -21,6 +21,9 @@
 import { createHash } from 'node:crypto'
 import stableStringify from 'fast-json-stable-stringify'
 import { ts } from 'ts-morph'
+import { REFINEMENT_TAGS, type Refinements, refineKey, refinementsOf } from './refinements.js'
+
+export { REFINEMENT_TAGS, type Refinements, refinementsOf } from './refinements.js'
 
 /** A source location `path:line`, path relative to the repository root. */
 export type SourceLoc = string
@@ -62,6 +65,9 @@ export interface GNode {
   props?: GProp[]
   index?: number
   members?: number[]
+  /** Template literal types: the regular expression their strings match. */
+  templatePattern?: string
+  refine?: Refinements
   names: Set<string>
   sources: Set<SourceLoc>
 }
@@ -93,8 +99,18 @@ export class GraphBuilder {
   readonly #checker: ts.TypeChecker
   readonly #program: ts.Program
   readonly #locate: (node: ts.Node) => SourceLoc | undefined
+  readonly #refer: (node: ts.Node) => string | undefined
 
-  constructor(program: ts.Program, locate: (node: ts.Node) => SourceLoc | undefined) {
+  /**
+   * `locate` gives `path:line` (for error messages); `refer` gives the declaration's name
+   * (`path#TodoItem`, for the committed catalog: a moved line must not change it).
+   */
+  constructor(
+    program: ts.Program,
+    locate: (node: ts.Node) => SourceLoc | undefined,
+    refer: (node: ts.Node) => string | undefined = locate,
+  ) {
+    this.#refer = refer
     this.#program = program
     this.#checker = program.getTypeChecker()
     this.#locate = locate
@@ -144,9 +160,13 @@ export class GraphBuilder {
     return { decls: [] }
   }
 
+  /** Every repository declaration a payload reaches (the compiler's errors inside them are fatal). */
+  readonly declarations = new Set<ts.Node>()
+
   #annotate(node: GNode, type: ts.Type): void {
     const { name, decls } = this.#name(type)
-    const repoLocs = decls.map((d) => this.#locate(d)).filter((l): l is string => l !== undefined)
+    for (const d of decls) if (this.#locate(d) !== undefined) this.declarations.add(d)
+    const repoLocs = decls.map((d) => this.#refer(d)).filter((l): l is string => l !== undefined)
     if (name && repoLocs.length > 0) node.names.add(name)
     for (const l of repoLocs) node.sources.add(l)
   }
@@ -251,9 +271,55 @@ export class GraphBuilder {
   nodeFor(type: ts.Type, ctx: WalkContext): number {
     const memo = this.#byType.get(type)
     if (memo !== undefined) return memo
-    const id = this.#build(type, ctx)
+    let id = this.#build(type, ctx)
+    const alias = type.aliasSymbol
+    const aliasDecl = alias?.declarations?.find(ts.isTypeAliasDeclaration)
+    if (alias && aliasDecl && this.#locate(aliasDecl) !== undefined) {
+      this.declarations.add(aliasDecl)
+      const r = refinementsOf(aliasDecl, (what) =>
+        this.#problem({ ...ctx, loc: this.#locate(aliasDecl)! }, what),
+      )
+      if (r) id = this.refineNode(id, r, ctx)
+    }
     this.#byType.set(type, id)
     return id
+  }
+
+  readonly #arrayFixups: Array<[number, number]> = []
+
+  /** A node equal to `child` with refinements added (later tags win). Reports tags that do not fit. */
+  refineNode(child: number, refine: Refinements, ctx: WalkContext): number {
+    const src = this.nodes[child]!
+    for (const key of Object.keys(refine) as Array<keyof Refinements>) {
+      if (!REFINEMENT_TAGS[key].kinds.includes(src.kind)) {
+        this.#problem(
+          ctx,
+          `@${key} applies to ${REFINEMENT_TAGS[key].kinds.join(' or ')} values, not to ${src.kind === 'union' ? 'a union (tag a member type alias instead)' : `a ${src.kind}`}`,
+        )
+        return child
+      }
+    }
+    const merged: Refinements = { ...src.refine, ...refine }
+    const key = `refined:${child}:${refineKey(merged)}`
+    const found = this.#byKey.get(key)
+    if (found !== undefined) return found
+    const node = this.#new(src.kind, key)
+    if (src.value !== undefined) node.value = src.value
+    if (src.text !== undefined) node.text = src.text
+    if (src.templatePattern !== undefined) node.templatePattern = src.templatePattern
+    if (src.kind === 'array') {
+      if (src.element !== undefined) node.element = src.element
+      else this.#arrayFixups.push([node.id, child])
+    }
+    for (const n of src.names) node.names.add(n)
+    for (const l of src.sources) node.sources.add(l)
+    node.refine = merged
+    return node.id
+  }
+
+  /** Completes refined copies of arrays that were still being built (recursive types). */
+  finish(): void {
+    for (const [id, src] of this.#arrayFixups) this.nodes[id]!.element = this.nodes[src]!.element
   }
 
   #build(type: ts.Type, ctx: WalkContext): number {
@@ -262,7 +328,7 @@ export class GraphBuilder {
     if (f & F.Any)
       return this.#problem(
         ctx,
-        '`any` (or an unresolved type) has no persisted shape; use a declared type',
+        '`any` (or an unresolved type, such as one imported from an npm package) has no persisted shape; persisted types must be declared in this repository',
         true,
       )
     if (f & F.Unknown) return this.#leaf('unknown', 'unknown')
@@ -297,6 +363,7 @@ export class GraphBuilder {
       const text = this.#checker.typeToString(type)
       return this.#leaf('template', `tpl:${text}`, (n) => {
         n.text = text
+        n.templatePattern = this.#templatePattern(type)
       })
     }
     if (f & F.Union) return this.#unionOf((type as ts.UnionType).types, ctx, type)
@@ -307,6 +374,30 @@ export class GraphBuilder {
       return this.#problem(ctx, '`object` has no declared shape; declare its properties')
     if (f & F.Object) return this.#object(type as ts.ObjectType, ctx)
     return this.#problem(ctx, `unsupported type ${this.#checker.typeToString(type)}`)
+  }
+
+  /** The regular expression (anchored) that the strings of a template literal type match. */
+  #templatePattern(type: ts.Type): string {
+    const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+    const part = (t: ts.Type): string => {
+      if (t.flags & ts.TypeFlags.StringLiteral) return esc((t as ts.StringLiteralType).value)
+      if (t.flags & ts.TypeFlags.NumberLiteral) return esc(String((t as ts.NumberLiteralType).value))
+      if (t.flags & ts.TypeFlags.Number) return '-?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?'
+      if (t.flags & ts.TypeFlags.BooleanLiteral) return this.#boolValue(t) ? 'true' : 'false'
+      if (t.flags & ts.TypeFlags.Boolean) return '(?:true|false)'
+      if (t.flags & ts.TypeFlags.Union) return `(?:${(t as ts.UnionType).types.map(part).join('|')})`
+      if (t.flags & ts.TypeFlags.TemplateLiteral) return inner(t as ts.TemplateLiteralType)
+      return '[\\s\\S]*'
+    }
+    const inner = (t: ts.TemplateLiteralType): string => {
+      let out = esc(t.texts[0] ?? '')
+      t.types.forEach((m, i) => {
+        out += part(m) + esc(t.texts[i + 1] ?? '')
+      })
+      return out
+    }
+    if (type.flags & ts.TypeFlags.TemplateLiteral) return `^${inner(type as ts.TemplateLiteralType)}$`
+    return '^[\\s\\S]*$'
   }
 
   #intersection(type: ts.IntersectionType, ctx: WalkContext): number {
@@ -349,12 +440,14 @@ export class GraphBuilder {
       node.elements = target.elementFlags.map((flag, i) => {
         const optional = (flag & ts.ElementFlags.Optional) !== 0
         const rest = (flag & (ts.ElementFlags.Rest | ts.ElementFlags.Variadic)) !== 0
-        let t = args[i]!
+        const t = args[i]!
+        const sub = { ...ctx, path: `${ctx.path}[${i}]` }
         if (optional && t.flags & ts.TypeFlags.Union) {
           const kept = (t as ts.UnionType).types.filter((m) => !(m.flags & ts.TypeFlags.Undefined))
-          if (kept.length === 1) t = kept[0]!
+          if (kept.length === 1) return { optional, rest, child: this.nodeFor(kept[0]!, sub) }
+          if (kept.length < (t as ts.UnionType).types.length)
+            return { optional, rest, child: this.#unionOf(kept, sub, undefined) }
         }
-        const sub = { ...ctx, path: `${ctx.path}[${i}]` }
         return { optional, rest, child: this.nodeFor(t, sub) }
       })
       return node.id
@@ -370,6 +463,30 @@ export class GraphBuilder {
       return this.#problem(ctx, `class instance ${sym.name} is not JSON; declare a plain object type`)
     }
     return this.#objectFromProps(type, ctx)
+  }
+
+  /**
+   * The envelope as persisted: the given property symbols (those of `EventEnvelope` and of
+   * `SurfaceFields`) with `type` as a string and `data` opaque (each payload has its own entry).
+   */
+  envelopeNode(props: readonly ts.Symbol[], ctx: WalkContext): number {
+    const node = this.#new('object')
+    const byName = new Map<string, ts.Symbol>()
+    for (const p of props) if (!p.name.startsWith('__@') && !byName.has(p.name)) byName.set(p.name, p)
+    node.props = [...byName.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((p) => {
+        const sub: WalkContext = { ...ctx, path: `${ctx.path}.${p.name}` }
+        if (p.name === 'type') return { name: p.name, optional: false, child: this.#leaf('string', 'string') }
+        if (p.name === 'data')
+          return { name: p.name, optional: false, child: this.#leaf('unknown', 'unknown') }
+        const { optional, child } = this.#propNode(p, sub)
+        const decl = p.valueDeclaration ?? p.declarations?.[0]
+        if (decl) this.declarations.add(decl)
+        const refine = decl ? refinementsOf(decl, (what) => this.#problem(sub, what)) : undefined
+        return { name: p.name, optional, child: refine ? this.refineNode(child, refine, sub) : child }
+      })
+    return node.id
   }
 
   #objectFromProps(type: ts.Type, ctx: WalkContext): number {
@@ -389,7 +506,11 @@ export class GraphBuilder {
         return { name: p.name, optional: false, child: this.#problem(sub, 'a method (function) is not JSON') }
       }
       const { optional, child } = this.#propNode(p, sub)
-      return { name: p.name, optional, child }
+      const refine =
+        decl && this.#locate(decl) !== undefined
+          ? refinementsOf(decl, (what) => this.#problem(sub, what))
+          : undefined
+      return { name: p.name, optional, child: refine ? this.refineNode(child, refine, sub) : child }
     })
     for (const info of checker.getIndexInfosOfType(type)) {
       const sub = { ...ctx, path: `${ctx.path}[key]` }
@@ -428,10 +549,11 @@ export interface TypeClass {
 
 /** A shallow, digest-referencing form of one class (what the machine catalog stores). */
 export type ShallowForm =
-  | { k: 'string' | 'number' | 'boolean' | 'null' | 'unknown' | 'never' }
+  | { k: 'string' | 'number'; r?: Refinements }
+  | { k: 'boolean' | 'null' | 'unknown' | 'never' }
   | { k: 'literal'; v: string | number | boolean }
-  | { k: 'template'; text: string }
-  | { k: 'array'; of: string }
+  | { k: 'template'; text: string; r?: Refinements }
+  | { k: 'array'; of: string; r?: Refinements }
   | { k: 'tuple'; items: Array<{ t: string; opt?: true; rest?: true }> }
   | { k: 'object'; props: Record<string, { t: string; opt?: true }>; index?: string }
   | { k: 'union'; of: string[] }
@@ -448,6 +570,10 @@ export interface Canonical {
 }
 
 function label(n: GNode): string {
+  return n.refine ? `${baseLabel(n)}#${refineKey(n.refine)}` : baseLabel(n)
+}
+
+function baseLabel(n: GNode): string {
   switch (n.kind) {
     case 'literal':
       return `literal:${typeof n.value}:${JSON.stringify(n.value)}`
@@ -482,19 +608,24 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex'
 
 /** Structural equivalence by partition refinement, then canonical forms and digests. */
 export function canonicalize(allNodes: readonly GNode[]): Canonical {
-  // A union whose members collapsed to one (`Brand<string, 'A'> | string`) is that member.
+  // A union whose members collapsed to one (`Brand<string, 'A'> | string`, or two structurally
+  // identical members `{ a: string } | { a: string }`) is that member.
+  const collapsed = new Map<number, number>()
   const redirect = (id: number): number => {
     let n = allNodes[id]!
-    for (let guard = 0; n.kind === 'union' && n.members!.length === 1 && guard < 64; guard++) {
-      n = allNodes[n.members![0]!]!
+    for (let guard = 0; guard < 64; guard++) {
+      const next = n.kind === 'union' && n.members!.length === 1 ? n.members![0]! : collapsed.get(n.id)
+      if (next === undefined || next === n.id) break
+      n = allNodes[next]!
     }
     return n.id
   }
   const kidsOf = (n: GNode) => childList(n).map(redirect)
-  const nodes = allNodes.filter((n) => redirect(n.id) === n.id)
+  let nodes = allNodes.filter((n) => redirect(n.id) === n.id)
   // Partition refinement (Moore): start from labels, split by children's classes until stable.
   let cls = new Array<number>(allNodes.length)
-  {
+  for (;;) {
+    cls = new Array<number>(allNodes.length)
     const intern = new Map<string, number>()
     for (const n of nodes) {
       const l = label(n)
@@ -526,6 +657,18 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       if (next.size === count) break
       count = next.size
     }
+    // Unions whose members all fell into one class collapse onto a member; then recompute.
+    let more = false
+    for (const n of nodes) {
+      if (n.kind !== 'union') continue
+      const kids = kidsOf(n).filter((k) => k !== n.id)
+      if (kids.length > 0 && new Set(kids.map((k) => cls[k])).size === 1) {
+        collapsed.set(n.id, kids[0]!)
+        more = true
+      }
+    }
+    if (!more) break
+    nodes = allNodes.filter((n) => redirect(n.id) === n.id)
   }
   for (const n of allNodes) if (redirect(n.id) !== n.id) cls[n.id] = cls[redirect(n.id)]!
   const classCount = Math.max(-1, ...cls) + 1
@@ -620,9 +763,10 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
         case 'literal':
           return { k: 'literal', v: r.value }
         case 'template':
-          return { k: 'template', text: r.text }
+          return { k: 'template', text: r.text, ...(r.refine ? { r: r.refine } : {}) }
         case 'string':
         case 'number':
+          return { k: r.kind, ...(r.refine ? { r: r.refine } : {}) }
         case 'boolean':
         case 'null':
         case 'unknown':
@@ -635,7 +779,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       const kids = children[c]!
       switch (r.kind) {
         case 'array':
-          return { k: 'array', of: visit(kids[0]!) }
+          return { k: 'array', of: visit(kids[0]!), ...(r.refine ? { r: r.refine } : {}) }
         case 'tuple':
           return {
             k: 'tuple',
@@ -669,7 +813,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
     rep,
     digest: digests[c]!,
     names: [...names[c]!].sort(),
-    sources: [...sources[c]!].sort(compareLoc),
+    sources: [...sources[c]!].sort(),
   }))
 
   const shallow = (c: number): ShallowForm => {
@@ -679,9 +823,12 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       case 'literal':
         return { k: 'literal', v: r.value! }
       case 'template':
-        return { k: 'template', text: r.text! }
+        return { k: 'template', text: r.text!, ...(r.refine ? { r: r.refine } : {}) }
       case 'array':
-        return { k: 'array', of: digests[kids[0]!]! }
+        return { k: 'array', of: digests[kids[0]!]!, ...(r.refine ? { r: r.refine } : {}) }
+      case 'string':
+      case 'number':
+        return { k: r.kind, ...(r.refine ? { r: r.refine } : {}) }
       case 'tuple':
         return {
           k: 'tuple',
@@ -703,7 +850,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       case 'union':
         return { k: 'union', of: kids.map((k) => digests[k]!) }
       default:
-        return { k: r.kind }
+        return { k: r.kind as 'boolean' }
     }
   }
 

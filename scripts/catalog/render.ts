@@ -26,10 +26,22 @@ function link(catalog: MachineCatalog, digest: string, label?: string): string {
 }
 
 /** The catalog in one language. */
-export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang: Lang): string {
+export function renderMarkdown(
+  model: SourceModel,
+  catalog: MachineCatalog,
+  lang: Lang,
+  /** Fresh Chinese descriptions by key (`event:<type>`, `type:<path#Name>`), for `zh`. */
+  zhText: ReadonlyMap<string, string> = new Map(),
+): string {
   const s = STRINGS[lang]
   const out: string[] = []
   const p = (line = '') => out.push(line)
+  const translated = (key: string, hasEnglish: boolean) => {
+    if (lang !== 'zh' || !hasEnglish) return
+    const zh = zhText.get(key)
+    p(zh !== undefined ? labelled(lang, '说明', zh) : '> 尚无中文说明（上方为英文原文）。')
+    p()
+  }
   const owners = new Set(model.events.map((e) => e.owner))
   const digests = Object.keys(catalog.types)
   p(`# ${s.title}`)
@@ -63,7 +75,7 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     p()
     p(fence(d.text))
     p()
-    p(labelled(lang, s.source, code(d.loc)))
+    p(labelled(lang, s.source, code(d.ref)))
     p()
   }
   if (catalog.header) {
@@ -87,6 +99,7 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     p()
     p(fence(e.declaration))
     p()
+    translated(`event:${e.type}`, e.doc !== '')
     const refs = e.refs.map((r) => link(catalog, model.canonical.classes[r.classId]!.digest, r.name))
     if (refs.length > 0) {
       p(labelled(lang, s.types, refs.join(' · ')))
@@ -96,7 +109,7 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     p()
     p(labelled(lang, s.owner, code(e.owner)))
     p()
-    p(labelled(lang, s.source, code(e.loc)))
+    p(labelled(lang, s.source, code(e.ref)))
     p()
   }
 
@@ -122,6 +135,16 @@ export function renderMarkdown(model: SourceModel, catalog: MachineCatalog, lang
     if (t.sources && t.sources.length > 0) {
       p(labelled(lang, s.source, t.sources.map(code).join(' · ')))
       p()
+      // The declarations as written, JSDoc kept: editing a referenced type's documentation
+      // changes the catalog, so it needs regenerating like any other change.
+      for (const src of t.sources) {
+        const text = model.typeDecls[src]
+        if (text !== undefined) {
+          p(fence(text))
+          p()
+          translated(`type:${src}`, model.typeDocs[src] !== undefined)
+        }
+      }
     }
     const f = t.form
     switch (f.k) {

@@ -1,12 +1,12 @@
 // JSON Schema (draft 2020-12) of an event payload, from the normalized class graph.
 // Named and recursive classes go to `$defs` (named by their type name, or `T<digest prefix>`
 // when unnamed or when two different classes share a name); the rest is inlined.
-import type { Canonical } from './normalize.js'
+import type { Canonical, Refinements } from './normalize.js'
 
 export type JsonSchema = { [key: string]: unknown } | boolean
 
 /** Classes that sit on a cycle (need a `$defs` entry to be expressible). */
-function cyclicClasses(canonical: Canonical): Set<number> {
+export function cyclicClasses(canonical: Canonical): Set<number> {
   const { children } = canonical
   const n = children.length
   // Tarjan's SCC, iterative.
@@ -53,6 +53,23 @@ function cyclicClasses(canonical: Canonical): Set<number> {
     }
   }
   return out
+}
+
+/** JSON Schema keywords of the refinements (`uniqueBy` is not JSON Schema: `x-uniqueBy`). */
+function refinementSchema(r: Refinements | undefined): { [key: string]: unknown } {
+  if (!r) return {}
+  const out: { [key: string]: unknown } = {}
+  for (const [k, v] of Object.entries(r)) {
+    if (k === 'integer') continue
+    if (k === 'uniqueBy') out['x-uniqueBy'] = v
+    else out[k] = v
+  }
+  return out
+}
+
+function refineWithout(r: { [key: string]: unknown }, key: string): { [key: string]: unknown } {
+  const { [key]: _drop, ...rest } = r
+  return rest
 }
 
 /** Builds payload schemas; one instance per catalog so def names are consistent. */
@@ -123,9 +140,15 @@ export class SchemaBuilder {
     const cls = this.#canonical.classes[c]!
     const kids = this.#canonical.children[c]!
     const r = cls.rep
+    const refine = refinementSchema(r.refine)
     switch (r.kind) {
       case 'string':
       case 'number':
+        if (r.refine?.integer) {
+          const { type: _drop, ...rest } = refine
+          return { type: 'integer', ...rest }
+        }
+        return { type: r.kind, ...refine }
       case 'boolean':
       case 'null':
         return { type: r.kind }
@@ -135,12 +158,33 @@ export class SchemaBuilder {
         return false
       case 'literal':
         return { const: r.value }
-      case 'template':
-        return { type: 'string', description: `template literal ${r.text}` }
+      case 'template': {
+        const out: { [key: string]: unknown } = { type: 'string', description: `template literal ${r.text}` }
+        if (r.templatePattern !== undefined) out.pattern = r.templatePattern
+        // A @pattern tag narrows further: both must match.
+        if (r.refine?.pattern !== undefined)
+          return { allOf: [out, { pattern: r.refine.pattern }], ...refineWithout(refine, 'pattern') }
+        return { ...out, ...refine }
+      }
       case 'array':
-        return { type: 'array', items: this.#ref(kids[0]!, defs, pending) }
+        return { type: 'array', items: this.#ref(kids[0]!, defs, pending), ...refine }
       case 'tuple': {
         const items = r.elements!.map((e, i) => ({ e, s: this.#ref(kids[i]!, defs, pending) }))
+        const restAt = items.findIndex((x) => x.e.rest)
+        if (restAt >= 0 && restAt < items.length - 1) {
+          // [A, ...B[], C]: prefixItems cannot place C after a variable run. Count the fixed
+          // elements, check the prefix, and say the rest in the standard vocabulary: every
+          // item after the prefix is B or a suffix element; the suffix is exact in `x-suffixItems`.
+          const before = items.slice(0, restAt)
+          const after = items.slice(restAt + 1)
+          return {
+            type: 'array',
+            prefixItems: before.map((x) => x.s),
+            items: { anyOf: [items[restAt]!.s, ...after.map((x) => x.s)] },
+            minItems: before.length + after.length,
+            'x-suffixItems': after.map((x) => x.s),
+          }
+        }
         const fixed = items.filter((x) => !x.e.rest)
         const rest = items.find((x) => x.e.rest)
         const minItems = fixed.filter((x) => !x.e.optional).length

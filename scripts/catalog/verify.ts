@@ -7,6 +7,7 @@ import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog, hi
 import { diffCatalogs } from './history.js'
 import type { LoadedProject } from './model.js'
 import { sha256 } from './normalize.js'
+import { TRANSLATIONS_ZH } from './translations.js'
 
 export interface VerifyOptions {
   root: string
@@ -24,6 +25,8 @@ export interface VerifyResult {
   semanticChanges: string[]
   /** Format-history problems (records, version, migrations, snapshots). */
   historyProblems: string[]
+  /** Stale or orphaned Chinese translations. */
+  translationProblems: string[]
 }
 
 /** A short view of the changed region of two texts. */
@@ -56,6 +59,7 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
     staleFiles: [],
     semanticChanges: [],
     historyProblems: [],
+    translationProblems: [],
   }
   let gen: ReturnType<typeof generateCatalog>
   try {
@@ -81,8 +85,11 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
       const old = JSON.parse(committedJson) as MachineCatalog
       const diffs = diffCatalogs(old, gen.catalog)
       digestsUnchanged = diffs.length === 0
-      for (const d of diffs)
-        for (const c of d.changes) result.semanticChanges.push(`${c}  [${d.classification}]`)
+      // Each changed path carries its own class, not the entry's worst.
+      for (const d of diffs) {
+        const each = d.classified ?? d.changes.map((text) => ({ text, severity: d.classification }))
+        for (const c of each) result.semanticChanges.push(`${c.text}  [${c.severity}]`)
+      }
     } catch {
       result.semanticChanges.push(`${CATALOG_JSON} is not valid JSON`)
     }
@@ -140,7 +147,24 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
     messages.push('Format history:')
     for (const p of history.problems) messages.push(`  ${p}`)
   }
-  result.ok = result.staleFiles.length === 0 && history.problems.length === 0
+  // Translations written from an English text that has changed since fail verify; missing
+  // ones are only listed (the zh catalog marks them).
+  const tr = gen.translations
+  result.translationProblems = [
+    ...tr.stale.map(
+      (k) =>
+        `${TRANSLATIONS_ZH}: the Chinese text of ${k} was written for an English description that has changed; update "zh" and set "source" to the new hash (pnpm gen-persistence-catalog prints it)`,
+    ),
+    ...tr.orphaned.map((k) => `${TRANSLATIONS_ZH}: ${k} no longer exists; delete its translation`),
+  ]
+  if (result.translationProblems.length > 0) {
+    messages.push('Translations:')
+    for (const p of result.translationProblems) messages.push(`  ${p}`)
+  }
+  if (tr.missing.length > 0)
+    messages.push(`(${tr.missing.length} description(s) have no Chinese translation yet)`)
+  result.ok =
+    result.staleFiles.length === 0 && history.problems.length === 0 && result.translationProblems.length === 0
   if (result.ok) {
     messages.push(
       `persistence catalog up to date: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}`,

@@ -171,30 +171,31 @@ describe('independence from checker internals', () => {
   })
 })
 
-describe('fast load', () => {
-  it('falls back to full module resolution when a payload reaches a type outside the workspace sources', async () => {
-    const { buildModel, loadProject } = await import('../model.js')
+describe('loading', () => {
+  it('follows relative imports to a type outside the workspace sources', () => {
     const root = makeRepo('mini', 'external')
-    const fast = loadProject(root)
-    expect(fast.fast).toBe(true)
-    let anyProblem = false
-    try {
-      buildModel(fast)
-    } catch (e) {
-      anyProblem =
-        (e as { problems?: Array<{ anyType?: boolean }> }).problems?.some((p) => p.anyType) ?? false
-    }
-    expect(anyProblem).toBe(true)
-    const gen = generateCatalog({ root, loaded: fast })
-    expect(fast.fast).toBe(false)
+    const gen = generateCatalog({ root })
     expect(gen.catalog.events['ext/vendor']!.digest).toBe(gen.catalog.events['ext/inline']!.digest)
   })
 
-  it('a fast and a full load give the same files', async () => {
-    const { loadProject } = await import('../model.js')
-    const root = makeRepo('mini', 'rules')
-    const fast = generateCatalog({ root, loaded: loadProject(root) })
-    const full = generateCatalog({ root, loaded: loadProject(root, { full: true }) })
-    expect(fast.files).toEqual(full.files)
+  it('one loading mode: a payload reaching an npm type is refused on every run, never reloaded', () => {
+    const root = makeRepo('mini')
+    write(
+      root,
+      'packages/todo/todo/src/npm.ts',
+      "import type { Shape } from 'some-npm-package'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Reaches an npm type. */\n    'todo/npm': { shape: Shape }\n  }\n}\n",
+    )
+    for (let run = 0; run < 2; run++) {
+      let error: unknown
+      try {
+        generateCatalog({ root })
+      } catch (e) {
+        error = e
+      }
+      const messages =
+        (error as { problems?: Array<{ message: string }> }).problems?.map((p) => p.message) ?? []
+      expect(messages.join('\n')).toContain("event 'todo/npm' payload at data.shape")
+      expect(messages.join('\n')).toContain('declared in this repository')
+    }
   })
 })

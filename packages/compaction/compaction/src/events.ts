@@ -1,6 +1,6 @@
-import { type TextBlock, type TokenUsage, textBlockSchema, tokenUsageSchema } from '@keel/llm'
-import { type ErrorRecord, registerEvents, type SessionSeq, sessionSeqSchema } from '@keel/session'
-import { z } from 'zod'
+import type { TextBlock, TokenUsage } from '@keel/llm'
+import type { ErrorRecord, SessionSeq } from '@keel/session'
+import './events.generated.js'
 
 /**
  * What started a compaction.
@@ -46,10 +46,14 @@ declare module '@keel/session' {
       trigger: CompactionTrigger
       /** What the user asked the summary to focus on (`/compact <instructions>`). */
       instructions?: string
+      /** @integer @minimum 0 */
       tokensBefore: number
       tokenSource: TokenSource
+      /** @integer @minimum 0 */
       estimateBefore: number
+      /** @integer @minimum 1 */
       contextWindow: number
+      /** @integer @minimum 0 */
       thresholdTokens: number
     }
 
@@ -64,6 +68,7 @@ declare module '@keel/session' {
       start: SessionSeq
       range: CompactionRange
       shadowedSeqs: SessionSeq[]
+      /** @integer @minimum 0 */
       tokens: number
     }
 
@@ -82,7 +87,9 @@ declare module '@keel/session' {
       summary: TextBlock[]
       range: CompactionRange
       shadowedSeqs: SessionSeq[]
+      /** @integer @minimum 0 */
       tokens: number
+      /** @integer @minimum 0 */
       summaryTokens: number
       provider: string
       model: string
@@ -99,55 +106,12 @@ declare module '@keel/session' {
     'compaction/end': {
       start: SessionSeq
       turn: number | null
+      /** @integer @minimum 0 */
       tokensAfter: number
+      /** @integer @minimum 0 */
       pruned: number
       summarized: boolean
       error?: ErrorRecord
     }
   }
 }
-
-const count = z.number().int().nonnegative()
-const turn = z.number().int().positive().nullable()
-const rangeSchema = z.strictObject({ startSeq: sessionSeqSchema, endSeq: sessionSeqSchema })
-
-/** Runtime schema of {@link CompactionTrigger}. */
-export const compactionTriggerSchema = z.enum(['auto', 'manual', 'overflow'])
-
-registerEvents('@keel/compaction', {
-  'compaction/start': z.strictObject({
-    turn,
-    trigger: compactionTriggerSchema,
-    instructions: z.string().optional(),
-    tokensBefore: count,
-    tokenSource: z.enum(['provider', 'estimate']),
-    estimateBefore: count,
-    contextWindow: z.number().int().positive(),
-    thresholdTokens: count,
-  }),
-  'compaction/prune': z.strictObject({
-    start: sessionSeqSchema,
-    range: rangeSchema,
-    shadowedSeqs: z.array(sessionSeqSchema),
-    tokens: count,
-  }),
-  'compaction/summary': z.strictObject({
-    start: sessionSeqSchema,
-    summary: z.array(textBlockSchema),
-    range: rangeSchema,
-    shadowedSeqs: z.array(sessionSeqSchema),
-    tokens: count,
-    summaryTokens: count,
-    provider: z.string(),
-    model: z.string(),
-    usage: tokenUsageSchema.optional(),
-  }),
-  'compaction/end': z.strictObject({
-    start: sessionSeqSchema,
-    turn,
-    tokensAfter: count,
-    pruned: count,
-    summarized: z.boolean(),
-    error: z.strictObject({ code: z.string().min(1), message: z.string() }).optional(),
-  }),
-})

@@ -19,12 +19,8 @@ export {
   DEFAULT_CONTEXT_WINDOW,
   parseCompactionConfig,
 } from './config.js'
-export {
-  type CompactionRange,
-  type CompactionTrigger,
-  compactionTriggerSchema,
-  type TokenSource,
-} from './events.js'
+export { compactionTriggerSchema } from './events.generated.js'
+export type { CompactionRange, CompactionTrigger, TokenSource } from './events.js'
 export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
   type CompactionPlugin,

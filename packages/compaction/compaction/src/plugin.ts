@@ -10,6 +10,7 @@
 // tests/hooks.test.ts) as `CompactorOptions.beforeCompaction`, and (3) add the
 // agent-level overflow retry test (see tests/overflow.test.ts).
 // ─────────────────────────────────────────────────────────────────────────────────────────
+
 import { definePlugin, type Interceptors, type PluginContext, type PluginDefinition } from '@keel/agent'
 import type { LlmAdapter, LlmError } from '@keel/llm'
 import {
@@ -19,6 +20,7 @@ import {
   Compactor,
 } from './compactor.js'
 import { type CompactionConfig, CompactionError, compactionConfigSchema } from './config.js'
+import { ownedEventTypes } from './events.generated.js'
 import { formatCount } from './tokens.js'
 
 /** The `display` kind of each notice: `compaction`, `compaction-failed`, `compaction-guard`. */
@@ -121,7 +123,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
   const definition: PluginDefinition<CompactionConfig> = definePlugin<CompactionConfig>({
     name: '@keel/compaction',
     config: compactionConfigSchema,
-    events: ['compaction/start', 'compaction/prune', 'compaction/summary', 'compaction/end'],
+    events: ownedEventTypes,
     setup(ctx: PluginContext<CompactionConfig> & AgentAdditions) {
       const llm = options.llm ?? ctx.llm
       if (!llm) {

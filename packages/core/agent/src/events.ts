@@ -1,5 +1,5 @@
-import { type ErrorRecord, registerEvents } from '@keel/session'
-import { z } from 'zod'
+import type { ErrorRecord, StepRef } from '@keel/session'
+import './events.generated.js'
 
 declare module '@keel/session' {
   interface SessionEventMap {
@@ -11,30 +11,18 @@ declare module '@keel/session' {
      * `attempt + 1`. `error.code` is the model error's code (`LLM_RATE_LIMIT`, …), `status`
      * the HTTP status when there was one, and `retryAfterMs` the wait the server asked for
      * (`Retry-After`), which `delayMs` honours.
+     * @example {"turn":1,"step":1,"attempt":1,"delayMs":500,"error":{"code":"LLM_RATE_LIMIT","message":"rate limited"},"status":429,"retryAfterMs":500}
      */
-    'llm/retry': {
-      turn: number
-      step: number
+    'llm/retry': StepRef & {
+      /** @integer @minimum 1 */
       attempt: number
+      /** @integer @minimum 0 */
       delayMs: number
       error: ErrorRecord
+      /** @integer */
       status?: number
+      /** @integer @minimum 0 */
       retryAfterMs?: number
     }
   }
 }
-
-const positive = z.number().int().positive()
-const nonNegative = z.number().int().nonnegative()
-
-registerEvents('@keel/agent', {
-  'llm/retry': z.strictObject({
-    turn: positive,
-    step: positive,
-    attempt: positive,
-    delayMs: nonNegative,
-    error: z.strictObject({ code: z.string().min(1), message: z.string() }),
-    status: z.number().int().optional(),
-    retryAfterMs: nonNegative.optional(),
-  }),
-})

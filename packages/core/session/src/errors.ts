@@ -11,6 +11,8 @@ export type SessionErrorCode =
   | 'EVENT_TYPE_UNREGISTERED'
   /** `data` fails the event type's registered schema. */
   | 'EVENT_DATA_INVALID'
+  /** The event breaks an invariant that spans events (the owner's invariant fold refused it). */
+  | 'EVENT_INVARIANT_VIOLATED'
   /** `surfaceOp` or `sourceEventSeqs` on an event that is not a surface event. */
   | 'SURFACE_FIELDS_NOT_ALLOWED'
   /** A replace whose range is not made of current surface nodes, in order. */

@@ -1,24 +1,15 @@
-import {
-  type AssistantMessage,
-  assistantMessageSchema,
-  type DeveloperMessage,
-  developerMessageSchema,
-  type StreamRecord,
-  type SystemMessage,
-  streamRecordSchema,
-  systemMessageSchema,
-  type TokenUsage,
-  type ToolCallId,
-  type ToolResultMessage,
-  tokenUsageSchema,
-  toolCallIdSchema,
-  toolResultMessageSchema,
-  type UserMessage,
-  userMessageSchema,
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  StreamRecord,
+  SystemMessage,
+  TokenUsage,
+  ToolCallId,
+  ToolResultMessage,
+  UserMessage,
 } from '@keel/llm'
-import { z } from 'zod'
-import { registerEvents, sessionIdSchema, sessionSeqSchema } from './registry.js'
 import type { SessionId, SessionSeq } from './types.js'
+import './events.generated.js'
 
 /**
  * Why a turn ended.
@@ -46,42 +37,94 @@ export type TurnEndReason =
 
 /** A failure recorded in the log: a stable code and the message shown to people. */
 export interface ErrorRecord {
+  /** @minLength 1 */
   code: string
   message: string
+}
+
+/** Where a tool output too large for the model's view was stored in full. */
+export interface StoredAside {
+  /** @minLength 1 */
+  path: string
+  /**
+   * Length of the full output, in characters.
+   * @integer
+   * @minimum 0
+   */
+  chars: number
+}
+
+/** The turn an event belongs to. */
+export interface TurnRef {
+  /**
+   * Turn number: from 1, increasing by one, never repeated within a session.
+   * @integer
+   * @minimum 1
+   */
+  turn: number
+}
+
+/** The turn and step an event belongs to. */
+export interface StepRef extends TurnRef {
+  /**
+   * Step number within the turn, from 1.
+   * @integer
+   * @minimum 1
+   */
+  step: number
+}
+
+/** What produced a message that was not typed by a person (`schedule/<id>`, …). */
+export interface MessageSource {
+  /**
+   * Names the producer; absent for a message a person typed.
+   * @minLength 1
+   */
+  source?: string
 }
 
 /**
  * Every event a session log may hold, keyed by event type (`owner/verb`). The core events
  * are declared here; a plugin adds its own by augmenting this interface from its
  * `src/events.ts` (`declare module '@keel/session' { interface SessionEventMap { … } }`)
- * and registering a runtime schema for each with {@link registerEvents}. Every member
- * carries JSDoc: it is rendered into the persistence catalog.
+ * and runs `pnpm gen-persistence-catalog`, which generates the runtime validator of each
+ * into the package's `src/events.generated.ts`. Every member carries JSDoc: it is rendered
+ * into the persistence catalog; refinements are JSDoc tags (`@integer`, `@minLength 1`, …).
  */
 export interface SessionEventMap {
   /**
    * A turn began: the agent took one user message (or a scheduled one) and will run
    * steps until the model stops asking for tools. Turn numbers increase by one from 1
    * and never repeat within a session, forks included.
+   * @example {"turn":1}
    */
-  'turn/start': { turn: number }
+  'turn/start': TurnRef
 
   /**
    * The open turn ended. Always follows its `turn/start`, after the turn's last
    * `step/end`. `error` says what failed when `reason` is `error`.
+   * @example {"turn":1,"reason":"completed"}
    */
-  'turn/end': { turn: number; reason: TurnEndReason; error?: ErrorRecord }
+  'turn/end': TurnRef & { reason: TurnEndReason; error?: ErrorRecord }
 
-  /** One model call and the tool calls it asked for begin. Steps number from 1 within a turn. */
-  'step/start': { turn: number; step: number }
+  /**
+   * One model call and the tool calls it asked for begin. Steps number from 1 within a turn.
+   * @example {"turn":1,"step":1}
+   */
+  'step/start': StepRef
 
-  /** The open step ended; every tool call it committed has its result before this. */
-  'step/end': { turn: number; step: number }
+  /**
+   * The open step ended; every tool call it committed has its result before this.
+   * @example {"turn":1,"step":1}
+   */
+  'step/end': StepRef
 
   /**
    * A user message, on the surface. `source` names what produced it when it was not typed
    * by a person (for example `schedule/<id>` for a scheduled reminder).
+   * @example {"message":{"role":"user","content":[{"type":"text","text":"List the files."}]}}
    */
-  'user/message': { message: UserMessage; source?: string }
+  'user/message': MessageSource & { message: UserMessage }
 
   /**
    * The assembled model answer of one step, on the surface. `usage` is the provider's
@@ -89,10 +132,9 @@ export interface SessionEventMap {
    * failed for good after delivering something, keeps the delivered prefix here with
    * `interrupted: true`; tool calls that were not complete are left out, complete ones are
    * answered as not run (`TOOL_ABORTED`, `TOOL_NOT_RUN`).
+   * @example {"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"reasoning","text":"Use the shell."},{"type":"tool-call","id":"call-1","name":"shell","arguments":"{\"command\":\"ls\"}"}]},"stream":{"provider":"deepseek","model":"deepseek-chat","startedAt":1700000003000,"endedAt":1700000004000,"finishReason":"tool-calls","chunks":12},"usage":{"inputTokens":120,"outputTokens":30,"totalTokens":150,"cacheHitTokens":100,"cacheMissTokens":20}}
    */
-  'assistant/message': {
-    turn: number
-    step: number
+  'assistant/message': StepRef & {
     message: AssistantMessage
     /** Facts of the model call that produced the message. */
     stream: StreamRecord
@@ -104,26 +146,41 @@ export interface SessionEventMap {
    * A model call that settled without committing a message: it failed, was retried or was
    * aborted before any content. Log-only, so it never fabricates history the model sees.
    * `attempt` counts from 1 within the step.
+   * @example {"turn":1,"step":1,"attempt":1,"stream":{"provider":"deepseek","model":"deepseek-chat","startedAt":1700000002000,"endedAt":1700000002500,"chunks":0},"error":{"code":"LLM_RATE_LIMIT","message":"rate limited"}}
    */
-  'assistant/attempt': {
-    turn: number
-    step: number
+  'assistant/attempt': StepRef & {
+    /**
+     * @integer
+     * @minimum 1
+     */
     attempt: number
     stream: StreamRecord
     error: ErrorRecord
   }
 
-  /** Operator instructions, on the surface; usually the first event of a session. */
+  /**
+   * Operator instructions, on the surface; usually the first event of a session.
+   * @example {"message":{"role":"system","content":[{"type":"text","text":"You are a careful coding agent."}]}}
+   */
   'system/message': { message: SystemMessage }
 
-  /** A harness notice to the model (a reminder, a runtime change), on the surface. */
-  'developer/message': { message: DeveloperMessage; source?: string }
+  /**
+   * A harness notice to the model (a reminder, a runtime change), on the surface.
+   * @example {"message":{"role":"developer","content":[{"type":"text","text":"Reminder: keep the todo list current."}]},"source":"todo/reminder"}
+   */
+  'developer/message': MessageSource & { message: DeveloperMessage }
 
   /**
    * The model asked to run a tool. Log-only (the call is also part of the assistant
    * message). `arguments` is the raw JSON text exactly as the model sent it.
+   * @example {"turn":1,"step":1,"callId":"call-1","name":"shell","arguments":"{\"command\":\"ls\"}"}
    */
-  'tool/call': { turn: number; step: number; callId: ToolCallId; name: string; arguments: string }
+  'tool/call': StepRef & {
+    callId: ToolCallId
+    /** @minLength 1 */
+    name: string
+    arguments: string
+  }
 
   /**
    * The result of one `tool/call` of the same turn, on the surface. `errorCode` is set when
@@ -132,79 +189,19 @@ export interface SessionEventMap {
    * A result may also be rewritten later: a `tool/result` whose `surfaceOp` replaces exactly
    * one earlier result of the same call (same call id, turn and step) is accepted anywhere,
    * outside its step too (compaction uses it to swap an old output for a placeholder).
+   * @example {"turn":1,"step":1,"message":{"role":"tool","toolCallId":"call-1","toolName":"shell","content":[{"type":"text","text":"README.md\npackage.json"}]},"storedAside":{"path":"outputs/call-1.txt","chars":40000}}
    */
-  'tool/result': {
-    turn: number
-    step: number
+  'tool/result': StepRef & {
     message: ToolResultMessage
+    /** @minLength 1 */
     errorCode?: string
-    storedAside?: { path: string; chars: number }
+    storedAside?: StoredAside
   }
 
   /**
    * Marks the end of history copied from a parent session by a fork: events before it
    * were inherited, events after it are this session's own work.
+   * @example {"parentSession":"golden-parent","parentSeq":0}
    */
   'session/end-seed': { parentSession: SessionId; parentSeq: SessionSeq }
 }
-
-const turnNumber = z.number().int().positive()
-const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
-
-registerEvents('@keel/session', {
-  'turn/start': z.strictObject({ turn: turnNumber }),
-  'turn/end': z.strictObject({
-    turn: turnNumber,
-    reason: z.enum([
-      'completed',
-      'aborted',
-      'error',
-      'max-steps',
-      'rejected',
-      'interrupted',
-      'output-limit',
-      'content-filter',
-    ]),
-    error: errorRecordSchema.optional(),
-  }),
-  'step/start': z.strictObject({ turn: turnNumber, step: turnNumber }),
-  'step/end': z.strictObject({ turn: turnNumber, step: turnNumber }),
-  'user/message': z.strictObject({ message: userMessageSchema, source: z.string().min(1).optional() }),
-  'assistant/message': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    message: assistantMessageSchema,
-    stream: streamRecordSchema,
-    usage: tokenUsageSchema.optional(),
-    interrupted: z.literal(true).optional(),
-  }),
-  'assistant/attempt': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    attempt: turnNumber,
-    stream: streamRecordSchema,
-    error: errorRecordSchema,
-  }),
-  'system/message': z.strictObject({ message: systemMessageSchema }),
-  'developer/message': z.strictObject({
-    message: developerMessageSchema,
-    source: z.string().min(1).optional(),
-  }),
-  'tool/call': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    callId: toolCallIdSchema,
-    name: z.string().min(1),
-    arguments: z.string(),
-  }),
-  'tool/result': z.strictObject({
-    turn: turnNumber,
-    step: turnNumber,
-    message: toolResultMessageSchema,
-    errorCode: z.string().min(1).optional(),
-    storedAside: z
-      .strictObject({ path: z.string().min(1), chars: z.number().int().nonnegative() })
-      .optional(),
-  }),
-  'session/end-seed': z.strictObject({ parentSession: sessionIdSchema, parentSeq: sessionSeqSchema }),
-})

@@ -1,9 +1,19 @@
 export type { Brand, JsonObject, JsonValue } from '@keel/base'
 export { KeelError } from '@keel/base'
 export { SessionError, type SessionErrorCode } from './errors.js'
-export type { ErrorRecord, SessionEventMap, TurnEndReason } from './events.js'
+export type {
+  ErrorRecord,
+  MessageSource,
+  SessionEventMap,
+  StepRef,
+  StoredAside,
+  TurnEndReason,
+  TurnRef,
+} from './events.js'
 
 import './events.js'
+
+export { sessionHeaderValidator } from './events.generated.js'
 
 export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 export {
@@ -17,12 +27,14 @@ export {
 } from './migrations.js'
 export {
   type CheckedEventSchema,
+  EVENT_TYPE_PATTERN,
+  type EventInvariant,
   type EventRegistration,
   EventRegistrationError,
   getEventRegistration,
+  type InvariantStep,
   registerEvents,
   registeredEventTypes,
-  sessionHeaderSchema,
   sessionIdSchema,
   sessionSeqSchema,
 } from './registry.js'
@@ -51,3 +63,4 @@ export {
   type ToolCallId,
 } from './types.js'
 export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'
+export { tupleWithRest, uniqueBy, uniqueItems } from './validators.js'

@@ -11,21 +11,6 @@ export const sessionIdSchema = z
     'a session id is 1–128 of A-Z a-z 0-9 . _ - (no leading dot)',
   ) as unknown as z.ZodType<SessionId>
 
-/**
- * Runtime schema of {@link SessionHeader}, mirroring its declaration field by field (a
- * generated validator replaces it later). Unknown fields are left alone.
- */
-export const sessionHeaderSchema = z.object({
-  version: z.number().int().positive(),
-  id: sessionIdSchema,
-  createdAt: z.number().finite().nonnegative(),
-  cwd: z.string().optional(),
-  parentSession: sessionIdSchema.optional(),
-  seedLength: z.number().int().nonnegative().optional(),
-  agentPreset: z.string().optional(),
-  title: z.string().optional(),
-})
-
 /** Runtime schema of {@link SessionSeq}: a non-negative integer. */
 export const sessionSeqSchema = z.number().int().nonnegative() as unknown as z.ZodType<SessionSeq>
 
@@ -44,30 +29,67 @@ export type CheckedEventSchema<K, S> = K extends SessionEventType
     : `the value for '${K}' is not a zod schema`
   : `'${K & string}' is not a key of SessionEventMap (missing declaration merge?)`
 
+/** The result of one step of an {@link EventInvariant}: the next state, or why the event is refused. */
+export type InvariantStep<State> =
+  | { ok: true; state: State }
+  /** `code`: the owner's own error code for the violation, kept in the session error's details. */
+  | { ok: false; reason: string; code?: string }
+
+/**
+ * An invariant that spans events of one package (ids unique across the log, a transition
+ * valid for the state so far). It is a fold over the package's events in log order, run on
+ * every append and on every stored event when a session is loaded, so a log that breaks it
+ * is refused at load — not only when some projection happens to be read.
+ */
+export interface EventInvariant<State = unknown> {
+  init(): State
+  /** Checks `event` against the state folded so far. Must not mutate `state`. */
+  check(state: State, event: { type: string; seq: number; data: unknown }): InvariantStep<State>
+}
+
 /** One registered event type. */
 export interface EventRegistration {
   readonly type: SessionEventType
   /** The npm package that declares and owns the event. */
   readonly owner: string
   readonly schema: z.ZodType<unknown>
+  /** The owner's invariant fold, shared by all of its event types. */
+  readonly invariant?: EventInvariant<unknown>
 }
+
+/** Event types are `owner/verb`: lower-case kebab segments separated by `/`. */
+export const EVENT_TYPE_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?:\/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)+$/
 
 const registry = new Map<string, EventRegistration>()
 
 /** Thrown when two packages (or two calls) register the same event type differently. */
-export class EventRegistrationError extends KeelError<'EVENT_ALREADY_REGISTERED'> {}
+export class EventRegistrationError extends KeelError<
+  'EVENT_ALREADY_REGISTERED' | 'EVENT_TYPE_NAME_INVALID'
+> {}
 
 /**
- * Registers the runtime schemas of the events a package owns. Call it once, at module
- * load, from the package's `src/events.ts`, next to the declaration merge. Each schema is
- * checked at compile time against its `SessionEventMap` entry. Appending or loading an
- * event validates its `data` with the schema registered here.
+ * Registers the runtime validators of the events a package owns. The package's generated
+ * `src/events.generated.ts` calls it (see `pnpm gen-persistence-catalog`); each validator is
+ * checked at compile time against its `SessionEventMap` entry. Appending or loading an event
+ * validates its `data` with the validator registered here, then runs the owner's optional
+ * `invariant` fold.
  */
-export function registerEvents<const S extends { [K in keyof S]: CheckedEventSchema<K, S[K]> }>(
-  owner: string,
-  schemas: S,
-): void {
-  for (const [type, schema] of Object.entries(schemas) as Array<[SessionEventType, z.ZodType<unknown>]>) {
+export function registerEvents<
+  const S extends { [K in keyof S]: CheckedEventSchema<K, S[K]> },
+  State = unknown,
+>(owner: string, schemas: S, options: { invariant?: EventInvariant<State> } = {}): void {
+  const entries = Object.entries(schemas) as Array<[SessionEventType, z.ZodType<unknown>]>
+  for (const [type] of entries) {
+    if (!EVENT_TYPE_PATTERN.test(type)) {
+      throw new EventRegistrationError(
+        'EVENT_TYPE_NAME_INVALID',
+        `${owner} registers event type '${type}': event types are 'owner/verb', lower-case kebab segments separated by '/' (e.g. 'todo/write')`,
+        { type, owner },
+      )
+    }
+  }
+  const invariant = options.invariant as EventInvariant<unknown> | undefined
+  for (const [type, schema] of entries) {
     const existing = registry.get(type)
     if (existing) {
       if (existing.owner === owner && existing.schema === schema) continue
@@ -77,7 +99,7 @@ export function registerEvents<const S extends { [K in keyof S]: CheckedEventSch
         { type, owner, existingOwner: existing.owner },
       )
     }
-    registry.set(type, Object.freeze({ type, owner, schema }))
+    registry.set(type, Object.freeze({ type, owner, schema, ...(invariant ? { invariant } : {}) }))
   }
 }
 

@@ -2,9 +2,15 @@ import { deepFreezeJson, NonJsonValueError, toFrozenJson } from '@keel/base'
 import type { Message } from '@keel/llm'
 import type { z } from 'zod'
 import { SessionError, type SessionErrorCode } from './errors.js'
+import { sessionHeaderValidator } from './events.generated.js'
 import type { SessionEventMap } from './events.js'
 import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
-import { getEventRegistration, sessionHeaderSchema, sessionIdSchema } from './registry.js'
+import {
+  type EventInvariant,
+  type EventRegistration,
+  getEventRegistration,
+  sessionIdSchema,
+} from './registry.js'
 import {
   type NoSurfaceFields,
   SESSION_FORMAT_VERSION,
@@ -148,6 +154,8 @@ export class Session {
   readonly #known: Readonly<Record<string, KnownEventType>>
   readonly #listeners = new Set<SessionListener>()
   readonly #projections = new Map<Projection<unknown>, ProjectionCache>()
+  /** The state of each registered invariant fold, folded over this log. */
+  readonly #invariantStates = new Map<EventInvariant<unknown>, unknown>()
   /** Seqs of stored events whose type this build does not know (ignorable ones only). */
   readonly #opaque = new Set<number>()
   #notifying = false
@@ -215,14 +223,13 @@ export class Session {
     } catch (error) {
       throw asSessionError(error, 'header')
     }
-    const checked = sessionHeaderSchema.safeParse(frozen)
+    const checked = sessionHeaderValidator.safeParse(frozen)
     if (!checked.success) {
       const issue = checked.error.issues[0]!
-      const path = ['header', ...issue.path.map(String)].join('.')
       throw new SessionError(
         'HEADER_INVALID',
-        `session ${id} header: ${path}: ${issue.message} (found ${JSON.stringify(issue.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], frozen))})`,
-        { id, path },
+        `session ${id}: ${formatPath(issue.path, 'header')}: ${issue.message}`,
+        { id, path: formatPath(issue.path, 'header') },
       )
     }
     const session = new Session(frozen, options)
@@ -329,7 +336,9 @@ export class Session {
     const frozenData = this.#checkData(type, seq, event.data, registration.schema)
     this.#checkLiveRules(type, seq, frozenData as Record<string, unknown>, event)
     const committed = Object.freeze({ ...event, data: frozenData }) as SessionEvent
+    const advance = this.#invariantStep(committed, registration, true)
     this.#commit(committed, true, this.#beforeCommit)
+    advance?.()
     this.#notify(committed)
     return committed as SessionEvent<T>
   }
@@ -421,7 +430,11 @@ export class Session {
     for (let i = 0; i < seedLength; i++) {
       const event = this.#events[i]!
       if (this.#opaque.has(i)) child.#opaque.add(i)
+      const advance = this.#opaque.has(i)
+        ? undefined
+        : child.#invariantStep(event, getEventRegistration(event.type), false)
       child.#commit(event, false)
+      advance?.()
     }
     if (child.#openTurn !== null) {
       throw new SessionError(
@@ -492,7 +505,47 @@ export class Session {
       registration?.schema,
       this.#parsedSeed,
     )
-    this.#commit(Object.freeze(event) as unknown as SessionEvent, true)
+    const frozen = Object.freeze(event) as unknown as SessionEvent
+    const advance = this.#invariantStep(frozen, registration, true)
+    this.#commit(frozen, true)
+    advance?.()
+  }
+
+  /**
+   * Runs the owning package's invariant fold over `event` (see `registerEvents`). Returns the
+   * step that records the next state, to run once the event is committed; throws
+   * `EVENT_INVARIANT_VIOLATED` when the fold refuses the event and `validate` is set.
+   */
+  #invariantStep(
+    event: SessionEvent,
+    registration: EventRegistration | undefined,
+    validate: boolean,
+  ): (() => void) | undefined {
+    const invariant = registration?.invariant
+    if (!invariant) return undefined
+    const state = this.#invariantStates.has(invariant)
+      ? this.#invariantStates.get(invariant)
+      : invariant.init()
+    const type = event.type as string
+    const seq = event.seq as number
+    const step = invariant.check(state, { type, seq, data: event.data })
+    if (!step.ok) {
+      if (!validate) return undefined
+      throw new SessionError(
+        'EVENT_INVARIANT_VIOLATED',
+        `event '${type}' (seq ${seq}) breaks an invariant of ${registration!.owner}: ${step.reason}`,
+        {
+          type,
+          seq,
+          owner: registration!.owner,
+          reason: step.reason,
+          ...(step.code === undefined ? {} : { invariantCode: step.code }),
+        },
+      )
+    }
+    return () => {
+      this.#invariantStates.set(invariant, step.state)
+    }
   }
 
   /** Checks the envelope fields and builds the (not yet frozen-data) event. Throws on bad input. */
@@ -924,8 +977,8 @@ const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
   'sourceEventSeqs',
 ])
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = 'data'
+function formatPath(path: ReadonlyArray<PropertyKey>, root = 'data'): string {
+  let out = root
   for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
   return out
 }

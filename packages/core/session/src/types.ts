@@ -2,10 +2,18 @@ import type { Brand } from '@keel/base'
 import type { ToolCallId } from '@keel/llm'
 import type { SessionEventMap } from './events.js'
 
-/** A session's id: a string safe as a file name (letters, digits, `-`, `_`, `.`). */
+/**
+ * A session's id: a string safe as a file name (letters, digits, `-`, `_`, `.`; 1–128 of
+ * them, no leading dot).
+ * @pattern ^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$
+ */
 export type SessionId = Brand<string, 'SessionId'>
 
-/** An event's position in its session's log: contiguous from 0, equal to its index. */
+/**
+ * An event's position in its session's log: contiguous from 0, equal to its index.
+ * @integer
+ * @minimum 0
+ */
 export type SessionSeq = Brand<number, 'SessionSeq'>
 
 export type { SessionEventMap, ToolCallId }
@@ -85,7 +93,11 @@ export const SESSION_FORMAT_VERSION = 1
  * The logical header kept beside the log (not in it). Written once at creation.
  */
 export interface SessionHeader {
-  /** The {@link SESSION_FORMAT_VERSION} the session was written with. */
+  /**
+   * The {@link SESSION_FORMAT_VERSION} the session was written with.
+   * @integer
+   * @minimum 1
+   */
   version: number
   id: SessionId
   /** Creation time, Unix epoch milliseconds. */
@@ -94,7 +106,11 @@ export interface SessionHeader {
   cwd?: string
   /** The session this one was forked from. */
   parentSession?: SessionId
-  /** How many events were copied from the parent (the marker `session/end-seed` follows them). */
+  /**
+   * How many events were copied from the parent (the marker `session/end-seed` follows them).
+   * @integer
+   * @minimum 0
+   */
   seedLength?: number
   /** The preset the session was created with. */
   agentPreset?: string

@@ -1,5 +1,4 @@
-import { registerEvents } from '@keel/session'
-import { z } from 'zod'
+import './events.generated.js'
 
 declare module '@keel/session' {
   interface SessionEventMap {
@@ -12,6 +11,7 @@ declare module '@keel/session' {
      * `handler` and `point` follows.
      */
     'hook/invoked': {
+      /** @integer @minimum 1 */
       turn?: number
       point:
         | 'SessionStart'
@@ -24,6 +24,7 @@ declare module '@keel/session' {
         | 'SessionEnd'
       dialect: 'keel' | 'claude' | 'codex'
       matcher?: string
+      /** @minLength 1 */
       handler: string
     }
     /**
@@ -38,6 +39,7 @@ declare module '@keel/session' {
      * characters; `durationMs` is wall time from spawn to settle.
      */
     'hook/result': {
+      /** @integer @minimum 1 */
       turn?: number
       point:
         | 'SessionStart'
@@ -48,6 +50,7 @@ declare module '@keel/session' {
         | 'PreCompact'
         | 'Stop'
         | 'SessionEnd'
+      /** @minLength 1 */
       handler: string
       decision:
         | 'none'
@@ -60,8 +63,11 @@ declare module '@keel/session' {
         | 'error'
         | 'timeout'
         | 'cancelled'
+      /** @integer */
       exitCode?: number
+      /** @maxLength 1000 */
       stderr: string
+      /** @minimum 0 */
       durationMs: number
     }
   }
@@ -69,45 +75,3 @@ declare module '@keel/session' {
 
 /** The most characters of stderr a `hook/result` keeps. */
 export const HOOK_STDERR_SUMMARY_CHARS = 1000
-
-const turn = z.number().int().positive()
-const point = z.enum([
-  'SessionStart',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'PreCompact',
-  'Stop',
-  'SessionEnd',
-])
-
-registerEvents('@keel/hooks', {
-  'hook/invoked': z.strictObject({
-    turn: turn.optional(),
-    point,
-    dialect: z.enum(['keel', 'claude', 'codex']),
-    matcher: z.string().optional(),
-    handler: z.string().min(1),
-  }),
-  'hook/result': z.strictObject({
-    turn: turn.optional(),
-    point,
-    handler: z.string().min(1),
-    decision: z.enum([
-      'none',
-      'context',
-      'allow',
-      'ask',
-      'deny',
-      'block',
-      'halt',
-      'error',
-      'timeout',
-      'cancelled',
-    ]),
-    exitCode: z.number().int().optional(),
-    stderr: z.string().max(HOOK_STDERR_SUMMARY_CHARS),
-    durationMs: z.number().nonnegative(),
-  }),
-})

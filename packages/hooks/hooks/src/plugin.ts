@@ -8,6 +8,7 @@ import { isApprovalActive, registerApprovalAnswerer } from '@keel/user-approval'
 import { z } from 'zod'
 import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
 import { HookEngine } from './engine.js'
+import { ownedEventTypes } from './events.generated.js'
 import { hookLifecycleInterceptors } from './lifecycle.js'
 import { toHookInput } from './mapping.js'
 import { hookApprovalAnswerer } from './permission.js'
@@ -113,7 +114,7 @@ export function updatedInputDecision(
 export const hooksPlugin = definePlugin<HooksConfig>({
   name: '@keel/hooks',
   config: hooksConfigSchema,
-  events: ['hook/invoked', 'hook/result'],
+  events: ownedEventTypes,
   setup(ctx) {
     const { config, session } = ctx
     const home = config.home ?? homedir()

@@ -1,5 +1,4 @@
-import { registerEvents } from '@keel/session'
-import { z } from 'zod'
+import './events.generated.js'
 
 /**
  * When the user is asked before a tool runs.
@@ -56,7 +55,15 @@ declare module '@keel/session' {
      * consulted. Log-only; inside the open turn, before the call's `tool/result`. `id` is
      * unique within the session and is answered by exactly one `approval/decided`.
      */
-    'approval/asked': { id: string; turn: number; toolName: string; callId: string; reason: string }
+    'approval/asked': {
+      /** @minLength 1 */
+      id: string
+      /** @integer @minimum 1 */
+      turn: number
+      toolName: string
+      callId: string
+      reason: string
+    }
 
     /**
      * The answer to the `approval/asked` with the same `id`, in the same turn. Exactly one
@@ -65,7 +72,9 @@ declare module '@keel/session' {
      * is what the answerer said (a rejection's reason is passed to the model).
      */
     'approval/decided': {
+      /** @minLength 1 */
       id: string
+      /** @integer @minimum 1 */
       turn: number
       outcome: ApprovalOutcome
       by: ApprovalAnswerSource
@@ -81,44 +90,3 @@ declare module '@keel/session' {
     'sandbox/mode': { sandboxMode: SandboxMode }
   }
 }
-
-/** Runtime schema of {@link ApprovalPolicy}. */
-export const approvalPolicySchema = z.enum(['strict', 'on_request', 'never'])
-/** Runtime schema of {@link SandboxMode}. */
-export const sandboxModeSchema = z.enum(['read_only', 'workspace_write', 'danger_full_access'])
-/** Runtime schema of {@link ApprovalOutcome}. */
-export const approvalOutcomeSchema = z.enum([
-  'allowed-once',
-  'allowed-session',
-  'rejected',
-  'cancelled',
-  'unavailable',
-])
-/** Runtime schema of {@link ApprovalAnswerSource}. */
-export const approvalAnswerSourceSchema = z.enum(['hook', 'session-rule', 'user', 'none'])
-/** Runtime schema of {@link SessionRule}. */
-export const sessionRuleSchema = z.strictObject({
-  toolName: z.string(),
-  command: z.string().optional(),
-})
-
-registerEvents('@keel/user-approval', {
-  'approval/asked': z.strictObject({
-    id: z.string(),
-    turn: z.number(),
-    toolName: z.string(),
-    callId: z.string(),
-    reason: z.string(),
-  }),
-  'approval/decided': z.strictObject({
-    id: z.string(),
-    turn: z.number(),
-    outcome: approvalOutcomeSchema,
-    by: approvalAnswerSourceSchema,
-    answerer: z.string().optional(),
-    reason: z.string().optional(),
-    rule: sessionRuleSchema.optional(),
-  }),
-  'approval/policy': z.strictObject({ approvalPolicy: approvalPolicySchema }),
-  'sandbox/mode': z.strictObject({ sandboxMode: sandboxModeSchema }),
-})

@@ -25,16 +25,19 @@ export {
   type RunPolicy,
 } from './decide.js'
 export {
-  type ApprovalAnswerSource,
-  type ApprovalOutcome,
-  type ApprovalPolicy,
   approvalAnswerSourceSchema,
   approvalOutcomeSchema,
   approvalPolicySchema,
-  type SandboxMode,
-  type SessionRule,
+  ownedEventTypes as approvalEventTypes,
   sandboxModeSchema,
   sessionRuleSchema,
+} from './events.generated.js'
+export type {
+  ApprovalAnswerSource,
+  ApprovalOutcome,
+  ApprovalPolicy,
+  SandboxMode,
+  SessionRule,
 } from './events.js'
 export { expandPath, pathFact, realLocation } from './paths.js'
 export {

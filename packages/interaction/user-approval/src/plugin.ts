@@ -12,7 +12,7 @@ import {
 } from './answerers.js'
 import { answerCall, type Settlement } from './ask.js'
 import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAccess } from './decide.js'
-import { approvalPolicySchema, sandboxModeSchema } from './events.js'
+import { approvalPolicySchema, ownedEventTypes, sandboxModeSchema } from './events.generated.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
 import { holdOsSandbox, isSandboxedShellTool, osSandboxAvailable, publishCommandLimits } from './sandbox.js'
 import { effectivePolicy, sessionRulesProjection } from './state.js'
@@ -154,7 +154,7 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
   return definePlugin<UserApprovalConfig>({
     name: '@keel/user-approval',
     config: userApprovalConfigSchema,
-    events: ['approval/asked', 'approval/decided', 'approval/policy', 'sandbox/mode'],
+    events: ownedEventTypes,
     async setup(ctx) {
       const { session, config, cwd } = ctx
       const workspace = await resolveWorkspace(config, cwd, home)

@@ -1,12 +1,7 @@
 import type { Projection, Session } from '@keel/session'
 import type { RunPolicy } from './decide.js'
-import {
-  type ApprovalPolicy,
-  approvalPolicySchema,
-  type SandboxMode,
-  type SessionRule,
-  sandboxModeSchema,
-} from './events.js'
+import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
+import type { ApprovalPolicy, SandboxMode, SessionRule } from './events.js'
 
 /** The policy switches recorded in the log: each the latest `approval/policy` / `sandbox/mode`, or absent. */
 export interface RecordedPolicy {

@@ -43,7 +43,11 @@ export interface StreamRecord {
   endedAt: number
   /** Absent when the stream did not finish (cut, aborted, failed). */
   finishReason?: FinishReason
-  /** How many chunks the stream delivered. */
+  /**
+   * How many chunks the stream delivered.
+   * @integer
+   * @minimum 0
+   */
   chunks: number
 }
 

@@ -1,7 +1,10 @@
 import type { Brand } from '@keel/base'
 import { z } from 'zod'
 
-/** The id the model gave one tool call; pairs the call with its result. */
+/**
+ * The id the model gave one tool call; pairs the call with its result.
+ * @minLength 1
+ */
 export type ToolCallId = Brand<string, 'ToolCallId'>
 
 /** Runtime schema of {@link ToolCallId}: a non-empty string. */
@@ -31,6 +34,7 @@ export interface ReasoningBlock {
 export interface ToolCallBlock {
   type: 'tool-call'
   id: ToolCallId
+  /** @minLength 1 */
   name: string
   arguments: string
 }
@@ -82,6 +86,7 @@ export interface AssistantMessage {
 export interface ToolResultMessage {
   role: 'tool'
   toolCallId: ToolCallId
+  /** @minLength 1 */
   toolName: string
   content: Array<TextBlock | ImageBlock>
   isError?: true
@@ -95,11 +100,17 @@ export type Message = SystemMessage | DeveloperMessage | UserMessage | Assistant
  * `cacheMissTokens` split `inputTokens` by prompt-cache outcome when the provider says.
  */
 export interface TokenUsage {
+  /** @integer @minimum 0 */
   inputTokens: number
+  /** @integer @minimum 0 */
   outputTokens: number
+  /** @integer @minimum 0 */
   totalTokens: number
+  /** @integer @minimum 0 */
   cacheHitTokens?: number
+  /** @integer @minimum 0 */
   cacheMissTokens?: number
+  /** @integer @minimum 0 */
   reasoningTokens?: number
 }
 

@@ -1,5 +1,4 @@
-import { registerEvents } from '@keel/session'
-import { z } from 'zod'
+import './events.generated.js'
 
 /**
  * When a schedule fires, normalized at creation so replay never depends on the machine's
@@ -11,10 +10,28 @@ import { z } from 'zod'
  *   (an IANA name, resolved at creation when none was given).
  */
 export type ScheduleTrigger =
-  | { kind: 'after'; delayMs: number }
-  | { kind: 'at'; at: number }
-  | { kind: 'every'; intervalMs: number }
-  | { kind: 'cron'; expression: string; timezone: string }
+  | {
+      kind: 'after'
+      /** @integer @minimum 1 */
+      delayMs: number
+    }
+  | {
+      kind: 'at'
+      /** @integer @minimum 0 */
+      at: number
+    }
+  | {
+      kind: 'every'
+      /** @integer @minimum 1 */
+      intervalMs: number
+    }
+  | {
+      kind: 'cron'
+      /** @minLength 1 */
+      expression: string
+      /** @minLength 1 */
+      timezone: string
+    }
 
 /** Why a schedule ended before running out: removed by the model or the user, or expired. */
 export type ScheduleDeleteReason = 'deleted' | 'expired'
@@ -34,16 +51,39 @@ export type ScheduleChange =
   | {
       v: 1
       op: 'create'
+      /** @pattern ^[A-Za-z0-9_-]{1,64}$ */
       id: string
-      /** The message delivered, as a user message, each time the schedule fires. */
+      /**
+       * The message delivered, as a user message, each time the schedule fires.
+       * @minLength 1
+       */
       prompt: string
       trigger: ScheduleTrigger
-      /** When the schedule was created, Unix ms; `after` and `every` count from it. */
+      /**
+       * When the schedule was created, Unix ms; `after` and `every` count from it.
+       * @integer @minimum 0
+       */
       createdAt: number
+      /** @integer @minimum 0 */
       expiresAt?: number
     }
-  | { v: 1; op: 'delete'; id: string; reason: ScheduleDeleteReason }
-  | { v: 1; op: 'dispatch'; id: string; dueAt: number; firedAt: number }
+  | {
+      v: 1
+      op: 'delete'
+      /** @pattern ^[A-Za-z0-9_-]{1,64}$ */
+      id: string
+      reason: ScheduleDeleteReason
+    }
+  | {
+      v: 1
+      op: 'dispatch'
+      /** @pattern ^[A-Za-z0-9_-]{1,64}$ */
+      id: string
+      /** @integer @minimum 0 */
+      dueAt: number
+      /** @integer @minimum 0 */
+      firedAt: number
+    }
 
 declare module '@keel/session' {
   interface SessionEventMap {
@@ -52,35 +92,8 @@ declare module '@keel/session' {
      * The live schedules are the fold of these events; the whole stream is checked when a
      * session is loaded (no duplicate ids, no dispatch or delete of an unknown, deleted or
      * finished schedule) and an invalid stream is refused rather than guessed at.
+     * @example {"v":1,"op":"create","id":"s1","prompt":"Check the build","trigger":{"kind":"every","intervalMs":3600000},"createdAt":1700000000000,"expiresAt":1700086400000}
      */
     'schedule/change': ScheduleChange
   }
 }
-
-const time = z.number().int().nonnegative()
-const id = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)
-
-/** Runtime schema of {@link ScheduleTrigger}. */
-export const scheduleTriggerSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('after'), delayMs: z.number().int().positive() }),
-  z.strictObject({ kind: z.literal('at'), at: time }),
-  z.strictObject({ kind: z.literal('every'), intervalMs: z.number().int().positive() }),
-  z.strictObject({ kind: z.literal('cron'), expression: z.string().min(1), timezone: z.string().min(1) }),
-])
-
-/** Runtime schema of {@link ScheduleChange}. */
-export const scheduleChangeSchema = z.discriminatedUnion('op', [
-  z.strictObject({
-    v: z.literal(1),
-    op: z.literal('create'),
-    id,
-    prompt: z.string().min(1),
-    trigger: scheduleTriggerSchema,
-    createdAt: time,
-    expiresAt: time.optional(),
-  }),
-  z.strictObject({ v: z.literal(1), op: z.literal('delete'), id, reason: z.enum(['deleted', 'expired']) }),
-  z.strictObject({ v: z.literal(1), op: z.literal('dispatch'), id, dueAt: time, firedAt: time }),
-])
-
-registerEvents('@keel/schedule', { 'schedule/change': scheduleChangeSchema })

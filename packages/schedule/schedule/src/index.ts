@@ -1,12 +1,7 @@
 import './events.js'
 
-export {
-  type ScheduleChange,
-  type ScheduleDeleteReason,
-  type ScheduleTrigger,
-  scheduleChangeSchema,
-  scheduleTriggerSchema,
-} from './events.js'
+export { scheduleChangeSchema, scheduleTriggerSchema } from './events.generated.js'
+export type { ScheduleChange, ScheduleDeleteReason, ScheduleTrigger } from './events.js'
 export { createScheduleTools, type ScheduleConfig, scheduleConfigSchema, schedulePlugin } from './plugin.js'
 export { Scheduler, type SchedulerOptions } from './scheduler.js'
 export {

@@ -1,6 +1,7 @@
 import { definePlugin } from '@keel/agent'
 import { defineTool, type Tool, type ToolOutput } from '@keel/tools'
 import { z } from 'zod'
+import { ownedEventTypes } from './events.generated.js'
 import { Scheduler } from './scheduler.js'
 import { describeTrigger, type Schedule, ScheduleError } from './schedules.js'
 
@@ -123,7 +124,7 @@ export function createScheduleTools(scheduler: Scheduler): Array<Tool<unknown>> 
 export const schedulePlugin = definePlugin<ScheduleConfig>({
   name: '@keel/schedule',
   config: scheduleConfigSchema,
-  events: ['schedule/change'],
+  events: ownedEventTypes,
   setup(ctx) {
     const { config } = ctx
     const scheduler = new Scheduler({

@@ -58,7 +58,8 @@ export const scheduleProjection: Projection<ScheduleBook> = {
     event.type === 'schedule/change' ? applyChange(book, event.data, event.seq) : book,
 }
 
-function applyChange(book: ScheduleBook, change: ScheduleChange, seq: number): ScheduleBook {
+/** One step of the schedule fold; throws {@link ScheduleStreamError} on an invalid transition. */
+export function applyChange(book: ScheduleBook, change: ScheduleChange, seq: number): ScheduleBook {
   const { id } = change
   if (change.op === 'create') {
     if (book.live.has(id) || book.ended.has(id)) {

@@ -105,15 +105,21 @@ describe('schedule plugin', () => {
     expect(p.clock.pending).toBe(0)
   })
 
-  it('refuses to set up on a session whose schedule stream is invalid', async () => {
-    const bad = Session.create('bad', {}, [
-      {
-        type: 'schedule/change',
-        seq: 0,
-        time: T0,
-        data: { v: 1, op: 'dispatch', id: 's1', dueAt: T0, firedAt: T0 },
-      },
-    ])
-    await expect(setup({}, bad)).rejects.toMatchObject({ code: 'SCHEDULE_STREAM_UNKNOWN_ID' })
+  it('a session whose schedule stream is invalid is refused on load, before any setup', () => {
+    expect(() =>
+      Session.create('bad', {}, [
+        {
+          type: 'schedule/change',
+          seq: 0,
+          time: T0,
+          data: { v: 1, op: 'dispatch', id: 's1', dueAt: T0, firedAt: T0 },
+        },
+      ]),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'EVENT_INVARIANT_VIOLATED',
+        details: expect.objectContaining({ invariantCode: 'SCHEDULE_STREAM_UNKNOWN_ID' }),
+      }),
+    )
   })
 })

@@ -207,15 +207,28 @@ describe('transition stream validation on load', () => {
     ],
   ]
 
-  it.each(invalid)('refuses %s with a typed error naming the seq', (_name, changes, code, seq) => {
-    const session = Session.create('bad', {}, logOf(changes))
-    const error = expectCode(() => session.project(scheduleProjection), code)
-    expect((error as unknown as { details: { seq: number } }).details.seq).toBe(seq)
-    // asked again, it refuses again (nothing half-folded is cached)
-    expectCode(() => session.project(scheduleProjection), code)
-    // and a scheduler refuses to start on it
-    const { scheduler } = harness({ session })
-    expectCode(() => scheduler.start(), code)
+  it.each(invalid)('refuses %s when the log is loaded, naming the seq', (_name, changes, code, seq) => {
+    // The invariant fold registered with the events runs on load: the session is refused
+    // before any projection is read.
+    let error: unknown
+    try {
+      Session.create('bad', {}, logOf(changes))
+    } catch (e) {
+      error = e
+    }
+    expect(error).toMatchObject({ code: 'EVENT_INVARIANT_VIOLATED', details: { seq, invariantCode: code } })
+    // the same transition is refused live, and the refused append changes nothing
+    const live = Session.create('live', {}, logOf(changes.slice(0, -1)))
+    expect(() => live.append('schedule/change', changes.at(-1)!)).toThrow(
+      expect.objectContaining({ code: 'EVENT_INVARIANT_VIOLATED' }),
+    )
+    expect(live.nextSeq).toBe(changes.length - 1)
+    // the projection is the same fold: over the raw stream it refuses with the schedule's code
+    let book = scheduleProjection.init()
+    expectCode(() => {
+      for (const [i, data] of changes.entries())
+        book = scheduleProjection.apply(book, { type: 'schedule/change', seq: i, time: T0, data } as never)
+    }, code)
   })
 
   it('refuses an operation of an unknown format version at load (schema level)', () => {

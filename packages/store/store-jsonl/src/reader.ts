@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, openSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderSchema } from '@keel/session'
+import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import {
   checkFormatVersion,
   isBlobStub,
@@ -130,7 +130,7 @@ export function readHeader(
   if (header.id !== id) {
     throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
   }
-  const checked = sessionHeaderSchema.safeParse(
+  const checked = sessionHeaderValidator.safeParse(
     migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
   )
   if (!checked.success) {

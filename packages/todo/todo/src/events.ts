@@ -1,5 +1,4 @@
-import { registerEvents } from '@keel/session'
-import { z } from 'zod'
+import './events.generated.js'
 
 /**
  * Where one item of the plan stands.
@@ -12,12 +11,21 @@ export type TodoStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled'
 
 /** One item of the model's plan. */
 export interface TodoItem {
-  /** Chosen by the model; unique within one list, stable across writes of the same item. */
+  /**
+   * Chosen by the model; unique within one list, stable across writes of the same item.
+   * @minLength 1
+   */
   id: string
-  /** What to do, in the imperative ("Run the tests"). Never empty. */
+  /**
+   * What to do, in the imperative ("Run the tests"). Never empty.
+   * @minLength 1
+   */
   content: string
   status: TodoStatus
-  /** The same in the present continuous ("Running the tests"), shown while in progress. */
+  /**
+   * The same in the present continuous ("Running the tests"), shown while in progress.
+   * @minLength 1
+   */
   activeForm?: string
 }
 
@@ -28,26 +36,11 @@ declare module '@keel/session' {
      * latest write wins on replay, so no earlier event needs to be read to know the list.
      * Log-only (not on the surface): compaction may shadow the tool call that produced it
      * without losing the list. Item ids are unique and contents non-empty.
+     * @example {"todos":[{"id":"1","content":"Run the tests","status":"in_progress","activeForm":"Running the tests"},{"id":"2","content":"Fix the failures","status":"pending"}]}
      */
-    'todo/write': { todos: TodoItem[] }
+    'todo/write': {
+      /** @uniqueBy id */
+      todos: TodoItem[]
+    }
   }
 }
-
-/** Runtime schema of {@link TodoStatus}. */
-export const todoStatusSchema = z.enum(['pending', 'in_progress', 'completed', 'cancelled'])
-
-/** Runtime schema of one stored {@link TodoItem}. */
-export const todoItemSchema = z.strictObject({
-  id: z.string().min(1),
-  content: z.string().min(1),
-  status: todoStatusSchema,
-  activeForm: z.string().min(1).optional(),
-})
-
-registerEvents('@keel/todo', {
-  'todo/write': z.strictObject({
-    todos: z.array(todoItemSchema).refine((todos) => new Set(todos.map((t) => t.id)).size === todos.length, {
-      message: 'todo ids must be unique within one list',
-    }),
-  }),
-})

@@ -1,6 +1,7 @@
 import './events.js'
 
-export { type TodoItem, type TodoStatus, todoItemSchema, todoStatusSchema } from './events.js'
+export { todoItemSchema, todoStatusSchema } from './events.generated.js'
+export type { TodoItem, TodoStatus } from './events.js'
 export { type TodoConfig, todoConfigSchema, todoPlugin } from './plugin.js'
 export {
   reminderMessage,

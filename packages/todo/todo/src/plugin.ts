@@ -1,5 +1,6 @@
 import { definePlugin } from '@keel/agent'
 import { z } from 'zod'
+import { ownedEventTypes } from './events.generated.js'
 import { reminderMessage, shouldRemind, TODO_REMINDER_SOURCE, todoActivityProjection } from './reminder.js'
 import { createTodoWriteTool, renderTodoList, todoProjection } from './todos.js'
 
@@ -22,7 +23,7 @@ export type TodoConfig = z.output<typeof todoConfigSchema>
 export const todoPlugin = definePlugin<TodoConfig>({
   name: '@keel/todo',
   config: todoConfigSchema,
-  events: ['todo/write'],
+  events: ownedEventTypes,
   setup(ctx) {
     const { session, config } = ctx
     ctx.registerTool(

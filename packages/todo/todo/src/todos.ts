@@ -2,7 +2,8 @@ import { KeelError } from '@keel/base'
 import type { Projection, Session } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { type TodoItem, todoStatusSchema } from './events.js'
+import { todoStatusSchema } from './events.generated.js'
+import type { TodoItem } from './events.js'
 
 /**
  * The current todo list: the `todos` of the latest `todo/write`, empty before the first.
