@@ -1,17 +1,12 @@
 export {
-  BackendStore,
-  checkFormatVersion,
   HOST,
-  headerInit,
   type LogWriter,
-  materialize,
-  migratedNotice,
-  migrateStored,
   newSessionId,
   type PendingEvent,
   type StoreBackend,
   type StoredLog,
 } from './backend.js'
+export { BackendStore } from './backend-store.js'
 export {
   type BlobStub,
   DEFAULT_MAX_EVENT_BYTES,
@@ -40,6 +35,7 @@ export {
   UnknownRequiredEvent,
 } from './errors.js'
 export { MemoryStorage, MemoryStore, type MemoryStoreOptions, summaryOf } from './memory.js'
+export { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 export type {
   CreateSessionInit,
   ForkOptions,
@@ -51,3 +47,4 @@ export type {
   StoreNotice,
   StoreOptions,
 } from './store.js'
+export { headerInit, materialize } from './validate.js'

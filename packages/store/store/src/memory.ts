@@ -1,15 +1,6 @@
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
-import {
-  BackendStore,
-  checkFormatVersion,
-  HOST,
-  type LogWriter,
-  migratedNotice,
-  migrateStored,
-  type PendingEvent,
-  type StoreBackend,
-  type StoredLog,
-} from './backend.js'
+import { HOST, type LogWriter, type PendingEvent, type StoreBackend, type StoredLog } from './backend.js'
+import { BackendStore } from './backend-store.js'
 import { isBlobStub, resolveBlobStub, stubDigest } from './blob.js'
 import {
   ConcurrentAppend,
@@ -19,6 +10,7 @@ import {
   SessionNotFound,
   type StoreLocation,
 } from './errors.js'
+import { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 import type { ListOptions, SessionSummary, StoreNotice, StoreOptions } from './store.js'
 
 interface MemoryRecord {
