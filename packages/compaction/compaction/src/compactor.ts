@@ -1,3 +1,4 @@
+import type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 import { isKeelError } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import type { ErrorRecord, Session, SessionSeq } from '@keel/session'
@@ -14,16 +15,11 @@ import { applyPrune, planPrune, viewSurface } from './prune.js'
 import { summarizeRange } from './summarize.js'
 import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 
-/** A `PreCompact` hook's answer: go ahead (optionally with other instructions), or cancel. */
-export type BeforeCompactionDecision =
-  | { action: 'proceed'; instructions?: string }
-  | { action: 'cancel'; reason: string }
-
-/** What a `PreCompact` hook is told. */
-export interface BeforeCompactionInfo {
-  readonly trigger: CompactionTrigger
-  readonly instructions?: string
-}
+/**
+ * A `PreCompact` hook's question and answer are the agent's `beforeCompaction` types: the
+ * plugin passes `ctx.host.beforeCompaction` straight through.
+ */
+export type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 
 /** Something to show the user (the plugin forwards it to `display`). */
 export interface CompactionNotice {

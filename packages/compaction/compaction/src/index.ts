@@ -27,6 +27,7 @@ export {
 } from './events.js'
 export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
+  type AfterCompaction,
   type CompactionPlugin,
   type CompactionPluginOptions,
   compactionPlugin,
@@ -51,11 +52,9 @@ export {
   type SurfaceSize,
 } from './tokens.js'
 export {
-  APPROVAL_POLICY_EVENT,
   defaultFileTools,
   type FileToolNames,
   readWorkingState,
   renderWorkingState,
-  SANDBOX_MODE_EVENT,
   type WorkingState,
 } from './working-state.js'

@@ -5,7 +5,7 @@ import { todoPlugin, todoProjection } from '@keel/todo'
 import { defineTool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { compactionPlugin, describeResult, runCompactCommand } from '../src/index.js'
+import { compactionPlugin, describeResult } from '../src/index.js'
 import { filler, isSummaryRequest, lastText, messagesOf, onCleanup, serve } from './helpers.js'
 
 /** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
@@ -101,7 +101,7 @@ describe('inside a real agent (beforeStep trigger)', () => {
     )
   })
 
-  it('compact() and the /compact command run a manual compaction between turns (turn null)', async () => {
+  it('/compact through agent.runCommand and compact() run a manual compaction between turns (turn null)', async () => {
     let next = 0
     const answers = [filler(4_000, 'first answer'), filler(4_000, 'second answer')]
     const { server, llm } = await serve({
@@ -109,7 +109,8 @@ describe('inside a real agent (beforeStep trigger)', () => {
         isSummaryRequest(request) ? { text: 'Summary of both answers.' } : { text: answers[next++] ?? 'ok' },
     })
     const session = Session.create('agent-manual')
-    const plugin = compactionPlugin({ llm })
+    // no model given: the summaries are written with the agent's own adapter (ctx.llm)
+    const plugin = compactionPlugin()
     const agent = await createAgent({
       llm,
       session,
@@ -121,7 +122,12 @@ describe('inside a real agent (beforeStep trigger)', () => {
     await agent.send('Second question.')
     await agent.send('Third question.')
 
-    const reply = await runCompactCommand(plugin.compactor!, '  Keep the answers short.  ')
+    expect(agent.commands()).toContainEqual({
+      name: 'compact',
+      plugin: '@keel/compaction',
+      description: expect.stringContaining('/compact'),
+    })
+    const reply = await agent.runCommand('compact', '  Keep the answers short.  ')
     expect(reply).toMatch(
       /^Compacted: [\d,]+ → [\d,]+ tokens; 0 output\(s\) pruned, older history summarized\.$/,
     )
@@ -141,18 +147,35 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(describeResult(await plugin.compact())).toMatch(/^Compact/)
   })
 
-  it('refuses to set up without a model for summaries (until the agent provides ctx.llm)', async () => {
-    const { llm } = await serve()
-    const attempt = createAgent({
-      llm,
-      session: Session.create('no-llm'),
-      cwd: process.cwd(),
-      plugins: [compactionPlugin()],
-    })
-    await expect(attempt).rejects.toMatchObject({
-      code: 'PLUGIN_SETUP_FAILED',
-      message: expect.stringContaining('pass compactionPlugin({ llm })'),
-    })
+  it('compact() before the plugin is set up is a typed error; /compact while one runs is refused', async () => {
     await expect(compactionPlugin().compact()).rejects.toMatchObject({ code: 'COMPACTION_CONFIG_INVALID' })
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { llm } = await serve({
+      handler: async (request) => {
+        if (isSummaryRequest(request)) await held
+        return { text: isSummaryRequest(request) ? 'Summary.' : filler(4_000, 'answer') }
+      },
+    })
+    const session = Session.create('agent-busy')
+    const agent = await createAgent({
+      llm,
+      session,
+      cwd: process.cwd(),
+      plugins: [usePlugin(compactionPlugin(), { contextWindow: 100_000 })],
+    })
+    onCleanup(() => agent.close())
+    await agent.send('One.')
+    await agent.send('Two.')
+    const first = agent.runCommand('compact', '')
+    // the first compaction waits for its summary: a second /compact is answered, not queued
+    await expect.poll(() => session.events.some((e) => e.type === 'compaction/start')).toBe(true)
+    expect(await agent.runCommand('compact', '')).toBe(
+      'A compaction is already running; try again when it ends.',
+    )
+    release()
+    expect(await first).toMatch(/^Compacted: /)
   })
 })

@@ -59,6 +59,7 @@ export {
   wrapCommand,
 } from './sandbox.js'
 export {
+  activePolicy,
   effectivePolicy,
   type RecordedPolicy,
   recordedPolicyProjection,
