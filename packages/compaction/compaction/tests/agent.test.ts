@@ -6,7 +6,15 @@ import { defineTool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { compactionPlugin, describeResult } from '../src/index.js'
-import { filler, isSummaryRequest, lastText, messagesOf, onCleanup, serve } from './helpers.js'
+import {
+  filler,
+  isSummaryRequest,
+  lastText,
+  messagesOf,
+  onCleanup,
+  serve,
+  toolPairsIntact,
+} from './helpers.js'
 
 /** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
 const readFile = defineTool({
@@ -177,5 +185,68 @@ describe('inside a real agent (beforeStep trigger)', () => {
     )
     release()
     expect(await first).toMatch(/^Compacted: /)
+  })
+
+  it('/compact while a tool of a running turn waits is placed in that turn and keeps the call paired', async () => {
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let entered: () => void = () => {}
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Takes its time.',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+      async call() {
+        entered()
+        await held
+        return 'slow done'
+      },
+    })
+    let next = 0
+    const { llm } = await serve({
+      handler: (request) => {
+        if (isSummaryRequest(request)) return { text: 'Summary.' }
+        next++
+        return next === 3
+          ? { text: filler(3_000, 'calling'), toolCalls: [{ name: 'slow', arguments: {} }] }
+          : { text: filler(4_000, `answer ${next}`) }
+      },
+    })
+    const session = Session.create('agent-mid-turn')
+    const agent = await createAgent({
+      llm,
+      session,
+      cwd: process.cwd(),
+      tools: [slow],
+      plugins: [usePlugin(compactionPlugin(), { contextWindow: 100_000 })],
+    })
+    onCleanup(() => agent.close())
+    await agent.send('One.')
+    await agent.send('Two.')
+    const third = agent.send('Three.')
+    await inTool
+
+    expect(await agent.runCommand('compact', '')).toMatch(/older history summarized/)
+    release()
+    expect(await third).toMatchObject({ turn: 3, reason: 'completed' })
+
+    const start = session.events.find((e) => e.type === 'compaction/start')!
+    expect(start.data).toMatchObject({ turn: 3, trigger: 'manual' })
+    // between the running call and its result, which still answers it on the surface
+    expect(session.events[start.seq - 1]!.type).toBe('tool/call')
+    expect(toolPairsIntact(session)).toBe(true)
+    expect(session.deriveMessages().map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ])
   })
 })
