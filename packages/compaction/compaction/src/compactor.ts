@@ -12,7 +12,7 @@ import {
 import type { CompactionTrigger } from './events.js'
 import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
-import { summarizeRange } from './summarize.js'
+import { MIN_SUMMARY_RANGE_TOKENS, summarizeRange } from './summarize.js'
 import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 
 /**
@@ -286,7 +286,9 @@ export class Compactor {
     const belowThreshold = tokensAfter < this.thresholdTokens
     this.#notify(
       'compacted',
-      `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
+      pruned === 0 && !summarized
+        ? `Nothing to compact (${request.trigger}): no old tool output to prune and under ${MIN_SUMMARY_RANGE_TOKENS} tokens of older history to summarize; about ${formatCount(tokensAfter)} tokens.`
+        : `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
     this.#guardNotice(request.trigger, turn, tokensAfter)
     return {

@@ -85,7 +85,13 @@ describe('context overflow (engine part)', () => {
     const { server, llm } = await serve()
     const session = newSession('overflow-empty')
     const turn = writeTurn(session, 'Hi.', [], { open: true })
-    const compactor = new Compactor({ session, llm, config })
+    const notices: string[] = []
+    const compactor = new Compactor({
+      session,
+      llm,
+      config,
+      onNotice: (n) => notices.push(`${n.kind}: ${n.text}`),
+    })
     const error = new LlmError('context-overflow', 'too long')
     expect(await recoverFromOverflow(compactor, { turn, step: 1, error }, new Set())).toEqual({
       action: 'fail',
@@ -94,6 +100,10 @@ describe('context overflow (engine part)', () => {
       type: 'compaction/end',
       data: { pruned: 0, summarized: false },
     })
+    // the user is not told that something was compacted
+    expect(notices).toEqual([
+      expect.stringMatching(/^compacted: Nothing to compact \(overflow\): no old tool output/),
+    ])
     expect(server.requests).toHaveLength(0)
   })
 })
