@@ -94,6 +94,8 @@ export async function recoverFromOverflow(
   if (info.error.kind !== 'context-overflow') return { action: 'fail' }
   const key = `${info.turn}:${info.step}`
   if (retried.has(key) || compactor.busy) return { action: 'fail' }
+  // Only the current turn's steps matter: forget the others so the set stays small.
+  for (const seen of retried) if (!seen.startsWith(`${info.turn}:`)) retried.delete(seen)
   retried.add(key)
   const result = await after(await compactor.compact({ trigger: 'overflow' }))
   const changed = result.status === 'compacted' && (result.pruned > 0 || result.summarized)
@@ -110,6 +112,7 @@ export async function recoverFromOverflow(
  */
 export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
   let compactor: Compactor | undefined
+  let manual: ((instructions?: string) => Promise<CompactionResult>) | undefined
   const definition: PluginDefinition<CompactionConfig> = definePlugin<CompactionConfig>({
     name: '@keel/compaction',
     config: compactionConfigSchema,
@@ -131,9 +134,13 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
       })
       compactor = engine
-      /** Every compaction of this agent ends here, whatever triggered it. */
+      /**
+       * Every compaction of this agent ends here, whatever triggered it. Only a summary drops
+       * earlier context from the surface (prunes keep every message), so only then would
+       * the session's start context need to be given again.
+       */
       const after: AfterCompaction = async (result) => {
-        if (result.status !== 'compacted') return result
+        if (result.status !== 'compacted' || !result.summarized) return result
         // INTEGRATION (hooks helper): re-run SessionStart hooks with source `compact` here, e.g. `await ctx.host.sessionStart({ source: 'compact' })`
         return result
       }
@@ -159,7 +166,6 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
       }
     },
   })
-  let manual: ((instructions?: string) => Promise<CompactionResult>) | undefined
   return {
     ...definition,
     get compactor() {
