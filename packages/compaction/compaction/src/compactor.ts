@@ -1,3 +1,4 @@
+import type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 import { isKeelError } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import type { ErrorRecord, Session, SessionSeq } from '@keel/session'
@@ -11,19 +12,14 @@ import {
 import type { CompactionTrigger } from './events.js'
 import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
-import { summarizeRange } from './summarize.js'
+import { MIN_SUMMARY_RANGE_TOKENS, summarizeRange } from './summarize.js'
 import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 
-/** A `PreCompact` hook's answer: go ahead (optionally with other instructions), or cancel. */
-export type BeforeCompactionDecision =
-  | { action: 'proceed'; instructions?: string }
-  | { action: 'cancel'; reason: string }
-
-/** What a `PreCompact` hook is told. */
-export interface BeforeCompactionInfo {
-  readonly trigger: CompactionTrigger
-  readonly instructions?: string
-}
+/**
+ * A `PreCompact` hook's question and answer are the agent's `beforeCompaction` types: the
+ * plugin passes `ctx.host.beforeCompaction` straight through.
+ */
+export type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 
 /** Something to show the user (the plugin forwards it to `display`). */
 export interface CompactionNotice {
@@ -290,7 +286,9 @@ export class Compactor {
     const belowThreshold = tokensAfter < this.thresholdTokens
     this.#notify(
       'compacted',
-      `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
+      pruned === 0 && !summarized
+        ? `Nothing to compact (${request.trigger}): no old tool output to prune and under ${MIN_SUMMARY_RANGE_TOKENS} tokens of older history to summarize; about ${formatCount(tokensAfter)} tokens.`
+        : `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
     this.#guardNotice(request.trigger, turn, tokensAfter)
     return {

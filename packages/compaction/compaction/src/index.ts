@@ -23,6 +23,7 @@ export { compactionTriggerSchema } from './events.generated.js'
 export type { CompactionRange, CompactionTrigger, TokenSource } from './events.js'
 export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
+  type AfterCompaction,
   type CompactionPlugin,
   type CompactionPluginOptions,
   compactionPlugin,
@@ -47,11 +48,9 @@ export {
   type SurfaceSize,
 } from './tokens.js'
 export {
-  APPROVAL_POLICY_EVENT,
   defaultFileTools,
   type FileToolNames,
   readWorkingState,
   renderWorkingState,
-  SANDBOX_MODE_EVENT,
   type WorkingState,
 } from './working-state.js'

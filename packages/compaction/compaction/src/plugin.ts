@@ -1,18 +1,14 @@
-// ─────────────────────────────────────────────────────────────────────────────────────────
-// Agent wiring of the compaction engine. Everything agent-specific lives in this module.
-//
-// INTEGRATION (after the agent branch with `llm`, `registerCommand`, `modelError` and
-// `beforeCompaction` is merged): the structural `AgentAdditions` / `ModelErrorInterceptor`
-// types below mirror those signatures, so the wiring lights up without code changes once
-// the context carries them. The integrator should (1) replace these local types by the
-// agent's own, (2) pass the host's `beforeCompaction` (PreCompact hooks; @keel/hooks'
-// `hookLifecycleInterceptors(...).beforeCompaction` has exactly this shape, see
-// tests/hooks.test.ts) as `CompactorOptions.beforeCompaction`, and (3) add the
-// agent-level overflow retry test (see tests/overflow.test.ts).
-// ─────────────────────────────────────────────────────────────────────────────────────────
-
-import { definePlugin, type Interceptors, type PluginContext, type PluginDefinition } from '@keel/agent'
-import type { LlmAdapter, LlmError } from '@keel/llm'
+// Agent wiring of the compaction engine. Everything agent-specific lives in this module:
+// the automatic trigger (`beforeStep`), the overflow trigger (`modelError`), the `/compact`
+// command (`registerCommand`) and PreCompact hooks (`ctx.host.beforeCompaction`).
+import {
+  definePlugin,
+  type ModelErrorDecision,
+  type ModelErrorInfo,
+  type PluginContext,
+  type PluginDefinition,
+} from '@keel/agent'
+import type { LlmAdapter } from '@keel/llm'
 import {
   type BeforeCompactionDecision,
   type BeforeCompactionInfo,
@@ -30,31 +26,14 @@ export const DISPLAY_KINDS = {
   guard: 'compaction-guard',
 } as const
 
-/** The agent additions this plugin uses when present (signatures of the agent branch). */
-interface AgentAdditions {
-  readonly llm?: LlmAdapter
-  registerCommand?(
-    name: string,
-    // biome-ignore lint/suspicious/noConfusingVoidType: the agent branch's exact signature
-    command: { description: string; run(args: string): Promise<string | void> },
-  ): void
-  beforeCompaction?(info: BeforeCompactionInfo): BeforeCompactionDecision | Promise<BeforeCompactionDecision>
-}
-
-/** The model-error interception point of the agent branch. */
-interface ModelErrorInterceptor {
-  modelError?(info: {
-    turn: number
-    step: number
-    error: LlmError
-  }): { action: 'fail' } | { action: 'retry' } | Promise<{ action: 'fail' } | { action: 'retry' }>
-}
-
 /** What the plugin factory takes besides the JSON config. */
 export interface CompactionPluginOptions {
-  /** The model that writes summaries; the agent's (`ctx.llm`) once the agent provides one. */
+  /** The model that writes summaries; default the agent's (`ctx.llm`). */
   readonly llm?: LlmAdapter
-  /** PreCompact hooks, when the host does not provide them. */
+  /**
+   * Runs before every compaction instead of the host's `beforeCompaction` interceptors
+   * (which is where the hooks plugin's PreCompact hooks run); for tests and embedders.
+   */
   readonly beforeCompaction?: (
     info: BeforeCompactionInfo,
   ) => BeforeCompactionDecision | Promise<BeforeCompactionDecision>
@@ -83,14 +62,23 @@ export function describeResult(result: CompactionResult): string {
   }
 }
 
+/** What runs after every compaction the plugin starts (it may add to the result's effects). */
+export type AfterCompaction = (result: CompactionResult) => Promise<CompactionResult>
+
+const asIs: AfterCompaction = async (result) => result
+
 /** The `/compact [instructions]` command. */
-export async function runCompactCommand(compactor: Compactor, args: string): Promise<string> {
+export async function runCompactCommand(
+  compactor: Compactor,
+  args: string,
+  after: AfterCompaction = asIs,
+): Promise<string> {
   const instructions = args.trim()
   if (compactor.busy) return 'A compaction is already running; try again when it ends.'
   const result = await compactor.compact(
     instructions === '' ? { trigger: 'manual' } : { trigger: 'manual', instructions },
   )
-  return describeResult(result)
+  return describeResult(await after(result))
 }
 
 /**
@@ -100,63 +88,82 @@ export async function runCompactCommand(compactor: Compactor, args: string): Pro
  */
 export async function recoverFromOverflow(
   compactor: Compactor,
-  info: { turn: number; step: number; error: LlmError },
+  info: ModelErrorInfo,
   retried: Set<string>,
-): Promise<{ action: 'fail' } | { action: 'retry' }> {
+  after: AfterCompaction = asIs,
+): Promise<ModelErrorDecision> {
   if (info.error.kind !== 'context-overflow') return { action: 'fail' }
   const key = `${info.turn}:${info.step}`
   if (retried.has(key) || compactor.busy) return { action: 'fail' }
+  // Only the current turn's steps matter: forget the others so the set stays small.
+  for (const seen of retried) if (!seen.startsWith(`${info.turn}:`)) retried.delete(seen)
   retried.add(key)
-  const result = await compactor.compact({ trigger: 'overflow' })
+  const result = await after(await compactor.compact({ trigger: 'overflow' }))
   const changed = result.status === 'compacted' && (result.pruned > 0 || result.summarized)
   return changed ? { action: 'retry' } : { action: 'fail' }
 }
 
 /**
  * The compaction plugin: before each step it compacts when the surface is over the
- * threshold (and the loop guard allows); it shows what happened with `display` (kinds
- * {@link DISPLAY_KINDS}); once the agent offers them it registers `/compact` and
- * recovers from context-overflow errors. The engine is {@link Compactor}.
+ * threshold (and the loop guard allows); on a context-overflow error it compacts and has
+ * the step's model call re-run once (`modelError`); it registers `/compact [instructions]`;
+ * before every run it asks the host's `beforeCompaction` interceptors (PreCompact hooks),
+ * and it shows what happened with `display` (kinds {@link DISPLAY_KINDS}). The engine is
+ * {@link Compactor}.
  */
 export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
   let compactor: Compactor | undefined
+  let manual: ((instructions?: string) => Promise<CompactionResult>) | undefined
   const definition: PluginDefinition<CompactionConfig> = definePlugin<CompactionConfig>({
     name: '@keel/compaction',
     config: compactionConfigSchema,
     events: ownedEventTypes,
-    setup(ctx: PluginContext<CompactionConfig> & AgentAdditions) {
-      const llm = options.llm ?? ctx.llm
-      if (!llm) {
-        throw new CompactionError(
-          'COMPACTION_CONFIG_INVALID',
-          'the compaction plugin needs a model for summaries: pass compactionPlugin({ llm })',
-          { path: 'llm' },
-        )
-      }
-      const hook = options.beforeCompaction ?? ctx.beforeCompaction?.bind(ctx)
+    setup(ctx: PluginContext<CompactionConfig>) {
+      const beforeCompaction =
+        options.beforeCompaction ??
+        (async (info: BeforeCompactionInfo): Promise<BeforeCompactionDecision> => {
+          const { decision, plugin } = await ctx.host.beforeCompaction(info)
+          return decision.action === 'cancel' && plugin !== undefined
+            ? { action: 'cancel', reason: `${decision.reason} (${plugin})` }
+            : decision
+        })
       const engine = new Compactor({
         session: ctx.session,
-        llm,
+        llm: options.llm ?? ctx.llm,
         config: ctx.config,
-        ...(hook === undefined ? {} : { beforeCompaction: hook }),
+        beforeCompaction,
         onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
       })
       compactor = engine
+      /**
+       * Every compaction of this agent ends here, whatever triggered it. Only a summary drops
+       * earlier context from the surface (prunes keep every message), so only then would
+       * the session's start context need to be given again.
+       */
+      const after: AfterCompaction = async (result) => {
+        if (result.status !== 'compacted' || !result.summarized) return result
+        // INTEGRATION (hooks helper): re-run SessionStart hooks with source `compact` here, e.g. `await ctx.host.sessionStart({ source: 'compact' })`
+        return result
+      }
       const retried = new Set<string>()
-      const interceptors: Interceptors & ModelErrorInterceptor = {
+      ctx.intercept({
         async beforeStep() {
-          await engine.compactIfNeeded()
+          await after(await engine.compactIfNeeded())
           return { action: 'enter' }
         },
-        modelError: (info) => recoverFromOverflow(engine, info, retried),
-      }
-      ctx.intercept(interceptors)
-      ctx.registerCommand?.('compact', {
-        description: 'Compact the conversation now: /compact [what the summary should focus on]',
-        run: (args) => runCompactCommand(engine, args),
+        modelError: (info) => recoverFromOverflow(engine, info, retried, after),
       })
+      ctx.registerCommand('compact', {
+        description: 'Compact the conversation now: /compact [what the summary should focus on]',
+        run: (args) => runCompactCommand(engine, args, after),
+      })
+      manual = (instructions) =>
+        engine
+          .compact(instructions === undefined ? { trigger: 'manual' } : { trigger: 'manual', instructions })
+          .then(after)
       return () => {
         compactor = undefined
+        manual = undefined
       }
     },
   })
@@ -166,7 +173,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
       return compactor
     },
     compact(instructions?: string): Promise<CompactionResult> {
-      if (!compactor) {
+      if (!manual) {
         return Promise.reject(
           new CompactionError(
             'COMPACTION_CONFIG_INVALID',
@@ -175,9 +182,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
           ),
         )
       }
-      return compactor.compact(
-        instructions === undefined ? { trigger: 'manual' } : { trigger: 'manual', instructions },
-      )
+      return manual(instructions)
     },
   }
 }

@@ -1,12 +1,11 @@
 import type { Projection, Session, SessionEvent } from '@keel/session'
 import { renderTodoList, type TodoItem, todoProjection } from '@keel/todo'
-
-/**
- * The event types of the approval plugin (`@keel/user-approval`) read by name, so this
- * package does not depend on it: the latest event of each type holds the active value.
- */
-export const APPROVAL_POLICY_EVENT = 'approval/policy'
-export const SANDBOX_MODE_EVENT = 'sandbox/mode'
+import {
+  type ApprovalPolicy,
+  activePolicy,
+  recordedPolicyProjection,
+  type SandboxMode,
+} from '@keel/user-approval'
 
 /** Which tools read and which modify files, and the argument naming the path. */
 export interface FileToolNames {
@@ -28,10 +27,13 @@ export const defaultFileTools: FileToolNames = Object.freeze({
 /** What the model was working with, rebuilt from the log (never from a summary). */
 export interface WorkingState {
   readonly todos: readonly TodoItem[]
-  /** The `data` of the latest `approval/policy` event, when there is one. */
-  readonly approvalPolicy?: unknown
-  /** The `data` of the latest `sandbox/mode` event, when there is one. */
-  readonly sandboxMode?: unknown
+  /**
+   * The approval policy in force: the running approval plugin's (its configured default
+   * overlaid by switches), else the latest `approval/policy` in the log, else absent.
+   */
+  readonly approvalPolicy?: ApprovalPolicy
+  /** The sandbox mode in force, read the same way as `approvalPolicy`. */
+  readonly sandboxMode?: SandboxMode
   /** Paths read by a successful read tool call, oldest first, each once. */
   readonly filesRead: readonly string[]
   /** Paths written or edited by a successful call, oldest first, each once. */
@@ -97,23 +99,6 @@ function pathOf(args: string, key: string): string | undefined {
   return undefined
 }
 
-interface LatestByType {
-  readonly approvalPolicy?: unknown
-  readonly sandboxMode?: unknown
-}
-
-/** The latest `approval/policy` and `sandbox/mode` payloads, read by type name. */
-export const approvalStateProjection: Projection<LatestByType> = {
-  name: '@keel/compaction/approval-state',
-  init: () => ({}),
-  apply(state, event) {
-    const type: string = event.type
-    if (type === APPROVAL_POLICY_EVENT) return { ...state, approvalPolicy: event.data }
-    if (type === SANDBOX_MODE_EVENT) return { ...state, sandboxMode: event.data }
-    return state
-  },
-}
-
 const fileProjections = new WeakMap<FileToolNames, Projection<FileState>>()
 
 /** Reads the working state of `session` from its projections. */
@@ -124,7 +109,7 @@ export function readWorkingState(session: Session, tools: FileToolNames = defaul
     fileProjections.set(tools, files)
   }
   const fileState = session.project(files)
-  const approval = session.project(approvalStateProjection)
+  const approval = activePolicy(session) ?? session.project(recordedPolicyProjection)
   const state: { -readonly [K in keyof WorkingState]: WorkingState[K] } = {
     todos: session.project(todoProjection),
     filesRead: fileState.read,
@@ -141,12 +126,12 @@ const MAX_FILES_SHOWN = 40
 /**
  * The working state as plain text for the summary request and the replacing message:
  * the todo list as the user sees it, the approval policy and sandbox mode when the
- * approval plugin recorded them, and the files read and modified (most recent last).
+ * approval plugin runs or recorded them, and the files read and modified (most recent last).
  */
 export function renderWorkingState(state: WorkingState): string {
   const lines = [renderTodoList(state.todos)]
-  if (state.approvalPolicy !== undefined) lines.push(`Approval policy: ${renderValue(state.approvalPolicy)}`)
-  if (state.sandboxMode !== undefined) lines.push(`Sandbox mode: ${renderValue(state.sandboxMode)}`)
+  if (state.approvalPolicy !== undefined) lines.push(`Approval policy: ${state.approvalPolicy}`)
+  if (state.sandboxMode !== undefined) lines.push(`Sandbox mode: ${state.sandboxMode}`)
   lines.push(renderFiles('Files read', state.filesRead), renderFiles('Files modified', state.filesModified))
   return lines.join('\n')
 }
@@ -156,15 +141,4 @@ function renderFiles(title: string, paths: readonly string[]): string {
   const shown = paths.slice(-MAX_FILES_SHOWN)
   const more = paths.length - shown.length
   return `${title} (${paths.length}${more > 0 ? `, the ${shown.length} most recent shown` : ''}):\n${shown.map((p) => `  - ${p}`).join('\n')}`
-}
-
-/** A payload of another plugin, shown compactly: a lone string field as itself, else bounded JSON. */
-function renderValue(data: unknown): string {
-  if (typeof data === 'string') return data
-  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
-    const values = Object.values(data)
-    if (values.length === 1 && typeof values[0] === 'string') return values[0]
-  }
-  const json = JSON.stringify(data)
-  return json.length > 500 ? `${json.slice(0, 500)}…` : json
 }

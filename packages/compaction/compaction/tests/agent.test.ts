@@ -5,8 +5,16 @@ import { todoPlugin, todoProjection } from '@keel/todo'
 import { defineTool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { compactionPlugin, describeResult, runCompactCommand } from '../src/index.js'
-import { filler, isSummaryRequest, lastText, messagesOf, onCleanup, serve } from './helpers.js'
+import { compactionPlugin, describeResult } from '../src/index.js'
+import {
+  filler,
+  isSummaryRequest,
+  lastText,
+  messagesOf,
+  onCleanup,
+  serve,
+  toolPairsIntact,
+} from './helpers.js'
 
 /** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
 const readFile = defineTool({
@@ -101,7 +109,7 @@ describe('inside a real agent (beforeStep trigger)', () => {
     )
   })
 
-  it('compact() and the /compact command run a manual compaction between turns (turn null)', async () => {
+  it('/compact through agent.runCommand and compact() run a manual compaction between turns (turn null)', async () => {
     let next = 0
     const answers = [filler(4_000, 'first answer'), filler(4_000, 'second answer')]
     const { server, llm } = await serve({
@@ -109,7 +117,8 @@ describe('inside a real agent (beforeStep trigger)', () => {
         isSummaryRequest(request) ? { text: 'Summary of both answers.' } : { text: answers[next++] ?? 'ok' },
     })
     const session = Session.create('agent-manual')
-    const plugin = compactionPlugin({ llm })
+    // no model given: the summaries are written with the agent's own adapter (ctx.llm)
+    const plugin = compactionPlugin()
     const agent = await createAgent({
       llm,
       session,
@@ -121,7 +130,12 @@ describe('inside a real agent (beforeStep trigger)', () => {
     await agent.send('Second question.')
     await agent.send('Third question.')
 
-    const reply = await runCompactCommand(plugin.compactor!, '  Keep the answers short.  ')
+    expect(agent.commands()).toContainEqual({
+      name: 'compact',
+      plugin: '@keel/compaction',
+      description: expect.stringContaining('/compact'),
+    })
+    const reply = await agent.runCommand('compact', '  Keep the answers short.  ')
     expect(reply).toMatch(
       /^Compacted: [\d,]+ → [\d,]+ tokens; 0 output\(s\) pruned, older history summarized\.$/,
     )
@@ -141,18 +155,98 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(describeResult(await plugin.compact())).toMatch(/^Compact/)
   })
 
-  it('refuses to set up without a model for summaries (until the agent provides ctx.llm)', async () => {
-    const { llm } = await serve()
-    const attempt = createAgent({
-      llm,
-      session: Session.create('no-llm'),
-      cwd: process.cwd(),
-      plugins: [compactionPlugin()],
-    })
-    await expect(attempt).rejects.toMatchObject({
-      code: 'PLUGIN_SETUP_FAILED',
-      message: expect.stringContaining('pass compactionPlugin({ llm })'),
-    })
+  it('compact() before the plugin is set up is a typed error; /compact while one runs is refused', async () => {
     await expect(compactionPlugin().compact()).rejects.toMatchObject({ code: 'COMPACTION_CONFIG_INVALID' })
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { llm } = await serve({
+      handler: async (request) => {
+        if (isSummaryRequest(request)) await held
+        return { text: isSummaryRequest(request) ? 'Summary.' : filler(4_000, 'answer') }
+      },
+    })
+    const session = Session.create('agent-busy')
+    const agent = await createAgent({
+      llm,
+      session,
+      cwd: process.cwd(),
+      plugins: [usePlugin(compactionPlugin(), { contextWindow: 100_000 })],
+    })
+    onCleanup(() => agent.close())
+    await agent.send('One.')
+    await agent.send('Two.')
+    const first = agent.runCommand('compact', '')
+    // the first compaction waits for its summary: a second /compact is answered, not queued
+    await expect.poll(() => session.events.some((e) => e.type === 'compaction/start')).toBe(true)
+    expect(await agent.runCommand('compact', '')).toBe(
+      'A compaction is already running; try again when it ends.',
+    )
+    release()
+    expect(await first).toMatch(/^Compacted: /)
+  })
+
+  it('/compact while a tool of a running turn waits is placed in that turn and keeps the call paired', async () => {
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let entered: () => void = () => {}
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve
+    })
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Takes its time.',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+      async call() {
+        entered()
+        await held
+        return 'slow done'
+      },
+    })
+    let next = 0
+    const { llm } = await serve({
+      handler: (request) => {
+        if (isSummaryRequest(request)) return { text: 'Summary.' }
+        next++
+        return next === 3
+          ? { text: filler(3_000, 'calling'), toolCalls: [{ name: 'slow', arguments: {} }] }
+          : { text: filler(4_000, `answer ${next}`) }
+      },
+    })
+    const session = Session.create('agent-mid-turn')
+    const agent = await createAgent({
+      llm,
+      session,
+      cwd: process.cwd(),
+      tools: [slow],
+      plugins: [usePlugin(compactionPlugin(), { contextWindow: 100_000 })],
+    })
+    onCleanup(() => agent.close())
+    await agent.send('One.')
+    await agent.send('Two.')
+    const third = agent.send('Three.')
+    await inTool
+
+    expect(await agent.runCommand('compact', '')).toMatch(/older history summarized/)
+    release()
+    expect(await third).toMatchObject({ turn: 3, reason: 'completed' })
+
+    const start = session.events.find((e) => e.type === 'compaction/start')!
+    expect(start.data).toMatchObject({ turn: 3, trigger: 'manual' })
+    // between the running call and its result, which still answers it on the surface
+    expect(session.events[start.seq - 1]!.type).toBe('tool/call')
+    expect(toolPairsIntact(session)).toBe(true)
+    expect(session.deriveMessages().map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ])
   })
 })

@@ -1,12 +1,14 @@
-// The engine half of the overflow path: a real context-length refusal from the provider
-// (through the real DeepSeek adapter) is recovered by an `overflow` compaction and a
-// request to retry the step once. The agent half — the `modelError` interceptor re-running
-// the step — is wired in src/plugin.ts and gets its agent-level test after the agent branch
-// that adds `modelError` is merged.
+// The overflow path: a real context-length refusal from the provider (HTTP 400 with
+// DeepSeek's message, through the real DeepSeek adapter) is recovered by an `overflow`
+// compaction and one retry of the step — first the engine part, then inside a real agent
+// through its `modelError` interception point.
+import { createAgent, usePlugin } from '@keel/agent'
 import { type LlmAdapter, LlmError } from '@keel/llm'
+import type { RecordedRequest, ScriptHandler } from '@keel/scripted-server'
+import { Session } from '@keel/session'
 import { describe, expect, it } from 'vitest'
-import { Compactor, recoverFromOverflow } from '../src/index.js'
-import { filler, isSummaryRequest, newSession, serve, writeTurn } from './helpers.js'
+import { Compactor, compactionPlugin, recoverFromOverflow } from '../src/index.js'
+import { filler, isSummaryRequest, messagesOf, newSession, onCleanup, serve, writeTurn } from './helpers.js'
 
 const config = { contextWindow: 4_000, threshold: 0.8, target: 0.5, keepRecent: 0.15 }
 
@@ -83,7 +85,13 @@ describe('context overflow (engine part)', () => {
     const { server, llm } = await serve()
     const session = newSession('overflow-empty')
     const turn = writeTurn(session, 'Hi.', [], { open: true })
-    const compactor = new Compactor({ session, llm, config })
+    const notices: string[] = []
+    const compactor = new Compactor({
+      session,
+      llm,
+      config,
+      onNotice: (n) => notices.push(`${n.kind}: ${n.text}`),
+    })
     const error = new LlmError('context-overflow', 'too long')
     expect(await recoverFromOverflow(compactor, { turn, step: 1, error }, new Set())).toEqual({
       action: 'fail',
@@ -92,9 +100,114 @@ describe('context overflow (engine part)', () => {
       type: 'compaction/end',
       data: { pruned: 0, summarized: false },
     })
+    // the user is not told that something was compacted
+    expect(notices).toEqual([
+      expect.stringMatching(/^compacted: Nothing to compact \(overflow\): no old tool output/),
+    ])
     expect(server.requests).toHaveLength(0)
   })
+})
 
-  // Needs the agent's `modelError` interception point (another branch); the wiring is in src/plugin.ts.
-  it.todo('inside a real agent: a context-length fault compacts and the step is retried once')
+const overflowFault = { fault: { type: 'context-length' as const } }
+
+/** Whether a request still carries the first, long answers (it was not compacted). */
+const uncompacted = (request: RecordedRequest): boolean =>
+  JSON.stringify(messagesOf(request)).includes('long answer 1')
+
+/**
+ * An agent with the compaction plugin (window far above the history, so only the provider
+ * can say it is too long) whose first two turns left long answers; `third` answers the
+ * agent's requests of turn 3.
+ */
+async function agentAfterTwoTurns(
+  id: string,
+  third: (request: RecordedRequest) => ReturnType<ScriptHandler>,
+) {
+  let turn = 0
+  const { server, llm } = await serve({
+    handler: (request) => {
+      if (isSummaryRequest(request)) return { text: '## Goal\nAnswer questions (summary).' }
+      return turn < 3 ? { text: filler(4_000, `long answer ${turn}`) } : third(request)
+    },
+  })
+  const session = Session.create(id)
+  const displayed: string[] = []
+  const agent = await createAgent({
+    llm,
+    session,
+    cwd: process.cwd(),
+    systemPrompt: 'You are careful.',
+    plugins: [usePlugin(compactionPlugin(), { contextWindow: 100_000 })],
+    observers: [{ onDisplay: (n) => displayed.push(`${n.kind}: ${n.text}`) }],
+  })
+  onCleanup(() => agent.close())
+  turn = 1
+  await agent.send('First question.')
+  turn = 2
+  await agent.send('Second question.')
+  turn = 3
+  const before = server.requests.length
+  return { server, session, agent, displayed, turnRequests: () => server.requests.slice(before) }
+}
+
+describe('context overflow inside a real agent (modelError)', () => {
+  it('a context-length refusal compacts and the step is retried once on the compacted context', async () => {
+    let refused = 0
+    const { session, agent, displayed, turnRequests } = await agentAfterTwoTurns('agent-overflow', () =>
+      refused++ === 0 ? overflowFault : { text: 'Third answer.' },
+    )
+
+    const result = await agent.send('Third question.')
+
+    expect(result).toMatchObject({ turn: 3, reason: 'completed', text: 'Third answer.' })
+    // refused request, the summary request, the retried request: nothing more
+    const requests = turnRequests()
+    expect(requests.map((r) => (isSummaryRequest(r) ? 'summary' : 'step'))).toEqual([
+      'step',
+      'summary',
+      'step',
+    ])
+    expect(uncompacted(requests[0]!)).toBe(true)
+    expect(uncompacted(requests[2]!)).toBe(false)
+    expect(JSON.stringify(messagesOf(requests[2]!))).toContain('[Context compacted:')
+    expect(JSON.stringify(messagesOf(requests[2]!))).toContain('Third question.')
+    // in the log: the refused attempt, then the compaction inside the open step, then the message
+    const types = session.events.filter((e) => e.seq > 0).map((e) => e.type as string)
+    const attempt = types.lastIndexOf('assistant/attempt')
+    expect(session.events.find((e) => e.type === 'assistant/attempt')).toMatchObject({
+      data: { turn: 3, step: 1, attempt: 1, error: { code: 'LLM_CONTEXT_OVERFLOW' } },
+    })
+    expect(types.slice(attempt + 1, attempt + 2)).toEqual(['compaction/start'])
+    const start = session.events.find((e) => e.type === 'compaction/start')!
+    expect(start.data).toMatchObject({ turn: 3, trigger: 'overflow' })
+    expect(session.events.find((e) => e.type === 'compaction/end')).toMatchObject({
+      data: { turn: 3, summarized: true },
+    })
+    expect(session.events.filter((e) => e.type === 'assistant/message').at(-1)).toMatchObject({
+      data: { turn: 3, step: 1 },
+    })
+    expect(displayed.some((d) => d.startsWith('compaction: Context compacted (overflow)'))).toBe(true)
+  })
+
+  it('a second refusal of the same step ends the turn with the error (no loop), and the session goes on', async () => {
+    let turn3 = true
+    const { session, agent, turnRequests } = await agentAfterTwoTurns('agent-overflow-twice', () =>
+      turn3 ? overflowFault : { text: 'Fine now.' },
+    )
+
+    const result = await agent.send('Third question.')
+
+    expect(result).toMatchObject({ turn: 3, reason: 'error', error: { code: 'LLM_CONTEXT_OVERFLOW' } })
+    expect(turnRequests().map((r) => (isSummaryRequest(r) ? 'summary' : 'step'))).toEqual([
+      'step',
+      'summary',
+      'step',
+    ])
+    expect(session.events.filter((e) => e.type === 'compaction/start')).toHaveLength(1)
+    expect(session.events.filter((e) => e.type === 'assistant/attempt')).toHaveLength(2)
+    expect(session.openTurn).toBeNull()
+    // not wedged: the next turn runs on the compacted surface
+    turn3 = false
+    expect(await agent.send('Fourth question.')).toMatchObject({ reason: 'completed', text: 'Fine now.' })
+  })
 })

@@ -62,6 +62,7 @@ export {
   wrapCommand,
 } from './sandbox.js'
 export {
+  activePolicy,
   effectivePolicy,
   type RecordedPolicy,
   recordedPolicyProjection,

@@ -15,7 +15,7 @@ import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAc
 import { approvalPolicySchema, ownedEventTypes, sandboxModeSchema } from './events.generated.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
 import { holdOsSandbox, isSandboxedShellTool, osSandboxAvailable, publishCommandLimits } from './sandbox.js'
-import { effectivePolicy, sessionRulesProjection } from './state.js'
+import { effectivePolicy, publishActivePolicy, sessionRulesProjection } from './state.js'
 
 /** Credentials a shell command in the OS sandbox may never read (`~` is the home directory). */
 export const DEFAULT_DENY_READ: readonly string[] = Object.freeze([
@@ -163,6 +163,7 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
         registerApprovalAnswerer(session, answerer),
       )
       unregister.push(markApprovalActive(session))
+      unregister.push(publishActivePolicy(session, () => effectivePolicy(session, config)))
       const rules = () => session.project(sessionRulesProjection)
       const unpublish = publishCommandLimits(session, () => ({
         mode: effectivePolicy(session, config).sandboxMode,

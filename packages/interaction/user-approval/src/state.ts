@@ -47,6 +47,27 @@ export function effectivePolicy(session: Session, configured: RunPolicy): RunPol
   }
 }
 
+const published = new WeakMap<Session, () => RunPolicy>()
+
+/**
+ * The policy in force for `session` while an approval plugin runs on it: its configured
+ * default overlaid by the switches in the log (what {@link effectivePolicy} computes for
+ * that plugin). Undefined when no approval plugin runs on the session. Other plugins read
+ * it here (e.g. a compaction carries it into its summary) because a configured default
+ * that was never switched is not in the log.
+ */
+export function activePolicy(session: Session): RunPolicy | undefined {
+  return published.get(session)?.()
+}
+
+/** Publishes the approval plugin's policy for {@link activePolicy}; returns the unpublishing function. */
+export function publishActivePolicy(session: Session, policy: () => RunPolicy): () => void {
+  published.set(session, policy)
+  return () => {
+    if (published.get(session) === policy) published.delete(session)
+  }
+}
+
 /** Records a switch of the approval policy (validated; `/policy` in a UI). */
 export function setApprovalPolicy(session: Session, approvalPolicy: ApprovalPolicy): void {
   session.append('approval/policy', { approvalPolicy: approvalPolicySchema.parse(approvalPolicy) })

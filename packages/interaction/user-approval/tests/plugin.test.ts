@@ -10,6 +10,7 @@ import {
   type ApprovalAnswer,
   type ApprovalAnswerer,
   type ApprovalQuestion,
+  activePolicy,
   fromToolAnswerer,
   registerApprovalAnswerer,
   sessionRulesProjection,
@@ -241,6 +242,21 @@ describe('answering ask inside the plugin', () => {
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE' })
     setApprovalPolicy(r.session, 'never')
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'SANDBOX_UNAVAILABLE' })
+  })
+
+  it('publishes the policy in force (configured default, then switches) while it runs, for other plugins', async () => {
+    const r = await rig({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
+    // nothing switched yet: the configured default, which the log does not hold
+    expect(r.session.events.some((e) => e.type === 'approval/policy' || e.type === 'sandbox/mode')).toBe(
+      false,
+    )
+    expect(activePolicy(r.session)).toEqual({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
+    setApprovalPolicy(r.session, 'never')
+    expect(activePolicy(r.session)).toEqual({ approvalPolicy: 'never', sandboxMode: 'read_only' })
+    await r.dispose()
+    rigs.splice(rigs.indexOf(r), 1)
+    expect(activePolicy(r.session)).toBeUndefined()
+    expect(activePolicy(Session.create('no-approval'))).toBeUndefined()
   })
 
   it('refuses a bad config with a clear error naming the field', async () => {
