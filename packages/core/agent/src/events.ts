@@ -21,6 +21,23 @@ declare module '@keel/session' {
       status?: number
       retryAfterMs?: number
     }
+    /**
+     * A plugin's `beforeTool` decision replaced the input of a tool call, and the agent
+     * accepted it (it passed the tool's schema and differs from the input before). Log-only:
+     * the `tool/call` keeps the arguments as the model sent them, and the model's history is
+     * unchanged; `arguments` is the JSON of the input that replaced them (after validation).
+     * The `beforeTool` chain then ran again on this input; the call's `tool/result` is what
+     * running it produced (or why it did not run). A call rewritten twice has two of these,
+     * in order; the last one is what ran.
+     */
+    'tool/input-rewritten': {
+      turn: number
+      step: number
+      callId: string
+      /** The plugin whose decision carried the new input. */
+      plugin: string
+      arguments: string
+    }
   }
 }
 
@@ -36,5 +53,12 @@ registerEvents('@keel/agent', {
     error: z.strictObject({ code: z.string().min(1), message: z.string() }),
     status: z.number().int().optional(),
     retryAfterMs: nonNegative.optional(),
+  }),
+  'tool/input-rewritten': z.strictObject({
+    turn: positive,
+    step: positive,
+    callId: z.string().min(1),
+    plugin: z.string().min(1),
+    arguments: z.string(),
   }),
 })
