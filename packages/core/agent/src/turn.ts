@@ -136,6 +136,7 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
     if (cut.end) return { end: cut.end, last }
     if (calls.length > 0) continue
     const stopping = await rt.host.turnStopping({ turn, step, signal })
+    if (signal.aborted) return { end: { reason: 'aborted' }, last }
     if (stopping.decision.action !== 'continue') return { end: { reason: 'completed' }, last }
     let continuation: UserMessage
     try {
