@@ -299,7 +299,7 @@ export class PluginHost {
     return runTurnStopping(this.#interceptors, info, this.#report)
   }
 
-  /** When the agent is created on its session: the context every plugin adds. */
+  /** When the agent is created on its session, or (`compact`) after a compaction: the context every plugin adds. */
   sessionStart(info: SessionStartInfo): Promise<AddedContext[]> {
     return runSessionStart(this.#interceptors, info, this.#report)
   }

@@ -1,12 +1,27 @@
-import type { Interceptors } from '@keel/agent'
+import type {
+  BeforeCompactionDecision,
+  BeforeCompactionInfo,
+  PromptSubmitDecision,
+  PromptSubmitInfo,
+  SessionEndInfo,
+  SessionStartDecision,
+  SessionStartInfo,
+} from '@keel/agent'
 import { messageText } from '@keel/llm'
 import { preCompact, sessionEnd, sessionStart, userPromptSubmit } from './points.js'
 import type { HookSession } from './state.js'
 
-/** The hooks of the agent's session-level interception points. */
-export type HookLifecycleInterceptors = Required<
-  Pick<Interceptors, 'sessionStart' | 'promptSubmit' | 'sessionEnd' | 'beforeCompaction'>
->
+/**
+ * The hooks of the agent's session-level interception points (`sessionStart`,
+ * `promptSubmit`, `sessionEnd`, `beforeCompaction`), as the hooks plugin passes them to
+ * `ctx.intercept`.
+ */
+export interface HookLifecycleInterceptors {
+  sessionStart(info: SessionStartInfo): Promise<SessionStartDecision>
+  promptSubmit(info: PromptSubmitInfo): Promise<PromptSubmitDecision>
+  sessionEnd(info: SessionEndInfo): Promise<void>
+  beforeCompaction(info: BeforeCompactionInfo): Promise<BeforeCompactionDecision>
+}
 
 function joined(parts: readonly string[]): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined
