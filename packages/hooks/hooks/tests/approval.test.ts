@@ -250,6 +250,34 @@ describe('PreToolUse hooks inside the approval chain (real agent, real hook scri
         expect(prompts()).toBe('')
         expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(2)
       })
+
+      it('a hook rewriting a bash command the approval plugin asks about: the rewrite is what gets approved and run', async () => {
+        const p = project()
+        const rewrite = script(
+          p.dir,
+          'rewrite.py',
+          'python3',
+          'import json,sys\nd=json.load(sys.stdin)\nc=d["tool_input"]["command"].replace("original","rewritten")\nprint(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"rewritten by the guard","updatedInput":{"command":c}}}))',
+        )
+        writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(rewrite)] }] } })
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch original.txt' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'original.txt'))).toBe(false)
+        expect(existsSync(join(p.dir, 'rewritten.txt'))).toBe(true)
+        expect(prompts()).toBe('')
+        // approval-first judged the original, then (after the rewrite) the rewritten command:
+        // two questions, each with its own id; hooks-first judged only the rewrite.
+        const asked = session.events.flatMap((e) => (e.type === 'approval/asked' ? [e.data.id] : []))
+        expect(new Set(asked).size).toBe(asked.length)
+        expect(asked.length).toBe(order === 'approval-first' ? 2 : 1)
+        expect(
+          session.events.filter((e) => e.type === 'approval/decided').map((e) => e.data.outcome),
+        ).toEqual(asked.map(() => 'allowed-once'))
+        expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(1)
+      })
     })
   }
 })
