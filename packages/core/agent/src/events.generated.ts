@@ -8,11 +8,12 @@ import { z } from 'zod'
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["llm/retry"] as const
+export const ownedEventTypes = ["llm/retry", "tool/input-rewritten"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
+  "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
 }
 
 registerEvents("@keel/agent", eventValidators)

@@ -24,5 +24,24 @@ declare module '@keel/session' {
       /** @integer @minimum 0 */
       retryAfterMs?: number
     }
+    /**
+     * A plugin's `beforeTool` decision replaced the input of a tool call, and the agent
+     * accepted it (it passed the tool's schema and differs from the input before). Log-only:
+     * the `tool/call` keeps the arguments as the model sent them, and the model's history is
+     * unchanged; `arguments` is the JSON of the input that replaced them (after validation).
+     * The `beforeTool` chain then ran again on this input; the call's `tool/result` is what
+     * running it produced (or why it did not run). A call rewritten twice has two of these,
+     * in order; the last one is what ran.
+     */
+    'tool/input-rewritten': StepRef & {
+      /** @minLength 1 */
+      callId: string
+      /**
+       * The plugin whose decision carried the new input.
+       * @minLength 1
+       */
+      plugin: string
+      arguments: string
+    }
   }
 }

@@ -4,9 +4,10 @@ import type { Tool, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
 import { AgentError } from './errors.js'
 import {
-  type AddedContext,
+  type BeforeToolVerdict,
   type Decided,
   type Registered,
+  type Reinput,
   type Report,
   runAfterTool,
   runBeforeCompaction,
@@ -19,12 +20,12 @@ import {
   runTurnStopping,
 } from './interceptors-run.js'
 import type {
+  AddedContext,
   AfterToolDecision,
   BeforeCompactionDecision,
   BeforeCompactionInfo,
   BeforeStepDecision,
   BeforeStepInfo,
-  BeforeToolDecision,
   Clock,
   DisplayNotice,
   ModelErrorDecision,
@@ -40,7 +41,7 @@ import type {
   TurnStoppingInfo,
 } from './plugin.js'
 
-export type { AddedContext, Decided } from './interceptors-run.js'
+export type { BeforeToolVerdict, Decided, Reinput } from './interceptors-run.js'
 
 /**
  * A plugin together with the config it runs with (plain JSON, validated by the plugin's
@@ -198,7 +199,20 @@ export class PluginHost {
       cwd: services.cwd,
       clock: services.clock,
       llm: services.llm,
-      host: { beforeCompaction: (info) => this.beforeCompaction(info) },
+      host: {
+        beforeCompaction: (info) => this.beforeCompaction(info),
+        sessionStart: async (info) => {
+          guard('host.sessionStart', false)
+          const added = await this.sessionStart({ source: info.source })
+          for (const { plugin, text } of added) {
+            services.inject(
+              { role: 'developer', content: [{ type: 'text', text }] },
+              { source: `plugin/${plugin}` },
+            )
+          }
+          return added
+        },
+      },
       registerCommand: (commandName, command) => {
         guard('registerCommand', true)
         if (!commandNamePattern.test(commandName)) {
@@ -267,9 +281,12 @@ export class PluginHost {
     return runBeforeStep(this.#interceptors, info)
   }
 
-  /** Before a tool runs: the first `deny` or `ask` wins. */
-  beforeTool(info: ToolCallInfo): Promise<Decided<BeforeToolDecision>> {
-    return runBeforeTool(this.#interceptors, info)
+  /**
+   * Before a tool runs: the first `deny` or `ask` wins; a rewrite (`input` on a decision)
+   * that `reinput` accepts restarts the chain with the new call (see `runBeforeTool`).
+   */
+  beforeTool(info: ToolCallInfo, reinput: Reinput = () => undefined): Promise<BeforeToolVerdict> {
+    return runBeforeTool(this.#interceptors, info, reinput)
   }
 
   /** After a tool ran: the first `block` wins. */
@@ -282,7 +299,7 @@ export class PluginHost {
     return runTurnStopping(this.#interceptors, info, this.#report)
   }
 
-  /** When the agent is created on its session: the context every plugin adds. */
+  /** When the agent is created on its session, or (`compact`) after a compaction: the context every plugin adds. */
   sessionStart(info: SessionStartInfo): Promise<AddedContext[]> {
     return runSessionStart(this.#interceptors, info, this.#report)
   }

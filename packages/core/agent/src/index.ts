@@ -13,15 +13,16 @@ export type {
 import './events.js'
 
 export {
+  type BeforeToolVerdict,
   type Decided,
   type HostServices,
   type PluginEntry,
   PluginHost,
   type PluginUse,
   type RegisteredCommand,
+  type Reinput,
   usePlugin,
 } from './host.js'
-export type { AddedContext } from './interceptors-run.js'
 export type {
   AgentNotice,
   AgentObserver,
@@ -33,6 +34,7 @@ export type {
   ToolProgressNotice,
 } from './observer.js'
 export {
+  type AddedContext,
   type AfterToolDecision,
   type BeforeCompactionDecision,
   type BeforeCompactionInfo,
@@ -43,6 +45,7 @@ export {
   type DisplayNotice,
   definePlugin,
   type Interceptors,
+  MAX_INPUT_REWRITES,
   type ModelErrorDecision,
   type ModelErrorInfo,
   type PluginCommand,

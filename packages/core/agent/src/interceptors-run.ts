@@ -1,5 +1,6 @@
 import type { ToolOutput } from '@keel/tools'
 import type {
+  AddedContext,
   AfterToolDecision,
   BeforeCompactionDecision,
   BeforeCompactionInfo,
@@ -17,6 +18,7 @@ import type {
   TurnStoppingDecision,
   TurnStoppingInfo,
 } from './plugin.js'
+import { MAX_INPUT_REWRITES } from './plugin.js'
 
 /** A decision and the plugin that made it (absent when every handler took the default). */
 export interface Decided<D> {
@@ -32,12 +34,6 @@ export interface Registered {
 
 /** Reports an interceptor failure that has no decision to fail closed into. */
 export type Report = (entry: { readonly code: string; readonly message: string }) => void
-
-/** Context added by plugins (session start, prompt submit), with the plugin that added each piece. */
-export interface AddedContext {
-  readonly plugin: string
-  readonly text: string
-}
 
 export function thrown(plugin: string, point: string, error: unknown): string {
   return `the ${point} interceptor of plugin '${plugin}' threw: ${error instanceof Error ? error.message : String(error)}`
@@ -67,21 +63,76 @@ export async function runBeforeStep(
   return { decision: { action: 'enter' } }
 }
 
+/**
+ * What the agent does with a replacement input a `beforeTool` decision carried: the call
+ * with that input (validated, facts recomputed), a deny when it is not acceptable, or
+ * `undefined` when it equals the current input (no rewrite).
+ */
+export type Reinput = (
+  info: ToolCallInfo,
+  input: unknown,
+  plugin: string,
+) => { readonly info: ToolCallInfo } | { readonly deny: BeforeToolDecision & { action: 'deny' } } | undefined
+
+/** The `beforeTool` verdict, the call it is about (the last rewrite), and who rewrote it. */
+export interface BeforeToolVerdict extends Decided<BeforeToolDecision> {
+  readonly info: ToolCallInfo
+  /** The plugins that rewrote the input, in order. */
+  readonly rewrittenBy: readonly string[]
+}
+
+/**
+ * The first `deny` or `ask` wins. A decision carrying an `input` that `reinput` accepts as
+ * a rewrite restarts the chain from the first plugin with the new call, so every verdict
+ * that counts is about the input that runs; past `MAX_INPUT_REWRITES` the call is denied.
+ */
 export async function runBeforeTool(
   list: readonly Registered[],
-  info: ToolCallInfo,
-): Promise<Decided<BeforeToolDecision>> {
-  for (const { plugin, interceptors } of list) {
-    if (!interceptors.beforeTool) continue
-    try {
-      const decision = await interceptors.beforeTool(info)
-      if (decision.action !== 'allow') return { decision, plugin }
-    } catch (error) {
-      const reason = thrown(plugin, 'beforeTool', error)
-      return { decision: { action: 'deny', reason, errorCode: 'INTERCEPTOR_FAILED' }, plugin }
+  first: ToolCallInfo,
+  reinput: Reinput,
+): Promise<BeforeToolVerdict> {
+  let info = first
+  const rewrittenBy: string[] = []
+  restart: for (;;) {
+    for (const { plugin, interceptors } of list) {
+      if (!interceptors.beforeTool) continue
+      let decision: BeforeToolDecision
+      try {
+        decision = await interceptors.beforeTool(info)
+      } catch (error) {
+        const reason = thrown(plugin, 'beforeTool', error)
+        return {
+          decision: { action: 'deny', reason, errorCode: 'INTERCEPTOR_FAILED' },
+          plugin,
+          info,
+          rewrittenBy,
+        }
+      }
+      if (decision.action === 'deny') return { decision, plugin, info, rewrittenBy }
+      if (decision.input !== undefined) {
+        const next = reinput(info, decision.input, plugin)
+        if (next && 'deny' in next) return { decision: next.deny, plugin, info, rewrittenBy }
+        if (next) {
+          rewrittenBy.push(plugin)
+          if (rewrittenBy.length > MAX_INPUT_REWRITES) {
+            const reason = `the input of ${info.call.name} was rewritten more than ${MAX_INPUT_REWRITES} times (by ${rewrittenBy.map((p) => `'${p}'`).join(', ')}); a rewriting plugin must return the input unchanged when asked again`
+            return {
+              decision: { action: 'deny', reason, errorCode: 'TOOL_INPUT_REWRITE_LOOP' },
+              plugin,
+              info,
+              rewrittenBy,
+            }
+          }
+          info = next.info
+          continue restart
+        }
+      }
+      if (decision.action === 'ask') {
+        return { decision: { action: 'ask', reason: decision.reason }, plugin, info, rewrittenBy }
+      }
     }
+    return { decision: { action: 'allow' }, info, rewrittenBy }
   }
-  return { decision: { action: 'allow' } }
 }
 
 export async function runAfterTool(

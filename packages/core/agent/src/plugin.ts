@@ -16,11 +16,23 @@ export type BeforeStepDecision = { action: 'enter' } | { action: 'reject'; reaso
 /**
  * Before a tool runs: allow it, deny it (the model gets an error result with `errorCode`),
  * or ask the user (the host's answerer decides; without one, ask fails closed as deny).
+ *
+ * `allow` and `ask` may carry a replacement `input` (a rewrite of the call). The agent
+ * validates it with the tool's schema (`TOOL_INPUT_REWRITE_INVALID` if it does not pass),
+ * recomputes the call's facts, logs a `tool/input-rewritten` event, and runs the whole
+ * `beforeTool` chain again from the first plugin with the new input and facts, so every
+ * verdict that counts was made about the input that runs. A rewriting plugin is asked
+ * again too and should then return the input unchanged (an `input` equal to the current
+ * one is no rewrite). After {@link MAX_INPUT_REWRITES} rewrites of one call it is denied
+ * (`TOOL_INPUT_REWRITE_LOOP`). The original `tool/call` stays as the model sent it.
  */
 export type BeforeToolDecision =
-  | { action: 'allow' }
+  | { action: 'allow'; input?: unknown }
   | { action: 'deny'; reason: string; errorCode?: string }
-  | { action: 'ask'; reason: string }
+  | { action: 'ask'; reason: string; input?: unknown }
+
+/** How many times the `beforeTool` chain may rewrite one call's input before the call is denied. */
+export const MAX_INPUT_REWRITES = 3
 
 /** After a tool ran: accept its output, or block it (the model gets `reason` instead). */
 export type AfterToolDecision = { action: 'accept' } | { action: 'block'; reason: string }
@@ -51,6 +63,8 @@ export interface ToolCallInfo {
 export interface TurnStoppingInfo {
   readonly turn: number
   readonly step: number
+  /** Aborted when the turn is cancelled (a long-running interceptor stops then). */
+  readonly signal?: AbortSignal
 }
 
 /** Why the agent was created on its session: a blank log, an existing history, or after a compaction. */
@@ -61,11 +75,19 @@ export interface SessionStartInfo {
 /** Session start: carry on, optionally adding context (a developer message before the next turn). */
 export type SessionStartDecision = { action: 'continue'; context?: string }
 
+/** Context a plugin added (session start, prompt submit), with the plugin that added it. */
+export interface AddedContext {
+  readonly plugin: string
+  readonly text: string
+}
+
 /** What an interceptor sees before a user message starts a turn. */
 export interface PromptSubmitInfo {
   /** The turn the message would start. */
   readonly turn: number
   readonly message: UserMessage
+  /** Aborted when the turn is cancelled (a long-running interceptor stops then). */
+  readonly signal?: AbortSignal
 }
 
 /**
@@ -113,14 +135,20 @@ export interface PluginCommand {
 }
 
 /**
- * What a plugin may ask of the plugin host: today, running the `beforeCompaction`
- * interceptors of every plugin before it compacts (the first `cancel` wins, with the
- * plugin that cancelled; `instructions` pass from plugin to plugin).
+ * What a plugin may ask of the plugin host (a compaction plugin uses both):
+ * - `beforeCompaction(info)` runs every plugin's `beforeCompaction` interceptors before it
+ *   compacts (the first `cancel` wins, with the plugin that cancelled; `instructions` pass
+ *   from plugin to plugin).
+ * - `sessionStart({ source: 'compact' })`, called after a compaction replaced the history,
+ *   runs every plugin's `sessionStart` interceptors again with source `compact`; the context
+ *   they add is queued as developer messages before the next step (of the running turn, or
+ *   of the next turn) and returned. Throws `PLUGIN_CONTEXT_CLOSED` after the agent closed.
  */
 export interface PluginHostView {
   beforeCompaction(
     info: BeforeCompactionInfo,
   ): Promise<{ readonly decision: BeforeCompactionDecision; readonly plugin?: string }>
+  sessionStart(info: { readonly source: 'compact' }): Promise<readonly AddedContext[]>
 }
 
 /** The typed interception points. Handlers run in plugin order; the first non-default decision wins. */
@@ -131,7 +159,11 @@ export interface Interceptors {
     info: ToolCallInfo & { readonly output: ToolOutput },
   ): AfterToolDecision | Promise<AfterToolDecision>
   turnStopping?(info: TurnStoppingInfo): TurnStoppingDecision | Promise<TurnStoppingDecision>
-  /** Once, when the agent is created on its session; every plugin's `context` is added. */
+  /**
+   * When the agent is created on its session (`startup` / `resume`), and again with
+   * `compact` when a plugin reports a compaction through `host.sessionStart`; every
+   * plugin's `context` is added.
+   */
   sessionStart?(info: SessionStartInfo): SessionStartDecision | Promise<SessionStartDecision>
   /** Before a user message starts a turn: the first `block` wins; every accepting plugin's `context` is added. */
   promptSubmit?(info: PromptSubmitInfo): PromptSubmitDecision | Promise<PromptSubmitDecision>
@@ -162,7 +194,7 @@ export interface PluginContext<Config> {
   readonly clock: Clock
   /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
   readonly llm: LlmAdapter
-  /** The plugin host, for `host.beforeCompaction(info)` (a compaction plugin calls it before compacting). */
+  /** The plugin host: `host.beforeCompaction(info)` before a compaction, `host.sessionStart({ source: 'compact' })` after it. */
   readonly host: PluginHostView
   registerTool<Input>(tool: Tool<Input>): void
   /**

@@ -79,7 +79,8 @@ export function offlineLlm(): LlmAdapter {
 
 /**
  * A {@link PluginHostView} for hand-built plugin contexts in tests: `beforeCompaction`
- * proceeds with the instructions it was given (no other plugin is there to object).
+ * proceeds with the instructions it was given (no other plugin is there to object), and
+ * `sessionStart` adds no context (no other plugin is there to add any).
  */
 export function soloHost(): PluginHostView {
   return {
@@ -89,5 +90,6 @@ export function soloHost(): PluginHostView {
           ? { action: 'proceed' }
           : { action: 'proceed', instructions: info.instructions },
     }),
+    sessionStart: async () => [],
   }
 }

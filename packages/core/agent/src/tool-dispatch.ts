@@ -1,6 +1,7 @@
 import type { ToolCallBlock } from '@keel/llm'
 import {
   executeTool,
+  formatZodIssues,
   isConcurrencySafe,
   type ParsedToolInput,
   parseToolInput,
@@ -8,6 +9,7 @@ import {
   type ToolContext,
   toolFacts,
 } from '@keel/tools'
+import type { Reinput } from './interceptors-run.js'
 import type { ToolQuestion } from './options.js'
 import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
@@ -97,7 +99,7 @@ async function runOne(
     }
     if (!parsed.ok) return { output: parsed.output, ran: false }
     if (signal.aborted) return abortedCall(call)
-    const info: ToolCallInfo = {
+    const first: ToolCallInfo = {
       turn,
       step,
       call,
@@ -106,7 +108,10 @@ async function runOne(
       facts: toolFacts(tool, parsed.input, rt.options.cwd),
       signal,
     }
-    const before = await rt.host.beforeTool(info)
+    const before = await rt.host.beforeTool(first, (current, input, plugin) =>
+      reinput(rt, current, input, plugin),
+    )
+    const info = before.info
     const decision = await resolveAsk(rt, before.decision, before.plugin, info, signal)
     if (decision.action === 'deny') {
       const by = before.plugin ? ` by plugin '${before.plugin}'` : ''
@@ -122,7 +127,7 @@ async function runOne(
       progress: (progress) => rt.emit('onToolProgress', { turn, step, call, progress }),
     }
     const maxResultChars = rt.options.maxResultChars
-    const outcome = await executeTool(tool, parsed.input, context, {
+    const outcome = await executeTool(tool, info.input, context, {
       outputDir: rt.options.toolOutputDir,
       ...(maxResultChars === undefined ? {} : { maxResultChars }),
     })
@@ -146,6 +151,46 @@ async function runOne(
       ran: false,
     }
   }
+}
+
+/**
+ * A replacement input from a `beforeTool` decision: validated with the tool's schema, equal
+ * inputs are no rewrite, and an accepted one is logged (`tool/input-rewritten`) and gets
+ * its facts recomputed.
+ */
+function reinput(rt: Runtime, current: ToolCallInfo, input: unknown, plugin: string): ReturnType<Reinput> {
+  const { tool, call } = current
+  const result = tool.inputSchema.safeParse(input)
+  if (!result.success) {
+    return {
+      deny: {
+        action: 'deny',
+        errorCode: 'TOOL_INPUT_REWRITE_INVALID',
+        reason: `plugin '${plugin}' rewrote the input into one ${tool.name} does not accept:\n${formatZodIssues(result.error)}`,
+      },
+    }
+  }
+  const next = result.data
+  if (stableJson(next) === stableJson(current.input)) return undefined
+  const args = JSON.stringify(next) ?? 'null'
+  rt.session.append('tool/input-rewritten', {
+    turn: current.turn,
+    step: current.step,
+    callId: call.id,
+    plugin,
+    arguments: args,
+  })
+  return { info: { ...current, input: next, facts: toolFacts(tool, next, rt.options.cwd) } }
+}
+
+/** JSON with object keys sorted, to compare inputs by value. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
 }
 
 async function resolveAsk(

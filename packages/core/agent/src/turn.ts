@@ -58,7 +58,7 @@ export async function runTurn(rt: Runtime, item: InboxItem, hooks: TurnHooks): P
   let last: AssistantMessage | undefined
   let end: TurnEnd | undefined
   try {
-    const submitted = await rt.host.promptSubmit({ turn, message: item.message })
+    const submitted = await rt.host.promptSubmit({ turn, message: item.message, signal })
     session.append('turn/start', { turn })
     if (submitted.blocked) {
       const message = `plugin '${submitted.blocked.plugin}' blocked the message: ${submitted.blocked.decision.reason}`
@@ -135,7 +135,8 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
     if (signal.aborted) return { end: { reason: 'aborted' }, last }
     if (cut.end) return { end: cut.end, last }
     if (calls.length > 0) continue
-    const stopping = await rt.host.turnStopping({ turn, step })
+    const stopping = await rt.host.turnStopping({ turn, step, signal })
+    if (signal.aborted) return { end: { reason: 'aborted' }, last }
     if (stopping.decision.action !== 'continue') return { end: { reason: 'completed' }, last }
     let continuation: UserMessage
     try {

@@ -1,26 +1,26 @@
-import { messageText, type UserMessage } from '@keel/llm'
+import type {
+  BeforeCompactionDecision,
+  BeforeCompactionInfo,
+  PromptSubmitDecision,
+  PromptSubmitInfo,
+  SessionEndInfo,
+  SessionStartDecision,
+  SessionStartInfo,
+} from '@keel/agent'
+import { messageText } from '@keel/llm'
 import { preCompact, sessionEnd, sessionStart, userPromptSubmit } from './points.js'
 import type { HookSession } from './state.js'
 
 /**
- * The hooks of the session-level interception points, shaped exactly as the agent's
- * `Interceptors` will declare them (`sessionStart`, `promptSubmit`, `sessionEnd`,
- * `beforeCompaction`). The hooks plugin connects them in one marked place once the agent
- * has these points.
+ * The hooks of the agent's session-level interception points (`sessionStart`,
+ * `promptSubmit`, `sessionEnd`, `beforeCompaction`), as the hooks plugin passes them to
+ * `ctx.intercept`.
  */
 export interface HookLifecycleInterceptors {
-  sessionStart(info: {
-    source: 'startup' | 'resume' | 'compact'
-  }): Promise<{ action: 'continue'; context?: string }>
-  promptSubmit(info: {
-    turn: number
-    message: UserMessage
-  }): Promise<{ action: 'accept'; context?: string } | { action: 'block'; reason: string }>
-  sessionEnd(info: { reason: 'close' | 'error' }): Promise<void>
-  beforeCompaction(info: {
-    trigger: 'auto' | 'manual' | 'overflow'
-    instructions?: string
-  }): Promise<{ action: 'proceed'; instructions?: string } | { action: 'cancel'; reason: string }>
+  sessionStart(info: SessionStartInfo): Promise<SessionStartDecision>
+  promptSubmit(info: PromptSubmitInfo): Promise<PromptSubmitDecision>
+  sessionEnd(info: SessionEndInfo): Promise<void>
+  beforeCompaction(info: BeforeCompactionInfo): Promise<BeforeCompactionDecision>
 }
 
 function joined(parts: readonly string[]): string | undefined {
@@ -30,9 +30,13 @@ function joined(parts: readonly string[]): string | undefined {
 /**
  * Builds the session-level interceptors over one agent's hooks. `display` shows hook
  * notices (system messages, non-blocking errors) to the user.
- * - SessionStart: context (plain stdout, `additionalContext`) goes back as `context`.
+ * - SessionStart (`startup`/`resume` when the agent starts, `compact` when a compaction
+ *   plugin calls `host.sessionStart`): context (plain stdout, `additionalContext`) goes back
+ *   as `context`.
  * - UserPromptSubmit: any block (exit 2, `decision: "block"`, `continue: false`) refuses
- *   the prompt with the reason for the user; otherwise context goes back with `accept`.
+ *   the prompt with the reason for the user (the agent's `PROMPT_BLOCKED` notice, and a
+ *   `hook-notice`); otherwise context goes back with `accept`. The turn's abort signal
+ *   kills running handlers.
  * - PreCompact: exit 2 or `decision: "block"` cancels compaction; instructions are kept.
  * - SessionEnd: runs; nothing can be blocked.
  * A `continue: false` from SessionStart or PreCompact refuses the agent's next step.
@@ -57,9 +61,13 @@ export function hookLifecycleInterceptors(
       const result = await userPromptSubmit(hooks.engine, {
         turn: info.turn,
         prompt: messageText(info.message),
+        ...(info.signal === undefined ? {} : { signal: info.signal }),
       })
       show(result.notices)
-      if (result.block !== undefined) return { action: 'block', reason: result.block }
+      if (result.block !== undefined) {
+        display(`UserPromptSubmit hook blocked the prompt: ${result.block}`)
+        return { action: 'block', reason: result.block }
+      }
       const context = joined(result.context)
       return context === undefined ? { action: 'accept' } : { action: 'accept', context }
     },

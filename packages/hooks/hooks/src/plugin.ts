@@ -68,17 +68,19 @@ function stable(value: unknown): string {
 }
 
 /**
- * What to do with a hook's `updatedInput`. The agent's `beforeTool` cannot replace a call's
- * input yet, so a real rewrite fails closed (`HOOK_INPUT_REWRITE_UNSUPPORTED`) instead of
- * silently running the original; a rewrite equal to the call's own input is no rewrite.
- * The rewritten input must pass the tool's schema either way.
+ * What to do with a hook's `updatedInput` (in Keel's field names): `{ input }`, the
+ * rewrite validated by the tool's schema, for the `beforeTool` decision to carry (the agent
+ * validates it again, recomputes the call's facts and runs every plugin's `beforeTool` on
+ * it, so the approval plugin judges the rewritten paths); a deny (`HOOK_INPUT_INVALID`)
+ * when the tool does not accept it; `undefined` when it is the call's own input as hooks
+ * see it (no rewrite — also how the restarted chain finds the rewrite already applied).
  */
 export function updatedInputDecision(
   tool: Tool<unknown>,
-  original: unknown,
+  current: unknown,
   updated: unknown,
   projectDir: string,
-): BeforeToolDecision | undefined {
+): { readonly input: unknown } | (BeforeToolDecision & { action: 'deny' }) | undefined {
   const parsed = tool.inputSchema.safeParse(updated)
   if (!parsed.success) {
     return {
@@ -89,23 +91,25 @@ export function updatedInputDecision(
   }
   const same =
     stable(toHookInput(tool.name, parsed.data, projectDir)) ===
-    stable(toHookInput(tool.name, original, projectDir))
-  if (same) return undefined
-  return {
-    action: 'deny',
-    errorCode: 'HOOK_INPUT_REWRITE_UNSUPPORTED',
-    reason: `a PreToolUse hook rewrote the input of ${tool.name} (updatedInput), which this Keel cannot apply yet; the call was not run rather than run unchanged`,
-  }
+    stable(toHookInput(tool.name, current, projectDir))
+  return same ? undefined : { input: parsed.data }
 }
 
 /**
  * The hooks plugin: loads the hook set (all-or-nothing; a bad file stops the agent from
  * starting) and connects it to the agent's interception points:
- * - `beforeTool` ← PreToolUse: deny (`HOOK_DENIED`), ask, allow; `continue: false` denies
- *   (`HOOK_HALTED`) and ends the turn at the next step.
+ * - `sessionStart` ← SessionStart (`startup`, `resume`; `compact` when a compaction plugin
+ *   calls `host.sessionStart`): context becomes a developer message.
+ * - `promptSubmit` ← UserPromptSubmit: a block refuses the prompt (not logged, not sent);
+ *   context and plain stdout become a developer message after it.
+ * - `beforeCompaction` ← PreCompact: a block cancels the compaction.
+ * - `sessionEnd` ← SessionEnd, on `agent.close()` (the session still takes `hook/*` events).
+ * - `beforeTool` ← PreToolUse: deny (`HOOK_DENIED`), ask, allow; `updatedInput` is returned
+ *   as the decision's replacement `input` (every plugin then judges the rewrite);
+ *   `continue: false` denies (`HOOK_HALTED`) and ends the turn at the next step.
  * - `afterTool` ← PostToolUse / PostToolUseFailure: feedback and context go to the model as a
  *   developer message beside the result; a Codex `decision: "block"` replaces the result.
- * - `turnStopping` ← Stop: a block keeps the turn going with the reason as the next user
+ * - `turnStopping` ← Stop (killed on abort): a block keeps the turn going with the reason as the next user
  *   message; `stop_hook_active` is true on every later stop of that turn; after
  *   `stopHookCap` continuations in a row without tool use, the turn stops anyway.
  * - `beforeStep` ends the turn after a `continue: false`.
@@ -193,16 +197,16 @@ export const hooksPlugin = definePlugin<HooksConfig>({
             reason: result.reason ?? 'a PreToolUse hook denied it',
           }
         }
-        if (result.updatedInput !== undefined) {
-          // INTEGRATION: when `beforeTool` can return a replacement input, return
-          // `{ action: 'allow' | 'ask', input: parsed }` here instead of failing closed.
-          const rewrite = updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
-          if (rewrite) return rewrite
-        }
+        const rewrite =
+          result.updatedInput === undefined
+            ? undefined
+            : updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
+        if (rewrite && 'action' in rewrite) return rewrite
+        const input = rewrite ? { input: rewrite.input } : {}
         if (result.decision === 'ask' && !approvalDecides) {
-          return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval' }
+          return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval', ...input }
         }
-        return { action: 'allow' }
+        return { action: 'allow', ...input }
       },
       async afterTool(info) {
         const text = info.output.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
@@ -237,6 +241,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
         const result = await stop(engine, {
           turn: info.turn,
           stopHookActive: hooks.stopContinued,
+          ...(info.signal === undefined ? {} : { signal: info.signal }),
           ...((text) => (text === undefined ? {} : { lastAssistantMessage: text }))(
             lastAssistantText(session),
           ),
@@ -257,13 +262,8 @@ export const hooksPlugin = definePlugin<HooksConfig>({
       },
     }
 
-    // ── INTEGRATION (after the loop issue adds these points to `Interceptors`) ──────────
-    // Connect session start/end, prompt submit and compaction by spreading them in:
-    //   ctx.intercept({ ...interceptors, ...lifecycle })
     const lifecycle = hookLifecycleInterceptors(hooks, (text) => ctx.display('hook-notice', text))
-    void lifecycle
-    ctx.intercept(interceptors)
-    // ───────────────────────────────────────────────────────────────────────────────────
+    ctx.intercept({ ...interceptors, ...lifecycle })
 
     const detach = attachHookSession(session, hooks)
     const unregister = registerApprovalAnswerer(session, hookApprovalAnswerer(session))

@@ -133,15 +133,16 @@ export interface PromptSubmitResult extends HookReport {
   readonly block?: string
 }
 
-/** Runs UserPromptSubmit for a prompt: any block refuses it; all context is kept. */
+/** Runs UserPromptSubmit for a prompt: any block refuses it; all context is kept. `signal` (the turn's) kills running handlers. */
 export async function userPromptSubmit(
   engine: HookEngine,
-  info: { turn: number; prompt: string },
+  info: { turn: number; prompt: string; signal?: AbortSignal },
 ): Promise<PromptSubmitResult> {
   const results = await engine.run({
     point: 'UserPromptSubmit',
     turn: info.turn,
     fields: { prompt: info.prompt },
+    ...(info.signal === undefined ? {} : { signal: info.signal }),
   })
   const reasons = blocks(results)
   const base = report(results)
@@ -186,14 +187,15 @@ export interface StopResult extends HookReport {
   readonly continueWith?: string
 }
 
-/** Runs Stop; any block keeps the agent going unless a handler halted it. */
+/** Runs Stop; any block keeps the agent going unless a handler halted it. `signal` (the turn's) kills running handlers. */
 export async function stop(
   engine: HookEngine,
-  info: { turn: number; stopHookActive: boolean; lastAssistantMessage?: string },
+  info: { turn: number; stopHookActive: boolean; lastAssistantMessage?: string; signal?: AbortSignal },
 ): Promise<StopResult> {
   const results = await engine.run({
     point: 'Stop',
     turn: info.turn,
+    ...(info.signal === undefined ? {} : { signal: info.signal }),
     fields: {
       stop_hook_active: info.stopHookActive,
       last_assistant_message: info.lastAssistantMessage ?? null,

@@ -303,26 +303,62 @@ describe('hooks inside a real agent', () => {
     })
   })
 
-  it('a real input rewrite fails closed (not run unchanged); an identical one is no rewrite', async () => {
+  it("a hook rewriting a bash command runs the rewritten command; the log keeps the model's call and records the rewrite", async () => {
     const p = project()
     const rewrite = script(
       p.dir,
       'rewrite.py',
       'python3',
-      'import json,sys\nd=json.load(sys.stdin)\nc=d["tool_input"]["command"]\nif "same" not in c: c = c + " --dry-run"\nprint(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":c}}}))',
+      'import json,sys\nd=json.load(sys.stdin)\nc=d["tool_input"]["command"].replace("original","rewritten")\nprint(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":c}}}))',
     )
     writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(rewrite)] }] } })
-    const { agent, session } = await agentFor(p, [
-      bash('touch rewritten.txt'),
+    const { server, agent, session } = await agentFor(p, [
+      bash('touch original.txt && echo made original.txt'),
       bash('touch same.txt'),
       { text: 'ok' },
     ])
     await agent.send('go')
-    expect(existsSync(join(p.dir, 'rewritten.txt'))).toBe(false)
+    expect(existsSync(join(p.dir, 'original.txt'))).toBe(false)
+    expect(existsSync(join(p.dir, 'rewritten.txt'))).toBe(true)
     expect(existsSync(join(p.dir, 'same.txt'))).toBe(true)
-    expect(session.events.find((e) => e.type === 'tool/result')!.data).toMatchObject({
-      errorCode: 'HOOK_INPUT_REWRITE_UNSUPPORTED',
+    const calls = session.events.filter((e) => e.type === 'tool/call').map((e) => e.data)
+    expect(JSON.parse(calls[0]!.arguments)).toEqual({
+      command: 'touch original.txt && echo made original.txt',
     })
+    const rewrites = session.events.filter((e) => e.type === 'tool/input-rewritten').map((e) => e.data)
+    expect(rewrites).toHaveLength(1)
+    expect(rewrites[0]).toMatchObject({ callId: calls[0]!.callId, plugin: '@keel/hooks' })
+    expect(JSON.parse(rewrites[0]!.arguments)).toMatchObject({
+      command: 'touch rewritten.txt && echo made rewritten.txt',
+    })
+    const results = session.events.filter((e) => e.type === 'tool/result').map((e) => e.data)
+    expect(results.map((r) => r.errorCode)).toEqual([undefined, undefined])
+    expect(messagesOf(server, 1).find((m) => m.role === 'tool')!.content).toContain('made rewritten.txt')
+    // The hook ran once per call, although the chain ran again on the rewrite.
+    expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(2)
+  })
+
+  it('a hook rewrite the tool does not accept is denied (HOOK_INPUT_INVALID); nothing runs', async () => {
+    const p = project()
+    writeJson(p.dir, '.claude/settings.json', {
+      hooks: {
+        PreToolUse: [
+          {
+            hooks: [
+              cmd(
+                printsJson({
+                  hookSpecificOutput: { permissionDecision: 'allow', updatedInput: { command: 42 } },
+                }),
+              ),
+            ],
+          },
+        ],
+      },
+    })
+    const { agent, session } = await agentFor(p, [bash('touch ran.txt'), { text: 'ok' }])
+    await agent.send('go')
+    expect(existsSync(join(p.dir, 'ran.txt'))).toBe(false)
+    expect(session.events.find((e) => e.type === 'tool/result')!.data.errorCode).toBe('HOOK_INPUT_INVALID')
   })
 
   it('a bad hook settings file stops the agent from starting, naming the file and path', async () => {

@@ -213,6 +213,71 @@ describe('PreToolUse hooks inside the approval chain (real agent, real hook scri
         expect(prompts()).toContain('the guard says ask')
         expect(runs(p)).toBe(2)
       })
+
+      it('a hook rewriting a write_file path: inside the workspace it writes there; outside it is still refused', async () => {
+        const p = project()
+        const outside = join(dirname(p.dir), 'smuggled.txt')
+        const rewrite = script(
+          p.dir,
+          'rewrite.py',
+          'python3',
+          [
+            'import json,sys',
+            'd=json.load(sys.stdin)',
+            'i=dict(d["tool_input"])',
+            `i["file_path"]={"inside.txt":"moved.txt","escape.txt":${JSON.stringify(outside)}}[i["file_path"].rsplit("/",1)[-1]]`,
+            'print(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":i}}))',
+          ].join('\n'),
+        )
+        writeJson(p.dir, '.claude/settings.json', {
+          hooks: { PreToolUse: [{ matcher: 'Write', hooks: [cmd(rewrite)] }] },
+        })
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('write_file', { path: 'inside.txt', content: 'x' }),
+          call('write_file', { path: 'escape.txt', content: 'x' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'inside.txt'))).toBe(false)
+        expect(readFileSync(join(p.dir, 'moved.txt'), 'utf8')).toBe('x')
+        expect(existsSync(outside)).toBe(false)
+        expect(existsSync(join(p.dir, 'escape.txt'))).toBe(false)
+        expect(results(session).map((r) => r.errorCode)).toEqual([undefined, 'OUTSIDE_WORKSPACE'])
+        const rewritten = session.events.flatMap((e) =>
+          e.type === 'tool/input-rewritten' ? [JSON.parse(e.data.arguments).path] : [],
+        )
+        expect(rewritten).toEqual(['moved.txt', outside])
+        expect(prompts()).toBe('')
+        expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(2)
+      })
+
+      it('a hook rewriting a bash command the approval plugin asks about: the rewrite is what gets approved and run', async () => {
+        const p = project()
+        const rewrite = script(
+          p.dir,
+          'rewrite.py',
+          'python3',
+          'import json,sys\nd=json.load(sys.stdin)\nc=d["tool_input"]["command"].replace("original","rewritten")\nprint(json.dumps({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"rewritten by the guard","updatedInput":{"command":c}}}))',
+        )
+        writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(rewrite)] }] } })
+        const { agent, session, prompts } = await agentFor(p, order, [
+          call('bash', { command: 'touch original.txt' }),
+          { text: 'ok' },
+        ])
+        await agent.send('go')
+        expect(existsSync(join(p.dir, 'original.txt'))).toBe(false)
+        expect(existsSync(join(p.dir, 'rewritten.txt'))).toBe(true)
+        expect(prompts()).toBe('')
+        // approval-first judged the original, then (after the rewrite) the rewritten command:
+        // two questions, each with its own id; hooks-first judged only the rewrite.
+        const asked = session.events.flatMap((e) => (e.type === 'approval/asked' ? [e.data.id] : []))
+        expect(new Set(asked).size).toBe(asked.length)
+        expect(asked.length).toBe(order === 'approval-first' ? 2 : 1)
+        expect(
+          session.events.filter((e) => e.type === 'approval/decided').map((e) => e.data.outcome),
+        ).toEqual(asked.map(() => 'allowed-once'))
+        expect(session.events.filter((e) => e.type === 'hook/invoked')).toHaveLength(1)
+      })
     })
   }
 })

@@ -53,7 +53,9 @@ declare module '@keel/session' {
     /**
      * The permission decision for a tool call was `ask`, and the answerers are being
      * consulted. Log-only; inside the open turn, before the call's `tool/result`. `id` is
-     * unique within the session and is answered by exactly one `approval/decided`.
+     * unique within the session and is answered by exactly one `approval/decided`. A call
+     * is asked about again when a plugin rewrote its input (`tool/input-rewritten`); that
+     * later question's `id` gets a `:<n>` suffix.
      */
     'approval/asked': {
       /** @minLength 1 */

@@ -165,6 +165,9 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
       unregister.push(markApprovalActive(session))
       unregister.push(publishActivePolicy(session, () => effectivePolicy(session, config)))
       const rules = () => session.project(sessionRulesProjection)
+      /** How often each call of the current turn was asked about: a rewritten call is judged again. */
+      const passes = new Map<string, number>()
+      let passesTurn = 0
       const unpublish = publishCommandLimits(session, () => ({
         mode: effectivePolicy(session, config).sandboxMode,
         writableRoots: workspace.roots,
@@ -188,7 +191,15 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
           if (decision.type === 'allow' && !hasHooks) return { action: 'allow' }
           const open = session.openTurn
           if (!open) throw new Error(`cannot ask about ${info.call.name} outside a turn`)
-          const id = `${open.turn}:${info.call.id}`
+          // A call the agent judges again after a plugin rewrote its input gets a fresh id.
+          if (passesTurn !== open.turn) {
+            passes.clear()
+            passesTurn = open.turn
+          }
+          const base = `${open.turn}:${info.call.id}`
+          const pass = (passes.get(base) ?? 0) + 1
+          passes.set(base, pass)
+          const id = pass === 1 ? base : `${base}:${pass}`
           const question: ApprovalQuestion = {
             id,
             turn: open.turn,
