@@ -142,7 +142,9 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
        */
       const after: AfterCompaction = async (result) => {
         if (result.status !== 'compacted' || !result.summarized) return result
-        // INTEGRATION (hooks helper): re-run SessionStart hooks with source `compact` here, e.g. `await ctx.host.sessionStart({ source: 'compact' })`
+        // History was replaced: session-start handlers (SessionStart hooks with source
+        // `compact`) run again; the host injects what they add before the next step.
+        await ctx.host.sessionStart({ source: 'compact' })
         return result
       }
       const retried = new Set<string>()

@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createAgent, definePlugin, usePlugin } from '@keel/agent'
-import { hookLifecycleInterceptors, hookSessionOf, hooksPlugin } from '@keel/hooks'
+import { createAgent, usePlugin } from '@keel/agent'
+import { hooksPlugin } from '@keel/hooks'
 import type { ScriptedResponse, ScriptHandler } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
 import { todoPlugin, todoProjection } from '@keel/todo'
@@ -25,26 +25,6 @@ const readFile = defineTool({
   annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   async call({ path }) {
     return filler(8_000, `contents of ${path}`)
-  },
-})
-
-// ── INTEGRATION: remove this bridge once @keel/hooks registers its lifecycle interceptors
-// itself (the hooks helper's branch spreads `hookLifecycleInterceptors` into its
-// `ctx.intercept`). Until then it connects the hooks plugin's PreCompact hooks to the
-// agent's `beforeCompaction` point exactly as the hooks plugin will. With both present the
-// hook would run twice and the "one PreCompact run per compaction" assertions below fail.
-const preCompactBridge = definePlugin({
-  name: 'test/pre-compact-bridge',
-  setup(ctx) {
-    ctx.intercept({
-      beforeCompaction(info) {
-        const hooks = hookSessionOf(ctx.session)
-        if (!hooks) throw new Error('the hooks plugin is not set up on this session')
-        return hookLifecycleInterceptors(hooks, (text) => ctx.display('hook-notice', text)).beforeCompaction(
-          info,
-        )
-      },
-    })
   },
 })
 
@@ -83,7 +63,6 @@ async function rig(id: string, handler: ScriptHandler, compaction: Record<string
         transcriptPath: join(root, 'transcript.jsonl'),
         hooks: { PreCompact: [{ hooks: [{ type: 'command', command: preCompactScript }] }] },
       }),
-      preCompactBridge,
       usePlugin(compactionPlugin(), compaction),
     ],
     tools: [readFile],
