@@ -1,21 +1,5 @@
-import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import { SessionCorrupt, type StoreLocation } from '@keel/store'
-import { z } from 'zod'
-
-/**
- * The stored logical header, mirroring `SessionHeader` of `@keel/session` field by field
- * (strict: an unknown field is refused, as a mistyped one is).
- */
-const headerSchema = z.strictObject({
-  version: z.number().int().min(1),
-  id: z.string(),
-  createdAt: z.number().finite(),
-  cwd: z.string().optional(),
-  parentSession: z.string().optional(),
-  seedLength: z.number().int().nonnegative().optional(),
-  agentPreset: z.string().optional(),
-  title: z.string().optional(),
-})
 
 /**
  * Parses and validates the stored header text of session `id`: JSON, an object of the
@@ -34,10 +18,10 @@ export function parseHeader(
   } catch (error) {
     throw new SessionCorrupt(id, location, `the header is not valid JSON (${(error as Error).message})`)
   }
-  const parsed = headerSchema.safeParse(raw)
+  const parsed = sessionHeaderValidator.safeParse(raw)
   if (!parsed.success) {
     const issues = parsed.error.issues
-      .map((i) => `${i.path.length ? i.path.join('.') : 'header'}: ${i.message}`)
+      .map((i) => `${['header', ...i.path.map(String)].join('.')}: ${i.message}`)
       .join('; ')
     throw new SessionCorrupt(id, location, `the header is invalid (${issues})`, { cause: parsed.error })
   }

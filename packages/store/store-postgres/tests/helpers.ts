@@ -45,6 +45,25 @@ export async function pgFixture(tag: string): Promise<ConformanceFixture & { sch
     setFormatVersion: async (id, version) => {
       await sql(`UPDATE ${schema}.sessions SET format_version = $2 WHERE id = $1`, [id, version])
     },
+    patchStoredHeader: async (id, patch) => {
+      const [row] = await sql<{ header_json: string }>(
+        `SELECT header_json FROM ${schema}.sessions WHERE id = $1`,
+        [id],
+      )
+      const header = { ...JSON.parse(row!.header_json), ...patch }
+      await sql(`UPDATE ${schema}.sessions SET header_json = $2 WHERE id = $1`, [id, JSON.stringify(header)])
+    },
+    damageBlob: async (id, sha256, how) => {
+      if (how === 'missing') {
+        await sql(`DELETE FROM ${schema}.blobs WHERE session_id = $1 AND sha256 = $2`, [id, sha256])
+        return
+      }
+      // flip one character in the middle of the stored JSON text: same length, wrong digest
+      await sql(
+        `UPDATE ${schema}.blobs SET json = overlay(json placing (CASE WHEN substr(json, length(json) / 2, 1) = 'a' THEN 'b' ELSE 'a' END) from length(json) / 2 for 1) WHERE session_id = $1 AND sha256 = $2`,
+        [id, sha256],
+      )
+    },
     cleanup: async () => {
       await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     },
