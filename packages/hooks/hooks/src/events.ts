@@ -1,5 +1,34 @@
 import './events.generated.js'
 
+/** A hook point, named as Claude Code names the hook event. */
+export type HookPointName =
+  | 'SessionStart'
+  | 'UserPromptSubmit'
+  | 'PreToolUse'
+  | 'PostToolUse'
+  | 'PostToolUseFailure'
+  | 'PreCompact'
+  | 'Stop'
+  | 'SessionEnd'
+
+/**
+ * What one handler run decided: `none` (no opinion), `context` (added model context),
+ * `allow`, `ask`, `deny`, `block`, `halt` (`continue: false`), `error` (a non-blocking
+ * failure), `timeout` (killed at its deadline) or `cancelled` (killed because the turn was
+ * aborted).
+ */
+export type HookDecisionLabel =
+  | 'none'
+  | 'context'
+  | 'allow'
+  | 'ask'
+  | 'deny'
+  | 'block'
+  | 'halt'
+  | 'error'
+  | 'timeout'
+  | 'cancelled'
+
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
@@ -13,15 +42,7 @@ declare module '@keel/session' {
     'hook/invoked': {
       /** @integer @minimum 1 */
       turn?: number
-      point:
-        | 'SessionStart'
-        | 'UserPromptSubmit'
-        | 'PreToolUse'
-        | 'PostToolUse'
-        | 'PostToolUseFailure'
-        | 'PreCompact'
-        | 'Stop'
-        | 'SessionEnd'
+      point: HookPointName
       dialect: 'keel' | 'claude' | 'codex'
       matcher?: string
       /** @minLength 1 */
@@ -41,28 +62,10 @@ declare module '@keel/session' {
     'hook/result': {
       /** @integer @minimum 1 */
       turn?: number
-      point:
-        | 'SessionStart'
-        | 'UserPromptSubmit'
-        | 'PreToolUse'
-        | 'PostToolUse'
-        | 'PostToolUseFailure'
-        | 'PreCompact'
-        | 'Stop'
-        | 'SessionEnd'
+      point: HookPointName
       /** @minLength 1 */
       handler: string
-      decision:
-        | 'none'
-        | 'context'
-        | 'allow'
-        | 'ask'
-        | 'deny'
-        | 'block'
-        | 'halt'
-        | 'error'
-        | 'timeout'
-        | 'cancelled'
+      decision: HookDecisionLabel
       /** @integer */
       exitCode?: number
       /** @maxLength 1000 */

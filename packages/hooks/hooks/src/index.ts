@@ -23,7 +23,7 @@ export {
   type HookInvocation,
 } from './engine.js'
 export { HookError, type HookErrorCode } from './errors.js'
-export { HOOK_STDERR_SUMMARY_CHARS } from './events.js'
+export { HOOK_STDERR_SUMMARY_CHARS, type HookDecisionLabel, type HookPointName } from './events.js'
 export { type HookLifecycleInterceptors, hookLifecycleInterceptors } from './lifecycle.js'
 export {
   fromHookInput,
@@ -37,7 +37,6 @@ export {
 export { compileMatcher, type Matcher } from './matcher.js'
 export {
   type HandlerOutcome,
-  type HookDecisionLabel,
   interpretRun,
   MAX_HOOK_TEXT,
   type PermissionVerdict,

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { HookDialect, HookPoint } from './config.js'
+import type { HookDecisionLabel } from './events.js'
 import type { CommandRun } from './run.js'
 
 /** A PreToolUse permission opinion. */
@@ -29,19 +30,6 @@ export interface HandlerOutcome {
   /** One word for the log: what this run decided. */
   label: HookDecisionLabel
 }
-
-/** What a handler run decided, as recorded in `hook/result`. */
-export type HookDecisionLabel =
-  | 'none'
-  | 'context'
-  | 'allow'
-  | 'ask'
-  | 'deny'
-  | 'block'
-  | 'halt'
-  | 'error'
-  | 'timeout'
-  | 'cancelled'
 
 /** Claude Code caps strings handed on at 10,000 characters. */
 export const MAX_HOOK_TEXT = 10_000
