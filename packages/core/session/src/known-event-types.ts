@@ -15,6 +15,8 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'assistant/attempt': { surface: false, owner: '@keel/session' },
   'assistant/message': { surface: true, owner: '@keel/session' },
   'developer/message': { surface: true, owner: '@keel/session' },
+  'hook/invoked': { surface: false, owner: '@keel/hooks' },
+  'hook/result': { surface: false, owner: '@keel/hooks' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
   'session/end-seed': { surface: false, owner: '@keel/session' },

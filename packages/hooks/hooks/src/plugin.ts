@@ -1,0 +1,257 @@
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCallInfo } from '@keel/agent'
+import { messageText } from '@keel/llm'
+import type { Session } from '@keel/session'
+import type { Tool } from '@keel/tools'
+import { z } from 'zod'
+import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
+import { HookEngine } from './engine.js'
+import { hookLifecycleInterceptors } from './lifecycle.js'
+import { toHookInput } from './mapping.js'
+import { postToolUse, stop } from './points.js'
+import { attachHookSession, HookSession } from './state.js'
+
+const sourceIds = HOOK_SOURCES.map((s) => s.id) as [HookSourceId, ...HookSourceId[]]
+
+/** The hooks plugin's config, as a preset holds it. */
+export const hooksConfigSchema = z.strictObject({
+  /** Which settings files are read, from Keel, Claude Code and Codex. Default: Keel's and Claude Code's. */
+  sources: z.array(z.enum(sourceIds)).default([...DEFAULT_HOOK_SOURCES]),
+  /** Hooks given inline, in the settings `hooks` layout (event → matcher groups → handlers); listed last. */
+  hooks: z.unknown().optional(),
+  /** The home directory for `~/.claude` (default: the user's). */
+  home: z.string().min(1).optional(),
+  /** Keel's home (default `$KEEL_HOME`, else `~/.keel`). */
+  keelHome: z.string().min(1).optional(),
+  /** Codex's home (default `$CODEX_HOME`, else `~/.codex`). */
+  codexHome: z.string().min(1).optional(),
+  /** `transcript_path` on stdin. Default: where the JSONL store keeps the log, `<keelHome>/sessions/<id>/session.jsonl`. */
+  transcriptPath: z.string().min(1).optional(),
+  /** `permission_mode` on stdin. */
+  permissionMode: z.string().min(1).default('default'),
+  /** Overrides Claude Code's default timeouts (600 s; UserPromptSubmit 30 s; SessionEnd 1.5 s). */
+  defaultTimeoutSeconds: z.number().positive().max(86_400).optional(),
+  /** Bytes of stdout and of stderr kept per handler run; the rest is drained and dropped. */
+  maxOutputBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** Consecutive Stop-hook continuations without tool use before the turn is ended anyway (Claude Code: 8). */
+  stopHookCap: z.number().int().min(1).default(8),
+  /** Extra Keel tool → hook `tool_name` mappings, beside the built-in table. */
+  toolNames: z.record(z.string(), z.string().min(1)).default({}),
+})
+
+/** The validated config of {@link hooksPlugin}. */
+export type HooksConfig = z.output<typeof hooksConfigSchema>
+
+function lastAssistantText(session: Session): string | undefined {
+  for (let i = session.events.length - 1; i >= 0; i--) {
+    const event = session.events[i]!
+    if (event.type === 'assistant/message') return messageText(event.data.message)
+  }
+  return undefined
+}
+
+function stable(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+/**
+ * What to do with a hook's `updatedInput`. The agent's `beforeTool` cannot replace a call's
+ * input yet, so a real rewrite fails closed (`HOOK_INPUT_REWRITE_UNSUPPORTED`) instead of
+ * silently running the original; a rewrite equal to the call's own input is no rewrite.
+ * The rewritten input must pass the tool's schema either way.
+ */
+export function updatedInputDecision(
+  tool: Tool<unknown>,
+  original: unknown,
+  updated: unknown,
+  projectDir: string,
+): BeforeToolDecision | undefined {
+  const parsed = tool.inputSchema.safeParse(updated)
+  if (!parsed.success) {
+    return {
+      action: 'deny',
+      errorCode: 'HOOK_INPUT_INVALID',
+      reason: `a PreToolUse hook rewrote the input of ${tool.name} into one it does not accept: ${parsed.error.issues[0]!.message}`,
+    }
+  }
+  const same =
+    stable(toHookInput(tool.name, parsed.data, projectDir)) ===
+    stable(toHookInput(tool.name, original, projectDir))
+  if (same) return undefined
+  return {
+    action: 'deny',
+    errorCode: 'HOOK_INPUT_REWRITE_UNSUPPORTED',
+    reason: `a PreToolUse hook rewrote the input of ${tool.name} (updatedInput), which this Keel cannot apply yet; the call was not run rather than run unchanged`,
+  }
+}
+
+/**
+ * The hooks plugin: loads the hook set (all-or-nothing; a bad file stops the agent from
+ * starting) and connects it to the agent's interception points:
+ * - `beforeTool` ← PreToolUse: deny (`HOOK_DENIED`), ask, allow; `continue: false` denies
+ *   (`HOOK_HALTED`) and ends the turn at the next step.
+ * - `afterTool` ← PostToolUse / PostToolUseFailure: feedback and context go to the model as a
+ *   developer message beside the result; a Codex `decision: "block"` replaces the result.
+ * - `turnStopping` ← Stop: a block keeps the turn going with the reason as the next user
+ *   message; `stop_hook_active` is true on every later stop of that turn; after
+ *   `stopHookCap` continuations in a row without tool use, the turn stops anyway.
+ * - `beforeStep` ends the turn after a `continue: false`.
+ * Notices (system messages, hook errors) are shown with `display('hook-notice', …)`.
+ */
+export const hooksPlugin = definePlugin<HooksConfig>({
+  name: '@keel/hooks',
+  config: hooksConfigSchema,
+  events: ['hook/invoked', 'hook/result'],
+  setup(ctx) {
+    const { config, session } = ctx
+    const home = config.home ?? homedir()
+    const keelHome = config.keelHome ?? (process.env.KEEL_HOME || join(home, '.keel'))
+    const codexHome = config.codexHome ?? (process.env.CODEX_HOME || join(home, '.codex'))
+    const loaded = loadHooks({
+      sources: config.sources,
+      locations: { projectDir: ctx.cwd, home, keelHome, codexHome },
+      inline: config.hooks,
+    })
+    for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
+    const engine = new HookEngine(loaded, {
+      projectDir: ctx.cwd,
+      session,
+      transcriptPath: config.transcriptPath ?? join(keelHome, 'sessions', session.id, 'session.jsonl'),
+      permissionMode: config.permissionMode,
+      maxOutputBytes: config.maxOutputBytes,
+      ...(config.defaultTimeoutSeconds === undefined
+        ? {}
+        : { defaultTimeoutSeconds: config.defaultTimeoutSeconds }),
+    })
+    const hooks = new HookSession(engine, config.toolNames)
+    const show = (notices: readonly string[]): void => {
+      for (const notice of notices) ctx.display('hook-notice', notice)
+    }
+    const tell = (point: string, parts: readonly string[]): void => {
+      if (parts.length === 0) return
+      ctx.inject(
+        { role: 'developer', content: [{ type: 'text', text: `${point} hook:\n${parts.join('\n\n')}` }] },
+        { source: `hook/${point}` },
+      )
+    }
+    const halt = (reason: string): void => {
+      hooks.halt = reason
+      ctx.display('hook-notice', `a hook stopped the agent: ${reason}`)
+    }
+
+    const interceptors: Interceptors = {
+      beforeStep(info) {
+        hooks.enterTurn(info.turn)
+        if (hooks.halt === undefined) return { action: 'enter' }
+        const reason = hooks.halt
+        hooks.halt = undefined
+        return { action: 'reject', reason: `a hook stopped the agent: ${reason}` }
+      },
+      async beforeTool(info: ToolCallInfo) {
+        const result = await hooks.preToolUse({
+          turn: info.turn,
+          callId: info.call.id,
+          toolName: info.call.name,
+          input: info.input,
+        })
+        show(result.notices)
+        tell('PreToolUse', result.context)
+        if (result.halt !== undefined) {
+          halt(result.halt)
+          return {
+            action: 'deny',
+            errorCode: 'HOOK_HALTED',
+            reason: `a hook stopped the agent: ${result.halt}`,
+          }
+        }
+        if (result.decision === 'deny') {
+          return {
+            action: 'deny',
+            errorCode: 'HOOK_DENIED',
+            reason: result.reason ?? 'a PreToolUse hook denied it',
+          }
+        }
+        if (result.updatedInput !== undefined) {
+          // INTEGRATION: when `beforeTool` can return a replacement input, return
+          // `{ action: 'allow' | 'ask', input: parsed }` here instead of failing closed.
+          const rewrite = updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
+          if (rewrite) return rewrite
+        }
+        if (result.decision === 'ask') {
+          return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval' }
+        }
+        return { action: 'allow' }
+      },
+      async afterTool(info) {
+        const text = info.output.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
+        const result = await postToolUse(
+          engine,
+          {
+            turn: info.turn,
+            callId: info.call.id,
+            toolName: info.call.name,
+            input: info.input,
+            toolNames: config.toolNames,
+          },
+          { text, isError: info.output.isError === true },
+        )
+        show(result.notices)
+        tell(info.output.isError ? 'PostToolUseFailure' : 'PostToolUse', [
+          ...result.feedback,
+          ...result.context,
+        ])
+        if (result.halt !== undefined) halt(result.halt)
+        if (result.replaceResult !== undefined) return { action: 'block', reason: result.replaceResult }
+        return { action: 'accept' }
+      },
+      async turnStopping(info) {
+        hooks.enterTurn(info.turn)
+        if (hooks.halt !== undefined) {
+          hooks.halt = undefined
+          return { action: 'stop' }
+        }
+        if (info.step > hooks.lastStopStep + 1) hooks.stopBlocks = 0
+        const result = await stop(engine, {
+          turn: info.turn,
+          stopHookActive: hooks.stopContinued,
+          ...((text) => (text === undefined ? {} : { lastAssistantMessage: text }))(
+            lastAssistantText(session),
+          ),
+        })
+        show(result.notices)
+        if (result.continueWith === undefined) return { action: 'stop' }
+        if (hooks.stopBlocks >= config.stopHookCap) {
+          ctx.display(
+            'hook-notice',
+            `Stop hooks kept the turn going ${hooks.stopBlocks} times in a row without progress; stopping anyway`,
+          )
+          return { action: 'stop' }
+        }
+        hooks.stopBlocks++
+        hooks.stopContinued = true
+        hooks.lastStopStep = info.step
+        return { action: 'continue', message: result.continueWith }
+      },
+    }
+
+    // ── INTEGRATION (after the loop issue adds these points to `Interceptors`) ──────────
+    // Connect session start/end, prompt submit and compaction by spreading them in:
+    //   ctx.intercept({ ...interceptors, ...lifecycle })
+    const lifecycle = hookLifecycleInterceptors(hooks, (text) => ctx.display('hook-notice', text))
+    void lifecycle
+    ctx.intercept(interceptors)
+    // ───────────────────────────────────────────────────────────────────────────────────
+
+    return attachHookSession(session, hooks)
+  },
+})
