@@ -838,6 +838,7 @@ export class Agent {
         tool,
         input: parsed.input,
         facts: toolFacts(tool, parsed.input, this.#cwd),
+        signal,
       }
       const before = await this.#host.beforeTool(info)
       const decision = await this.#resolveAsk(before.decision, before.plugin, info, signal)

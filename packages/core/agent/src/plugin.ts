@@ -43,6 +43,8 @@ export interface ToolCallInfo {
   /** The validated input. */
   readonly input: unknown
   readonly facts: ToolCallFacts
+  /** Aborted when the turn is cancelled (an interceptor waiting on a person stops then). */
+  readonly signal?: AbortSignal
 }
 
 /** What an interceptor sees when a turn is about to stop. */

@@ -12,12 +12,16 @@ export interface KnownEventType {
 
 /** Every event type declared in this repository, keyed by type. */
 export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Object.freeze({
+  'approval/asked': { surface: false, owner: '@keel/user-approval' },
+  'approval/decided': { surface: false, owner: '@keel/user-approval' },
+  'approval/policy': { surface: false, owner: '@keel/user-approval' },
   'assistant/attempt': { surface: false, owner: '@keel/session' },
   'assistant/message': { surface: true, owner: '@keel/session' },
   'developer/message': { surface: true, owner: '@keel/session' },
   'hook/invoked': { surface: false, owner: '@keel/hooks' },
   'hook/result': { surface: false, owner: '@keel/hooks' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
+  'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
   'session/end-seed': { surface: false, owner: '@keel/session' },
   'step/end': { surface: false, owner: '@keel/session' },

@@ -29,5 +29,6 @@ export {
   type ToolCallFacts,
   type ToolContext,
   type ToolOutput,
+  type ToolPermissionCheck,
   type ToolProgress,
 } from './tool.js'

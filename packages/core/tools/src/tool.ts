@@ -28,6 +28,16 @@ export interface ToolCallFacts {
   command?: string
 }
 
+/**
+ * A tool's own judgment of one call (`checkPermissions`): `allow`, `ask` or `deny` with a
+ * reason, and for `deny` an optional code the model can act on.
+ */
+export interface ToolPermissionCheck {
+  behavior: 'allow' | 'ask' | 'deny'
+  reason: string
+  errorCode?: string
+}
+
 /** One progress report of a running tool (shown live, not persisted). */
 export interface ToolProgress {
   message: string
@@ -84,6 +94,11 @@ export interface Tool<Input = unknown> {
   readonly maxResultChars?: number
   /** The facts of a call for the permission decision (paths, command). */
   facts?(input: Input, cwd: string): ToolCallFacts
+  /**
+   * The tool's own permission judgment of a call, consulted after the sandbox limits (which
+   * it cannot lift); `undefined` leaves the decision to the approval policy. Pure: no I/O.
+   */
+  checkPermissions?(input: Input, facts: ToolCallFacts): ToolPermissionCheck | undefined
   call(input: Input, context: ToolContext): Promise<ToolOutput | string>
 }
 

@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process'
+import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime'
+import type { Session } from '@keel/session'
+import { type Tool, type ToolContext, ToolError, type ToolOutput } from '@keel/tools'
+import type { SandboxMode } from './events.js'
+
+/** Codes of {@link SandboxError}. */
+export type SandboxErrorCode =
+  /** The OS sandbox could not wrap the command (bubblewrap missing or refused, bad profile). */
+  | 'SANDBOX_WRAP_FAILED'
+  /** A second composition in this process asked for a different network allow list. */
+  | 'SANDBOX_CONFLICT'
+
+/** The OS sandbox could not run a command; the command did not run. */
+export class SandboxError extends ToolError<SandboxErrorCode> {}
+
+/** What the OS sandbox of one shell command allows. */
+export interface CommandLimits {
+  readonly mode: SandboxMode
+  /** Real paths the command may write (ignored in `read_only`). */
+  readonly writableRoots: readonly string[]
+  /** Absolute paths never written, even under a writable root. */
+  readonly denyWrite: readonly string[]
+  /** Absolute paths never read (credentials). */
+  readonly denyRead: readonly string[]
+  /** Domains reachable through the sandbox's proxy; empty means no network. */
+  readonly allowedDomains: readonly string[]
+}
+
+/** Limits of shell commands per session, published by the approval plugin for {@link sandboxShellTool}. */
+const limitsBySession = new WeakMap<Session, () => CommandLimits>()
+
+/** @internal Called by the approval plugin at setup; returns the unpublish function. */
+export function publishCommandLimits(session: Session, limits: () => CommandLimits): () => void {
+  limitsBySession.set(session, limits)
+  return () => {
+    if (limitsBySession.get(session) === limits) limitsBySession.delete(session)
+  }
+}
+
+let initialized: { domains: string } | undefined
+let probe: Promise<boolean> | undefined
+
+async function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
+  const domains = JSON.stringify([...allowedDomains].sort())
+  if (initialized) {
+    if (initialized.domains !== domains) {
+      throw new SandboxError(
+        'SANDBOX_CONFLICT',
+        `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
+        { current: initialized.domains, wanted: domains },
+      )
+    }
+    return
+  }
+  const config: SandboxRuntimeConfig = {
+    network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
+    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+  }
+  await SandboxManager.initialize(config)
+  initialized = { domains }
+}
+
+function run(command: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', command], { stdio: 'ignore' })
+    child.on('error', () => resolve(null))
+    child.on('close', (code) => resolve(code))
+  })
+}
+
+/**
+ * Whether shell commands can run inside an OS sandbox here (bubblewrap on Linux,
+ * Seatbelt on macOS): the platform is supported, the helpers are installed, and a probe
+ * command actually runs wrapped. Probed once per process.
+ */
+export function osSandboxAvailable(): Promise<boolean> {
+  probe ??= (async () => {
+    try {
+      if (!SandboxManager.isSupportedPlatform()) return false
+      if (SandboxManager.checkDependencies().errors.length > 0) return false
+      await ensureInitialized([])
+      const wrapped = await SandboxManager.wrapWithSandbox('true', 'bash', {
+        filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+        network: { allowedDomains: [], deniedDomains: [] },
+      })
+      const code = await run(wrapped)
+      SandboxManager.cleanupAfterCommand()
+      return code === 0
+    } catch {
+      return false
+    }
+  })()
+  return probe
+}
+
+/** Wraps a command line so it runs inside the OS sandbox with `limits`; `release` after it ended. */
+export async function wrapCommand(
+  command: string,
+  limits: CommandLimits,
+  options: { signal?: AbortSignal; id?: string } = {},
+): Promise<{ command: string; release: () => void }> {
+  if (
+    initialized === undefined ||
+    initialized.domains !== JSON.stringify([...limits.allowedDomains].sort())
+  ) {
+    // The probe initializes with no domains; a composition that allows some re-initializes once.
+    if (initialized !== undefined && initialized.domains === '[]' && limits.allowedDomains.length > 0) {
+      await SandboxManager.reset()
+      initialized = undefined
+    }
+    await ensureInitialized(limits.allowedDomains)
+  }
+  try {
+    const wrapped = await SandboxManager.wrapWithSandbox(
+      command,
+      'bash',
+      {
+        filesystem: {
+          denyRead: [...limits.denyRead],
+          allowWrite: limits.mode === 'read_only' ? [] : [...limits.writableRoots],
+          denyWrite: [...limits.denyWrite],
+        },
+        network: { allowedDomains: [...limits.allowedDomains], deniedDomains: [] },
+      },
+      options.signal,
+      options.id === undefined ? undefined : { commandId: options.id, commandText: command },
+    )
+    return { command: wrapped, release: () => SandboxManager.cleanupAfterCommand() }
+  } catch (error) {
+    throw new SandboxError(
+      'SANDBOX_WRAP_FAILED',
+      `the OS sandbox could not wrap the command: ${error instanceof Error ? error.message : String(error)}`,
+      {},
+      { cause: error },
+    )
+  }
+}
+
+const sandboxed = new WeakSet<object>()
+
+/** Whether `tool` is a {@link sandboxShellTool} (its commands run inside the OS sandbox). */
+export function isSandboxedShellTool(tool: object): boolean {
+  return sandboxed.has(tool)
+}
+
+/** The limits of shell commands when no approval plugin published any: the workspace, no network. */
+function defaultLimits(context: ToolContext): CommandLimits {
+  return {
+    mode: 'workspace_write',
+    writableRoots: [context.cwd],
+    denyWrite: [`${context.cwd}/.git`, `${context.cwd}/.keel`],
+    denyRead: [],
+    allowedDomains: [],
+  }
+}
+
+/**
+ * Wraps a shell tool (any tool whose input has a `command` line, such as `bash`) so each
+ * command runs inside the OS sandbox under the limits of the session's sandbox mode:
+ * `workspace_write` may write only the workspace roots (never `.git`/`.keel`),
+ * `read_only` nothing, and neither reaches the network unless domains are allowed;
+ * `danger_full_access` runs the command as is. The approval plugin lets such a tool run
+ * without asking under `on_request`; an unwrapped shell tool is asked about, since nothing
+ * contains it. Name, schema, annotations and facts are the wrapped tool's.
+ */
+export function sandboxShellTool<Input extends { command: string }>(tool: Tool<Input>): Tool<Input> {
+  const wrapped: Tool<Input> = {
+    ...tool,
+    async call(input: Input, context: ToolContext): Promise<ToolOutput | string> {
+      const published = limitsBySession.get(context.session)
+      const limits = published ? published() : defaultLimits(context)
+      if (limits.mode === 'danger_full_access') return tool.call(input, context)
+      if (!(await osSandboxAvailable())) {
+        // The approval plugin asked before letting an uncontained command run; without it, refuse.
+        if (published) return tool.call(input, context)
+        throw new SandboxError(
+          'SANDBOX_WRAP_FAILED',
+          'no OS sandbox is available here (bubblewrap and socat on Linux), and no approval plugin asked about this command',
+        )
+      }
+      const { command, release } = await wrapCommand(input.command, limits, {
+        signal: context.signal,
+        id: context.callId,
+      })
+      try {
+        return await tool.call({ ...input, command }, context)
+      } finally {
+        release()
+      }
+    },
+  }
+  sandboxed.add(wrapped)
+  return wrapped
+}
