@@ -114,6 +114,9 @@ export interface SessionEventMap {
    * The result of one `tool/call` of the same turn, on the surface. `errorCode` is set when
    * the call failed (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). `storedAside` says where the
    * full output went when it exceeded the tool's size cap and the model got a truncated view.
+   * A result may also be rewritten later: a `tool/result` whose `surfaceOp` replaces exactly
+   * one earlier result of the same call (same call id, turn and step) is accepted anywhere,
+   * outside its step too (compaction uses it to swap an old output for a placeholder).
    */
   'tool/result': {
     turn: number

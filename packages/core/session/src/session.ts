@@ -641,6 +641,7 @@ export class Session {
           break
         }
         case 'tool/result': {
+          if (this.#isResultRewrite(event as AnyEvent)) break
           if (validate) this.#requireStep(type, seq, data)
           const callId = (data.message as { toolCallId: string }).toolCallId
           const answered = this.#toolCalls.get(callId)
@@ -711,6 +712,26 @@ export class Session {
         `it names step ${data.step} but step ${this.#openStep} is open`,
       )
     }
+  }
+
+  /**
+   * Whether `event` is a `tool/result` that replaces exactly one earlier `tool/result` node
+   * of the same call (same call id, turn and step): a rewrite of an answered call, such as
+   * compaction swapping an old output for a placeholder. The call was answered when the
+   * original was committed, so the step and pairing rules do not apply again; the replace
+   * itself is still checked like any other.
+   */
+  #isResultRewrite(event: AnyEvent): boolean {
+    const op = event.surfaceOp
+    if (typeof op !== 'object' || op.startSeq !== op.endSeq) return false
+    const original = this.#events[op.startSeq]
+    if (original?.type !== 'tool/result' || this.#opaque.has(op.startSeq)) return false
+    const data = event.data as SessionEventMap['tool/result']
+    return (
+      data.message.toolCallId === original.data.message.toolCallId &&
+      data.turn === original.data.turn &&
+      data.step === original.data.step
+    )
   }
 
   /** Validates a replace and returns the nodes it shadows, in surface order. O(range). */

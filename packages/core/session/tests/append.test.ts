@@ -220,6 +220,73 @@ describe('append: lifecycle invariants', () => {
     refusedUnchanged(s, () => s.append('tool/result', toolResult(2, 1, 'c1')), 'TOOL_RESULT_WITHOUT_CALL')
   })
 
+  it('accepts a rewrite of an answered result (one node, same call, turn and step) outside its step, and nothing looser', () => {
+    const s = inStep()
+    s.append('tool/call', { turn: 1, step: 1, callId: callId('c1'), name: 'echo', arguments: '{}' })
+    const original = s.append('tool/result', toolResult(1, 1, 'c1', 'a long output'))
+    s.append('step/end', { turn: 1, step: 1 })
+    s.append('turn/end', { turn: 1, reason: 'completed' })
+    const user = s.append('user/message', userText('between turns'))
+    const replace = { op: 'replace' as const, startSeq: original.seq, endSeq: original.seq }
+    // another call id, another step, or a range that is not one result: the ordinary rules apply
+    refusedUnchanged(
+      s,
+      () =>
+        s.append('tool/result', toolResult(1, 1, 'c2'), {
+          surfaceOp: replace,
+          sourceEventSeqs: [original.seq],
+        }),
+      'OUTSIDE_TURN',
+    )
+    refusedUnchanged(
+      s,
+      () =>
+        s.append('tool/result', toolResult(1, 2, 'c1'), {
+          surfaceOp: replace,
+          sourceEventSeqs: [original.seq],
+        }),
+      'OUTSIDE_TURN',
+    )
+    refusedUnchanged(
+      s,
+      () =>
+        s.append('tool/result', toolResult(1, 1, 'c1'), {
+          surfaceOp: { op: 'replace', startSeq: original.seq, endSeq: user.seq },
+          sourceEventSeqs: [original.seq, user.seq],
+        }),
+      'OUTSIDE_TURN',
+    )
+    const rewrite = s.append('tool/result', toolResult(1, 1, 'c1', '[pruned]'), {
+      surfaceOp: replace,
+      sourceEventSeqs: [original.seq],
+    })
+    expect(s.isOnSurface(original.seq)).toBe(false)
+    expect(s.deriveMessages().map((m) => (m.role === 'tool' ? m.content : m.role))).toContainEqual([
+      { type: 'text', text: '[pruned]' },
+    ])
+    // the rewrite can itself be rewritten; the shadowed original cannot
+    refusedUnchanged(
+      s,
+      () =>
+        s.append('tool/result', toolResult(1, 1, 'c1'), {
+          surfaceOp: replace,
+          sourceEventSeqs: [original.seq],
+        }),
+      'SURFACE_REPLACE_INVALID',
+    )
+    s.append('tool/result', toolResult(1, 1, 'c1', '[pruned again]'), {
+      surfaceOp: { op: 'replace', startSeq: rewrite.seq, endSeq: rewrite.seq },
+      sourceEventSeqs: [rewrite.seq],
+    })
+    // replay of the stored log accepts the same events
+    const reloaded = Session.create(
+      's',
+      {},
+      s.events.map((e) => JSON.parse(JSON.stringify(e))),
+    )
+    expect(reloaded.deriveMessages()).toEqual(s.deriveMessages())
+  })
+
   it('allows messages between turns (system prompt, summaries)', () => {
     const s = Session.create('s')
     s.append('system/message', { message: { role: 'system', content: [{ type: 'text', text: 'be brief' }] } })

@@ -1,0 +1,57 @@
+import './events.js'
+
+export {
+  type BeforeCompactionDecision,
+  type BeforeCompactionInfo,
+  type CompactionNotice,
+  type CompactionResult,
+  Compactor,
+  type CompactorOptions,
+  type CompactRequest,
+} from './compactor.js'
+export {
+  type CompactionConfig,
+  type CompactionConfigInput,
+  CompactionError,
+  type CompactionErrorCode,
+  compactionConfigSchema,
+  contextWindowOf,
+  DEFAULT_CONTEXT_WINDOW,
+  parseCompactionConfig,
+} from './config.js'
+export {
+  type CompactionRange,
+  type CompactionTrigger,
+  compactionTriggerSchema,
+  type TokenSource,
+} from './events.js'
+export { type CompactionLogState, compactionLogProjection } from './guard.js'
+export {
+  type CompactionPlugin,
+  type CompactionPluginOptions,
+  compactionPlugin,
+  describeResult,
+  recoverFromOverflow,
+  runCompactCommand,
+} from './plugin.js'
+export { placeholderFor, protectedTailStart } from './prune.js'
+export { MIN_SUMMARY_RANGE_TOKENS, SUMMARY_SOURCE, summaryInstruction } from './summarize.js'
+export {
+  CHARS_PER_TOKEN,
+  estimateMessageTokens,
+  estimateSurface,
+  estimateTextTokens,
+  IMAGE_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS,
+  measureSurface,
+  type SurfaceSize,
+} from './tokens.js'
+export {
+  APPROVAL_POLICY_EVENT,
+  defaultFileTools,
+  type FileToolNames,
+  readWorkingState,
+  renderWorkingState,
+  SANDBOX_MODE_EVENT,
+  type WorkingState,
+} from './working-state.js'
