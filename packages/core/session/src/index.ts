@@ -35,6 +35,8 @@ export {
   type SessionOptions,
 } from './session.js'
 export {
+  type AgentComposition,
+  type ComposedPlugin,
   type EventEnvelope,
   type NoSurfaceFields,
   SESSION_FORMAT_VERSION,
