@@ -24,5 +24,10 @@ export async function runAsProcess(argv: readonly string[]): Promise<void> {
     err: (text) => process.stderr.write(text),
     color: process.stdout.isTTY === true && !process.env.NO_COLOR,
     signal: controller.signal,
+    ...(process.stdin.isTTY && process.stdout.isTTY
+      ? { terminal: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr } }
+      : {}),
   })
+  // Plugins may leave timers or child handles behind (the sandbox probe); the run is over.
+  process.exit(process.exitCode)
 }

@@ -1,4 +1,4 @@
-import { type Agent, type AgentOptions, createAgent, type StoreHandle } from '@keel/agent'
+import { type Agent, type AgentOptions, createAgent, type PluginEntry, type StoreHandle } from '@keel/agent'
 import type { AgentComposition } from '@keel/session'
 import type { SessionStore } from '@keel/store'
 import type { ApprovalAnswerer } from '@keel/user-approval'
@@ -42,6 +42,8 @@ export interface PresetAgent {
   readonly composition: AgentComposition
   /** How it came about: `created`, `rebuilt` (from the log), `switched` (blank session). */
   readonly origin: 'created' | 'rebuilt' | 'switched'
+  /** The plugins as built (a UI reaches a plugin's own API through them, e.g. compaction's `compact()`). */
+  readonly plugins: readonly PluginEntry[]
   /** Things worth telling the user (a plugin version that differs from the recorded one), by name. */
   readonly notices: readonly string[]
 }
@@ -122,8 +124,13 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       where: `session ${handle.session.id}`,
     },
   )
+  // `--model` on a resumed session runs that model without rewriting the record.
+  const model = options.model ?? composition.model
+  const prompts = [options.systemPrompt, chosen?.preset.systemPrompt].filter((p) => p !== undefined)
+  const systemPrompt = prompts.length > 0 ? prompts.join('\n\n') : undefined
   const {
     preset: _preset,
+    systemPrompt: _systemPrompt,
     store: _store,
     session: _session,
     presets: _presets,
@@ -140,9 +147,10 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       session: handle,
       plugins: built.plugins,
       tools: [...built.tools, ...(extraTools ?? [])],
-      ...(composition.model === undefined ? {} : { model: composition.model }),
+      ...(systemPrompt === undefined ? {} : { systemPrompt }),
+      ...(model === undefined ? {} : { model }),
     })
-    return { agent, composition, origin, notices: built.notices }
+    return { agent, composition, origin, plugins: built.plugins, notices: built.notices }
   } catch (error) {
     if (options.session === undefined) await handle.close()
     throw error
