@@ -50,8 +50,10 @@ function Approval({ pending }: { pending: PendingApproval }): ReactElement {
   const [reason, setReason] = useState('')
   useInput((input, key) => {
     if (reasonMode) {
-      if (key.return) pending.answer({ outcome: 'reject', reason: reason.trim() || 'rejected by the user' })
-      else if (key.escape) setReasonMode(false)
+      if (key.return || /[\r\n]$/u.test(input)) {
+        const typed = key.return ? '' : input.replace(/[\r\n]+$/u, '')
+        pending.answer({ outcome: 'reject', reason: (reason + typed).trim() || 'rejected by the user' })
+      } else if (key.escape) setReasonMode(false)
       else if (key.backspace || key.delete) setReason((r) => r.slice(0, -1))
       else if (!key.ctrl && !key.meta) setReason((r) => r + input)
       return
@@ -139,9 +141,11 @@ export function App({
       app.exit()
       return
     }
-    if (busy) return
-    if (key.return) {
-      const line = input.trim()
+    // A chunk may carry text and Enter together (fast typing, a paste ending in a newline).
+    const enter = key.return || /[\r\n]$/u.test(chars)
+    if (enter) {
+      const typed = key.return ? '' : chars.replace(/[\r\n]+$/u, '').replace(/\r?\n/gu, ' ')
+      const line = (input + typed).trim()
       setInput('')
       if (line === '/exit' || line === '/quit') {
         actions.exit(0)
@@ -175,8 +179,12 @@ export function App({
           busy ? 'interrupting… press Ctrl-C again to exit' : 'press Ctrl-C again to exit',
         )
       : null,
-    busy
-      ? null
-      : h(Text, null, h(Text, { color: 'green', bold: true }, '› '), input, h(Text, { inverse: true }, ' ')),
+    h(
+      Text,
+      null,
+      h(Text, { color: busy ? 'gray' : 'green', bold: true }, busy ? '… ' : '› '),
+      input,
+      h(Text, { inverse: true }, ' '),
+    ),
   )
 }

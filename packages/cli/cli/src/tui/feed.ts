@@ -73,6 +73,7 @@ export class Feed {
 
   /** Marks a turn as running (spinner and elapsed time) or done. */
   busy(running: boolean): void {
+    if (running && this.#state.busySince !== undefined) return
     this.#set({ busySince: running ? Date.now() : undefined })
   }
 

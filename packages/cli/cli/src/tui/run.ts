@@ -24,7 +24,8 @@ export interface InteractiveOptions {
 export async function runInteractive(options: InteractiveOptions): Promise<number> {
   const { agent, built, feed, terminal } = options
   let exitCode = 0
-  let controller: AbortController | undefined
+  // Lines sent while a turn runs queue in the agent's inbox; Ctrl-C aborts them all.
+  const running = new Set<AbortController>()
   const actions = {
     submit(line: string) {
       if (line.startsWith('/')) {
@@ -37,22 +38,23 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         return
       }
       feed.add('user', line)
+      const controller = new AbortController()
+      running.add(controller)
       feed.busy(true)
-      controller = new AbortController()
       agent
         .send(line, { signal: controller.signal })
         .catch((error: unknown) => feed.add('error', error instanceof Error ? error.message : String(error)))
         .finally(() => {
-          controller = undefined
-          feed.busy(false)
+          running.delete(controller)
+          if (running.size === 0) feed.busy(false)
         })
     },
     interrupt() {
-      controller?.abort()
+      for (const controller of running) controller.abort()
     },
     exit(code: number) {
       exitCode = code
-      controller?.abort()
+      for (const controller of running) controller.abort()
     },
   }
   const instance = render(h(App, { feed, actions, title: options.title }), {
