@@ -101,6 +101,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         out: { write: io.out, color: io.color === true },
         err: io.err,
         ...(io.signal ? { signal: io.signal } : {}),
+        ...(io.terminal ? { terminal: io.terminal } : {}),
       })
       return outcome.exitCode
     }
@@ -118,7 +119,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return await runAgentCommand('new', argv, io)
   } catch (error) {
     if (error instanceof UsageError) {
-      io.err(`keel: ${error.message}\n\n${usage}\n`)
+      io.err(error.showUsage ? `keel: ${error.message}\n\n${usage}\n` : `keel: ${error.message}\n`)
       return EXIT.usage
     }
     const code = isKeelError(error) ? error.code : undefined

@@ -4,6 +4,13 @@ import type { LlmAdapter } from '@keel/llm'
 /** A command line the user must change (exit code 2). */
 export class UsageError extends Error {
   override readonly name = 'UsageError'
+  /** Whether the usage text helps (not for a missing key: one message says it all). */
+  readonly showUsage: boolean
+
+  constructor(message: string, options: { showUsage?: boolean } = {}) {
+    super(message)
+    this.showUsage = options.showUsage ?? true
+  }
 }
 
 /**
@@ -21,6 +28,7 @@ export function selectLlm(
     throw new UsageError(
       'no API key: set DEEPSEEK_API_KEY to your DeepSeek key (https://platform.deepseek.com/api_keys), ' +
         'or pass --base-url <url> for another OpenAI-compatible endpoint (a loopback one needs no key).',
+      { showUsage: false },
     )
   }
   try {
