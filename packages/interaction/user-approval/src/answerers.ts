@@ -1,3 +1,4 @@
+import type { ToolAnswerer, ToolCallInfo } from '@keel/agent'
 import type { Session } from '@keel/session'
 import type { PermissionRequest } from './decide.js'
 
@@ -12,6 +13,8 @@ export interface ApprovalQuestion {
   readonly reason: string
   /** The validated tool input. */
   readonly input: unknown
+  /** The call as the agent's interceptors see it (tool, call block, facts). */
+  readonly info: ToolCallInfo
   /** What the decision was made from (paths with their real locations, command, policy). */
   readonly request: PermissionRequest
   /** Aborted when the turn is cancelled while the question is open: stop waiting then. */
@@ -65,4 +68,25 @@ export function registerApprovalAnswerer(session: Session, answerer: ApprovalAns
 export function approvalAnswerers(session: Session): ApprovalAnswerer[] {
   const list = slots.get(session) ?? []
   return [...list.filter((a) => a.kind === 'hook'), ...list.filter((a) => a.kind === 'interactive')]
+}
+
+/**
+ * Uses an agent-level {@link ToolAnswerer} (the `answerer` option of `createAgent`, e.g. an
+ * existing UI prompt) as an interactive approval answerer: `allow` is an allow-once, `deny`
+ * a rejection. It cannot say "for this session"; give a terminal or UI answerer for that.
+ */
+export function fromToolAnswerer(answerer: ToolAnswerer, name = 'agent-answerer'): ApprovalAnswerer {
+  return {
+    name,
+    kind: 'interactive',
+    async answer(question) {
+      const said = await answerer({
+        ...question.info,
+        reason: question.reason,
+        plugin: '@keel/user-approval',
+        signal: question.signal,
+      })
+      return said === 'allow' ? { outcome: 'allow-once' } : { outcome: 'reject', reason: 'declined' }
+    },
+  }
 }

@@ -5,6 +5,7 @@ export {
   type ApprovalAnswerer,
   type ApprovalQuestion,
   approvalAnswerers,
+  fromToolAnswerer,
   registerApprovalAnswerer,
 } from './answerers.js'
 export { ruleFor, type Settlement, settle } from './ask.js'
@@ -46,8 +47,11 @@ export {
 } from './plugin.js'
 export {
   type CommandLimits,
+  holdOsSandbox,
   isSandboxedShellTool,
+  type OsSandboxStatus,
   osSandboxAvailable,
+  osSandboxStatus,
   SandboxError,
   type SandboxErrorCode,
   sandboxShellTool,

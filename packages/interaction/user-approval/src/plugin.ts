@@ -13,7 +13,7 @@ import { type Settlement, settle } from './ask.js'
 import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAccess } from './decide.js'
 import { approvalPolicySchema, sandboxModeSchema } from './events.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
-import { isSandboxedShellTool, osSandboxAvailable, publishCommandLimits } from './sandbox.js'
+import { holdOsSandbox, isSandboxedShellTool, osSandboxAvailable, publishCommandLimits } from './sandbox.js'
 import { effectivePolicy, sessionRulesProjection } from './state.js'
 
 /** Credentials a shell command in the OS sandbox may never read (`~` is the home directory). */
@@ -67,6 +67,7 @@ interface Workspace {
   roots: string[]
   protectedPaths: string[]
   denyRead: string[]
+  /** Shell commands may use the OS sandbox (config `auto`); whether one works is probed on first use. */
   osSandbox: boolean
 }
 
@@ -78,8 +79,7 @@ async function resolveWorkspace(config: UserApprovalConfig, cwd: string, home: s
     config.protectedPaths.map((path) => realDirectory(expandPath(path, cwd, home))),
   )
   const denyRead = config.denyRead.map((path) => expandPath(path, cwd, home))
-  const osSandbox = config.osSandbox === 'auto' && (await osSandboxAvailable())
-  return { roots: [...new Set(roots)], protectedPaths, denyRead, osSandbox }
+  return { roots: [...new Set(roots)], protectedPaths, denyRead, osSandbox: config.osSandbox === 'auto' }
 }
 
 /** Builds the permission request of one call, resolving every path to its real location. */
@@ -104,7 +104,7 @@ export async function permissionRequest(
     protectedNames: config.protectedNames,
     protectedPaths: workspace.protectedPaths,
     sessionRules: session.project(sessionRulesProjection),
-    osSandbox: workspace.osSandbox && isSandboxedShellTool(tool),
+    osSandbox: workspace.osSandbox && isSandboxedShellTool(tool) && (await osSandboxAvailable()),
   }
   if (facts.command !== undefined) request.command = facts.command
   const check = tool.checkPermissions?.(info.input, facts)
@@ -150,6 +150,7 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
     async setup(ctx) {
       const { session, config, cwd } = ctx
       const workspace = await resolveWorkspace(config, cwd, home)
+      const letGo = workspace.osSandbox ? holdOsSandbox() : undefined
       const unregister = (options.answerers ?? []).map((answerer) =>
         registerApprovalAnswerer(session, answerer),
       )
@@ -188,6 +189,7 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
             callId: info.call.id,
             reason: decision.reason,
             input: info.input,
+            info,
             request,
             signal: info.signal ?? new AbortController().signal,
           }
@@ -207,9 +209,10 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
           return verdict(settlement, decision.reason)
         },
       })
-      return () => {
+      return async () => {
         unpublish()
         for (const undo of unregister) undo()
+        await letGo?.()
       }
     },
   })

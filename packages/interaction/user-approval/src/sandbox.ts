@@ -38,27 +38,62 @@ export function publishCommandLimits(session: Session, limits: () => CommandLimi
   }
 }
 
+/**
+ * The sandbox runtime is one per process (its proxies serve every wrapped command), so it is
+ * shared: started on first use with the first allow list, kept while anyone holds it, and
+ * stopped (its proxy servers closed, so the process can exit) when the last holder lets go.
+ * Starting and stopping run one after the other.
+ */
 let initialized: { domains: string } | undefined
-let probe: Promise<boolean> | undefined
+let holders = 0
+let lifecycle: Promise<unknown> = Promise.resolve()
+let probe: Promise<OsSandboxStatus> | undefined
 
-async function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
+function serially<T>(step: () => Promise<T>): Promise<T> {
+  const next = lifecycle.then(step)
+  lifecycle = next.catch(() => undefined)
+  return next
+}
+
+function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
   const domains = JSON.stringify([...allowedDomains].sort())
-  if (initialized) {
-    if (initialized.domains !== domains) {
-      throw new SandboxError(
-        'SANDBOX_CONFLICT',
-        `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
-        { current: initialized.domains, wanted: domains },
-      )
+  return serially(async () => {
+    if (initialized) {
+      if (initialized.domains !== domains) {
+        throw new SandboxError(
+          'SANDBOX_CONFLICT',
+          `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
+          { current: initialized.domains, wanted: domains },
+        )
+      }
+      return
     }
-    return
+    const config: SandboxRuntimeConfig = {
+      network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
+      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+    }
+    await SandboxManager.initialize(config)
+    initialized = { domains }
+  })
+}
+
+/**
+ * Holds the shared sandbox runtime (the approval plugin does so for its lifetime, a wrapped
+ * command for its run). The returned function lets go; the last one out stops the runtime.
+ */
+export function holdOsSandbox(): () => Promise<void> {
+  holders++
+  let released = false
+  return () => {
+    if (released) return Promise.resolve()
+    released = true
+    holders--
+    return serially(async () => {
+      if (holders > 0 || !initialized) return
+      initialized = undefined
+      await SandboxManager.reset()
+    })
   }
-  const config: SandboxRuntimeConfig = {
-    network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
-    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-  }
-  await SandboxManager.initialize(config)
-  initialized = { domains }
 }
 
 function run(command: string): Promise<number | null> {
@@ -69,49 +104,65 @@ function run(command: string): Promise<number | null> {
   })
 }
 
+/** Whether the OS sandbox works here, and if not, why (shown to people deciding about a shell command). */
+export interface OsSandboxStatus {
+  readonly available: boolean
+  readonly reason?: string
+}
+
 /**
- * Whether shell commands can run inside an OS sandbox here (bubblewrap on Linux,
- * Seatbelt on macOS): the platform is supported, the helpers are installed, and a probe
- * command actually runs wrapped. Probed once per process.
+ * Probes the OS sandbox once per process (bubblewrap on Linux, Seatbelt on macOS): the
+ * platform is supported, the helpers are installed, and a probe command actually runs
+ * wrapped.
  */
-export function osSandboxAvailable(): Promise<boolean> {
-  probe ??= (async () => {
+export function osSandboxStatus(): Promise<OsSandboxStatus> {
+  probe ??= (async (): Promise<OsSandboxStatus> => {
+    if (!SandboxManager.isSupportedPlatform()) {
+      return { available: false, reason: `no OS sandbox is supported on ${process.platform}` }
+    }
+    const missing = SandboxManager.checkDependencies().errors
+    if (missing.length > 0) return { available: false, reason: missing.join('; ') }
     try {
-      if (!SandboxManager.isSupportedPlatform()) return false
-      if (SandboxManager.checkDependencies().errors.length > 0) return false
-      await ensureInitialized([])
-      const wrapped = await SandboxManager.wrapWithSandbox('true', 'bash', {
-        filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-        network: { allowedDomains: [], deniedDomains: [] },
+      const wrapped = await wrapCommand('true', {
+        mode: 'read_only',
+        writableRoots: [],
+        denyWrite: [],
+        denyRead: [],
+        allowedDomains: initialized ? (JSON.parse(initialized.domains) as string[]) : [],
       })
-      const code = await run(wrapped)
-      SandboxManager.cleanupAfterCommand()
-      return code === 0
-    } catch {
-      return false
+      try {
+        const code = await run(wrapped.command)
+        return code === 0
+          ? { available: true }
+          : { available: false, reason: `a probe command in the OS sandbox exited with ${code}` }
+      } finally {
+        await wrapped.release()
+      }
+    } catch (error) {
+      return { available: false, reason: error instanceof Error ? error.message : String(error) }
     }
   })()
   return probe
 }
 
-/** Wraps a command line so it runs inside the OS sandbox with `limits`; `release` after it ended. */
+/** Whether shell commands can run inside an OS sandbox here (see {@link osSandboxStatus}). */
+export async function osSandboxAvailable(): Promise<boolean> {
+  return (await osSandboxStatus()).available
+}
+
+/**
+ * Wraps a command line so it runs inside the OS sandbox with `limits`. Call `release` once
+ * the command has ended: it removes the sandbox's temporary mount points and lets go of the
+ * runtime.
+ */
 export async function wrapCommand(
   command: string,
   limits: CommandLimits,
   options: { signal?: AbortSignal; id?: string } = {},
-): Promise<{ command: string; release: () => void }> {
-  if (
-    initialized === undefined ||
-    initialized.domains !== JSON.stringify([...limits.allowedDomains].sort())
-  ) {
-    // The probe initializes with no domains; a composition that allows some re-initializes once.
-    if (initialized !== undefined && initialized.domains === '[]' && limits.allowedDomains.length > 0) {
-      await SandboxManager.reset()
-      initialized = undefined
-    }
-    await ensureInitialized(limits.allowedDomains)
-  }
+): Promise<{ command: string; release: () => Promise<void> }> {
+  const letGo = holdOsSandbox()
   try {
+    await ensureInitialized(limits.allowedDomains)
     const wrapped = await SandboxManager.wrapWithSandbox(
       command,
       'bash',
@@ -126,8 +177,14 @@ export async function wrapCommand(
       options.signal,
       options.id === undefined ? undefined : { commandId: options.id, commandText: command },
     )
-    return { command: wrapped, release: () => SandboxManager.cleanupAfterCommand() }
+    const release = async () => {
+      SandboxManager.cleanupAfterCommand()
+      await letGo()
+    }
+    return { command: wrapped, release }
   } catch (error) {
+    await letGo()
+    if (error instanceof SandboxError) throw error
     throw new SandboxError(
       'SANDBOX_WRAP_FAILED',
       `the OS sandbox could not wrap the command: ${error instanceof Error ? error.message : String(error)}`,
@@ -186,7 +243,7 @@ export function sandboxShellTool<Input extends { command: string }>(tool: Tool<I
       try {
         return await tool.call({ ...input, command }, context)
       } finally {
-        release()
+        await release()
       }
     },
   }

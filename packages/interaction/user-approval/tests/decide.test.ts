@@ -265,6 +265,13 @@ describe('decide: tool overrides, session rules, malformed paths', () => {
       { sessionRules: rules },
     )
     expect(decide(other).type).toBe('ask')
+    const never = request(
+      shell,
+      ['never', 'workspace_write'],
+      { command: 'make test' },
+      { sessionRules: rules },
+    )
+    expect(decide(never)).toMatchObject({ type: 'allow', source: 'user' })
     const wide = [{ toolName: 'tool' }]
     const outside = request(
       writer,

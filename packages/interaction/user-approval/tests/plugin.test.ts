@@ -10,6 +10,7 @@ import {
   type ApprovalAnswer,
   type ApprovalAnswerer,
   type ApprovalQuestion,
+  fromToolAnswerer,
   registerApprovalAnswerer,
   sessionRulesProjection,
   setApprovalPolicy,
@@ -144,6 +145,21 @@ describe('answering ask inside the plugin', () => {
     expect(await r.beforeTool(bash, { command: 'ls' })).toEqual({ action: 'allow' })
     unregister()
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE' })
+  })
+
+  it("uses the agent's ToolAnswerer type as an interactive answerer (allow once / decline)", async () => {
+    const seen: string[] = []
+    const answers: Array<'allow' | 'deny'> = ['allow', 'deny']
+    const r = await rig({}, [
+      fromToolAnswerer((q) => {
+        seen.push(`${q.call.name}:${q.facts.command}:${q.reason}`)
+        return answers.shift()!
+      }),
+    ])
+    expect(await r.beforeTool(bash, { command: 'ls' })).toEqual({ action: 'allow' })
+    expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'USER_REJECTED' })
+    expect(seen[0]).toMatch(/^bash:ls:no OS sandbox/)
+    expect(r.session.project(sessionRulesProjection)).toEqual([])
   })
 
   it('records cancelled when the turn is aborted while a person is being asked', async () => {

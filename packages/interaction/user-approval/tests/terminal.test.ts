@@ -1,4 +1,8 @@
 import { PassThrough } from 'node:stream'
+import type { ToolCallInfo } from '@keel/agent'
+import type { ToolCallId } from '@keel/llm'
+import { bashTool } from '@keel/shell'
+import type { Tool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
 import {
   type ApprovalQuestion,
@@ -24,7 +28,22 @@ function question(command: string, signal = new AbortController().signal, id = '
     sessionRules: [],
     osSandbox: false,
   }
+  const tool = bashTool() as Tool<unknown>
+  const info: ToolCallInfo = {
+    turn: 1,
+    step: 1,
+    call: {
+      type: 'tool-call',
+      id: `call_${id}` as ToolCallId,
+      name: 'bash',
+      arguments: JSON.stringify({ command }),
+    },
+    tool,
+    input: { command },
+    facts: { command },
+  }
   return {
+    info,
     id,
     turn: 1,
     toolName: 'bash',
