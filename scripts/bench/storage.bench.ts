@@ -18,8 +18,8 @@ import { fileURLToPath } from 'node:url'
 import { SESSION_FORMAT_VERSION } from '@keel/session'
 import { MemoryStore } from '@keel/store'
 import { JsonlStore } from '@keel/store-jsonl'
-import { PostgresStore } from '@keel/store-postgres'
 import { appendSampleTurn, SAMPLE_TURN_EVENTS } from '@keel/store-testkit'
+import { postgresBench } from './storage-postgres.js'
 
 const self = fileURLToPath(import.meta.url)
 const [phase, ...args] = process.argv.slice(2)
@@ -169,46 +169,6 @@ async function loadBench(): Promise<void> {
     )
   } finally {
     rmSync(home, { recursive: true, force: true })
-  }
-}
-
-async function postgresBench(): Promise<void> {
-  const url = process.env.KEEL_PG_URL
-  if (!url) {
-    console.log(
-      'postgres: skipped (KEEL_PG_URL is not set; as root, `source scripts/ci/start-postgres.sh` sets it)',
-    )
-    return
-  }
-  const schema = `keel_bench_${process.pid}`
-  const store = new PostgresStore({ url, schema })
-  try {
-    const turns = Math.ceil(100_000 / SAMPLE_TURN_EVENTS)
-    const perBatch = 100 // turns per flush: 1,100 events per transaction
-    const handle = await store.create({ id: 'pg-bench' })
-    const t0 = process.hrtime.bigint()
-    for (let i = 0; i < turns; i++) {
-      appendSampleTurn(handle.session, 'z'.repeat(120))
-      if ((i + 1) % perBatch === 0) await handle.flush()
-    }
-    await handle.flush()
-    const appendS = secs(process.hrtime.bigint() - t0)
-    const events = handle.session.nextSeq
-    await handle.close()
-    const t1 = process.hrtime.bigint()
-    const loaded = await store.load('pg-bench')
-    const loadS = secs(process.hrtime.bigint() - t1)
-    if (loaded.nextSeq !== events) throw new Error('postgres load lost events')
-    console.log(
-      `postgres: batched append ${events} events (${perBatch * SAMPLE_TURN_EVENTS} per transaction) in ${appendS.toFixed(2)} s = ${Math.round(events / appendS)} events/s; load of ${events} events ${loadS.toFixed(2)} s`,
-    )
-  } finally {
-    await store.close()
-    const { default: pg } = await import('pg')
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await client.end()
   }
 }
 

@@ -9,10 +9,10 @@ import {
   parseCompactionConfig,
 } from './config.js'
 import type { CompactionTrigger } from './events.js'
-import { compactionLogProjection } from './guard.js'
+import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
 import { summarizeRange } from './summarize.js'
-import { estimateSurface, measureSurface, type SurfaceSize } from './tokens.js'
+import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 
 /** A `PreCompact` hook's answer: go ahead (optionally with other instructions), or cancel. */
 export type BeforeCompactionDecision =
@@ -25,7 +25,7 @@ export interface BeforeCompactionInfo {
   readonly instructions?: string
 }
 
-/** Something to show the user (the plugin forwards it to `display('compaction', text)`). */
+/** Something to show the user (the plugin forwards it to `display`). */
 export interface CompactionNotice {
   readonly kind: 'compacted' | 'failed' | 'guard'
   readonly text: string
@@ -137,7 +137,7 @@ export class Compactor {
     const state = this.session.project(compactionLogProjection)
     if (state.turn !== open.turn) return null
     if (state.stoppedInTurn) {
-      return `a compaction in turn ${open.turn} did not bring the context below ${this.thresholdTokens.toLocaleString('en-US')} tokens`
+      return `a compaction in turn ${open.turn} did not bring the context below ${formatCount(this.thresholdTokens)} tokens`
     }
     if (state.automaticInTurn >= this.config.maxPerTurn) {
       return `turn ${open.turn} already had ${state.automaticInTurn} automatic compaction(s), the most allowed`
@@ -169,8 +169,8 @@ export class Compactor {
   /**
    * Runs one compaction now: prunes every old output outside the recent tail, then
    * summarizes when the request is manual or an overflow, or pruning did not reach the
-   * target. Automatic and overflow requests
-   * honour the loop guard. Throws `COMPACTION_BUSY` when another compaction of the session
+   * target. Automatic and overflow requests honour the loop guard; a PreCompact hook that
+   * throws cancels the run. Throws `COMPACTION_BUSY` when another compaction of the session
    * is running in this process; every other failure is a `failed` result with
    * `compaction/end` carrying the error.
    */
@@ -195,7 +195,14 @@ export class Compactor {
           instructions === undefined
             ? { trigger: request.trigger }
             : { trigger: request.trigger, instructions }
-        const decision = await this.#beforeCompaction(info)
+        let decision: BeforeCompactionDecision
+        try {
+          decision = await this.#beforeCompaction(info)
+        } catch (error) {
+          // Fail closed: a broken PreCompact hook prevents the compaction, it does not fail the caller.
+          const reason = `the PreCompact hook failed: ${error instanceof Error ? error.message : String(error)}`
+          decision = { action: 'cancel', reason }
+        }
         if (decision.action === 'cancel') {
           return { ...this.#skipped(this.measure().tokens, decision.reason), status: 'cancelled' }
         }
@@ -226,6 +233,7 @@ export class Compactor {
     const start = session.append(
       'compaction/start',
       instructions === undefined ? startData : { ...startData, instructions },
+      INFORMATIONAL,
     ).seq
     // The verbatim tail: `keepRecent` of the window, but never more than half the surface,
     // so a manual compaction of a short session still compacts something.
@@ -259,8 +267,13 @@ export class Compactor {
     } catch (error) {
       const record = errorRecordOf(error)
       const tokensAfter = estimateSurface(session) + gap
-      session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized, error: record })
+      session.append(
+        'compaction/end',
+        { start, turn, tokensAfter, pruned, summarized, error: record },
+        INFORMATIONAL,
+      )
       this.#notify('failed', `Compaction failed (${record.code}): ${record.message}`)
+      this.#guardNotice(request.trigger, turn, tokensAfter)
       return {
         status: 'failed',
         start,
@@ -273,19 +286,13 @@ export class Compactor {
       }
     }
     const tokensAfter = estimateSurface(session) + gap
-    session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized })
+    session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized }, INFORMATIONAL)
     const belowThreshold = tokensAfter < this.thresholdTokens
-    if (!belowThreshold && request.trigger !== 'manual' && turn !== null && !this.#notifiedTurns.has(turn)) {
-      this.#notifiedTurns.add(turn)
-      this.#notify(
-        'guard',
-        `Compaction left ${tokensAfter.toLocaleString('en-US')} tokens, not below the ${this.thresholdTokens.toLocaleString('en-US')}-token threshold: automatic compaction is off for the rest of this turn.`,
-      )
-    }
     this.#notify(
       'compacted',
-      `Context compacted (${request.trigger}): ${before.tokens.toLocaleString('en-US')} → ${tokensAfter.toLocaleString('en-US')} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
+      `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
+    this.#guardNotice(request.trigger, turn, tokensAfter)
     return {
       status: 'compacted',
       start,
@@ -307,6 +314,17 @@ export class Compactor {
       belowThreshold: tokens < this.thresholdTokens,
       reason,
     }
+  }
+
+  /** Tells the user, once per turn, that an automatic run that failed or stalled stopped automatic compaction. */
+  #guardNotice(trigger: CompactionTrigger, turn: number | null, tokensAfter: number): void {
+    if (trigger === 'manual' || turn === null || this.#notifiedTurns.has(turn)) return
+    if (!this.session.project(compactionLogProjection).stoppedInTurn) return
+    this.#notifiedTurns.add(turn)
+    this.#notify(
+      'guard',
+      `Compaction left about ${formatCount(tokensAfter)} tokens, not below the ${formatCount(this.thresholdTokens)}-token threshold: automatic compaction is off for the rest of this turn.`,
+    )
   }
 
   #notify(kind: CompactionNotice['kind'], text: string): void {

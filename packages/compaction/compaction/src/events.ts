@@ -24,6 +24,10 @@ export interface CompactionRange {
 
 declare module '@keel/session' {
   interface SessionEventMap {
+    // Every compaction event is appended `ignorable`: the surface is decided by the core
+    // replace events that follow them, so a reader without this plugin derives the same
+    // messages by skipping them.
+
     /**
      * A compaction began and holds the session's compaction lock until its
      * `compaction/end`. Only one runs at a time. A start without an end is what a process

@@ -52,3 +52,10 @@ export const compactionLogProjection: Projection<CompactionLogState> = {
     }
   },
 }
+
+/**
+ * How compaction events are appended: ignorable. The surface is decided by the replace
+ * events that follow them, so a reader without this plugin may skip them and still derive
+ * the same messages.
+ */
+export const INFORMATIONAL = { ignorable: true } as const

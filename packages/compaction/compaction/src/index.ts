@@ -30,6 +30,7 @@ export {
   type CompactionPlugin,
   type CompactionPluginOptions,
   compactionPlugin,
+  DISPLAY_KINDS,
   describeResult,
   recoverFromOverflow,
   runCompactCommand,
@@ -41,9 +42,12 @@ export {
   estimateMessageTokens,
   estimateSurface,
   estimateTextTokens,
+  formatCount,
   IMAGE_TOKENS,
   MESSAGE_OVERHEAD_TOKENS,
+  type MeterState,
   measureSurface,
+  meterProjection,
   type SurfaceSize,
 } from './tokens.js'
 export {

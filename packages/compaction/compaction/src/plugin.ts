@@ -5,8 +5,9 @@
 // `beforeCompaction` is merged): the structural `AgentAdditions` / `ModelErrorInterceptor`
 // types below mirror those signatures, so the wiring lights up without code changes once
 // the context carries them. The integrator should (1) replace these local types by the
-// agent's own, (2) pass the host's `beforeCompaction` (PreCompact hooks) as
-// `CompactorOptions.beforeCompaction` where the context exposes it, and (3) add the
+// agent's own, (2) pass the host's `beforeCompaction` (PreCompact hooks; @keel/hooks'
+// `hookLifecycleInterceptors(...).beforeCompaction` has exactly this shape, see
+// tests/hooks.test.ts) as `CompactorOptions.beforeCompaction`, and (3) add the
 // agent-level overflow retry test (see tests/overflow.test.ts).
 // ─────────────────────────────────────────────────────────────────────────────────────────
 import { definePlugin, type Interceptors, type PluginContext, type PluginDefinition } from '@keel/agent'
@@ -18,6 +19,14 @@ import {
   Compactor,
 } from './compactor.js'
 import { type CompactionConfig, CompactionError, compactionConfigSchema } from './config.js'
+import { formatCount } from './tokens.js'
+
+/** The `display` kind of each notice: `compaction`, `compaction-failed`, `compaction-guard`. */
+export const DISPLAY_KINDS = {
+  compacted: 'compaction',
+  failed: 'compaction-failed',
+  guard: 'compaction-guard',
+} as const
 
 /** The agent additions this plugin uses when present (signatures of the agent branch). */
 interface AgentAdditions {
@@ -59,7 +68,7 @@ export interface CompactionPlugin extends PluginDefinition<CompactionConfig> {
 
 /** Describes a compaction result for the user (the `/compact` command's answer). */
 export function describeResult(result: CompactionResult): string {
-  const tokens = `${result.tokensBefore.toLocaleString('en-US')} → ${result.tokensAfter.toLocaleString('en-US')} tokens`
+  const tokens = `${formatCount(result.tokensBefore)} → ${formatCount(result.tokensAfter)} tokens`
   switch (result.status) {
     case 'compacted':
       return `Compacted: ${tokens}; ${result.pruned} output(s) pruned${result.summarized ? ', older history summarized' : ', nothing to summarize'}.`
@@ -103,8 +112,8 @@ export async function recoverFromOverflow(
 
 /**
  * The compaction plugin: before each step it compacts when the surface is over the
- * threshold (and the loop guard allows); it shows what happened with
- * `display('compaction', …)`; once the agent offers them it registers `/compact` and
+ * threshold (and the loop guard allows); it shows what happened with `display` (kinds
+ * {@link DISPLAY_KINDS}); once the agent offers them it registers `/compact` and
  * recovers from context-overflow errors. The engine is {@link Compactor}.
  */
 export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
@@ -128,7 +137,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         llm,
         config: ctx.config,
         ...(hook === undefined ? {} : { beforeCompaction: hook }),
-        onNotice: (notice) => ctx.display('compaction', notice.text),
+        onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
       })
       compactor = engine
       const retried = new Set<string>()

@@ -1,6 +1,7 @@
 import type { Message, ToolResultMessage } from '@keel/llm'
 import type { Session, SessionEventMap, SessionSeq } from '@keel/session'
-import { estimateMessageTokens } from './tokens.js'
+import { INFORMATIONAL } from './guard.js'
+import { estimateMessageTokens, formatCount } from './tokens.js'
 
 /** The current surface as parallel arrays: seqs and messages, in surface order. */
 export interface SurfaceView {
@@ -82,7 +83,7 @@ export function placeholderFor(
     if (block.type === 'text') chars += block.text.length
     else images++
   }
-  const size = `${chars.toLocaleString('en-US')} characters${images > 0 ? ` and ${images} image(s)` : ''}, about ${tokens.toLocaleString('en-US')} tokens`
+  const size = `${formatCount(chars)} characters${images > 0 ? ` and ${images} image(s)` : ''}, about ${formatCount(tokens)} tokens`
   const where = original.storedAside
     ? `The full output is stored at ${original.storedAside.path} and in the session log (seq ${seq}).`
     : `The full output is kept in the session log (seq ${seq}).`
@@ -108,12 +109,16 @@ export function applyPrune(session: Session, start: SessionSeq, candidate: Prune
   const { seq } = candidate
   // Planned from the surface a moment ago; another writer may have replaced it since.
   if (!session.isOnSurface(seq)) return false
-  session.append('compaction/prune', {
-    start,
-    range: { startSeq: seq, endSeq: seq },
-    shadowedSeqs: [seq],
-    tokens: candidate.tokens,
-  })
+  session.append(
+    'compaction/prune',
+    {
+      start,
+      range: { startSeq: seq, endSeq: seq },
+      shadowedSeqs: [seq],
+      tokens: candidate.tokens,
+    },
+    INFORMATIONAL,
+  )
   session.append('tool/result', candidate.data, {
     surfaceOp: { op: 'replace', startSeq: seq, endSeq: seq },
     sourceEventSeqs: [seq],

@@ -10,8 +10,9 @@ import {
 } from '@keel/llm'
 import type { Session, SessionSeq } from '@keel/session'
 import { CompactionError } from './config.js'
+import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
-import { estimateMessageTokens } from './tokens.js'
+import { estimateMessageTokens, formatCount } from './tokens.js'
 import { type FileToolNames, readWorkingState, renderWorkingState } from './working-state.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
@@ -51,6 +52,20 @@ export function planSummary(
   for (let i = from; i < to; i++) tokens += estimateMessageTokens(messages[i]!)
   if (tokens < MIN_SUMMARY_RANGE_TOKENS) return null
   return { from, to, seqs: seqs.slice(from, to), tokens }
+}
+
+/**
+ * The older half of a plan by tokens, cut where no tool result is separated from its call;
+ * null when no such smaller range is worth a call.
+ */
+export function olderHalf(view: SurfaceView, plan: SummaryPlan): SummaryPlan | null {
+  let to = plan.from
+  let tokens = 0
+  while (to < plan.to && tokens < plan.tokens / 2) tokens += estimateMessageTokens(view.messages[to++]!)
+  while (to < plan.to && view.messages[to]!.role === 'tool')
+    tokens += estimateMessageTokens(view.messages[to++]!)
+  if (to >= plan.to || tokens < MIN_SUMMARY_RANGE_TOKENS) return null
+  return { from: plan.from, to, seqs: view.seqs.slice(plan.from, to), tokens }
 }
 
 function isSummary(session: Session, seq: number): boolean {
@@ -144,7 +159,7 @@ export function replacementMessage(
 ): UserMessage {
   const first = plan.seqs[0]!
   const last = plan.seqs[plan.seqs.length - 1]!
-  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${plan.tokens.toLocaleString('en-US')} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
+  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
   const text = [
     notice,
     '',
@@ -173,8 +188,10 @@ export interface SummarizeOptions {
 
 /**
  * Tier 2: summarizes the range before the protected tail with one model call, then appends
- * `compaction/summary` and the `user/message` replacing the range. Returns false when there
- * is nothing worth summarizing. Throws {@link CompactionError} when the call fails, the
+ * `compaction/summary` and the `user/message` replacing the range. When the provider refuses
+ * the summary request itself as too long, one more call summarizes the older half of the
+ * range (the rest is left for the next compaction). Returns false when there is nothing
+ * worth summarizing. Throws {@link CompactionError} when the call fails, the
  * summary is empty or not smaller, or the range changed meanwhile: nothing is appended then.
  */
 export async function summarizeRange(
@@ -183,25 +200,36 @@ export async function summarizeRange(
   options: SummarizeOptions,
 ): Promise<boolean> {
   const view = viewSurface(session)
-  const plan = planSummary(session, view, options.keepRecentTokens)
+  let plan = planSummary(session, view, options.keepRecentTokens)
   if (!plan) return false
   const workingState = renderWorkingState(readWorkingState(session, options.fileTools))
-  let call: SummaryCall
-  try {
-    call = await callSummary(llm, {
-      prefix: view.messages.slice(0, plan.from),
-      range: view.messages.slice(plan.from, plan.to),
+  const request = (p: SummaryPlan) =>
+    callSummary(llm, {
+      prefix: view.messages.slice(0, p.from),
+      range: view.messages.slice(p.from, p.to),
       instruction: summaryInstruction(workingState, options.instructions),
       maxTokens: options.maxTokens,
       ...(options.model === undefined ? {} : { model: options.model }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     })
+  let call: SummaryCall
+  try {
+    try {
+      call = await request(plan)
+    } catch (error) {
+      // The range itself is too long for the model: summarize its older half instead (once).
+      const older =
+        error instanceof LlmError && error.kind === 'context-overflow' ? olderHalf(view, plan) : null
+      if (!older) throw error
+      plan = older
+      call = await request(plan)
+    }
   } catch (error) {
     const code = isKeelError(error) ? error.code : 'UNKNOWN'
     throw new CompactionError(
       'COMPACTION_SUMMARY_FAILED',
       `the summary call failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
-      { cause: code },
+      { modelErrorCode: code },
       { cause: error },
     )
   }
@@ -246,7 +274,11 @@ export async function summarizeRange(
     provider: call.provider,
     model: call.model,
   }
-  session.append('compaction/summary', call.usage === undefined ? data : { ...data, usage: call.usage })
+  session.append(
+    'compaction/summary',
+    call.usage === undefined ? data : { ...data, usage: call.usage },
+    INFORMATIONAL,
+  )
   session.append(
     'user/message',
     { message, source: SUMMARY_SOURCE },

@@ -1,5 +1,5 @@
 import type { Message } from '@keel/llm'
-import type { Projection, Session } from '@keel/session'
+import type { Projection, Session, SessionEvent } from '@keel/session'
 import type { TokenSource } from './events.js'
 
 /**
@@ -59,30 +59,40 @@ export interface SurfaceSize {
   readonly source: TokenSource
 }
 
-/** The seq of the latest surface replace (any surface event whose `surfaceOp` is a replace), or -1. */
-export const lastReplaceProjection: Projection<number> = {
-  name: '@keel/compaction/last-replace',
-  init: () => -1,
-  apply: (last, event) =>
-    'surfaceOp' in event && typeof event.surfaceOp === 'object' && event.surfaceOp !== null
-      ? event.seq
-      : last,
+/**
+ * What the meter needs from the log, folded once: the seq of the latest surface replace,
+ * the seq of the latest `assistant/message` carrying provider usage (each -1 when none),
+ * and the estimator's gap — what it missed at the latest compaction (`tokensBefore -
+ * estimateBefore`, at least 0: tool schemas, estimator error), added to estimates after a
+ * compaction until the provider reports usage again, so the meter does not drop by more
+ * than the compaction removed.
+ */
+export interface MeterState {
+  readonly lastReplace: number
+  readonly latestUsage: number
+  readonly gap: number
 }
 
-/**
- * What the estimator missed at the latest compaction (`tokensBefore - estimateBefore`, at
- * least 0): tool schemas and estimator error, measured against the provider's count. Added
- * to estimates after a compaction until the provider reports usage again, so the meter
- * does not drop by more than the compaction removed. A compaction that began from an
- * estimate carries the previous gap forward unchanged.
- */
-export const estimatorGapProjection: Projection<number> = {
-  name: '@keel/compaction/estimator-gap',
-  init: () => 0,
-  apply: (gap, event) =>
-    event.type === 'compaction/start'
-      ? Math.max(0, event.data.tokensBefore - event.data.estimateBefore)
-      : gap,
+/** Folds {@link MeterState}. */
+export const meterProjection: Projection<MeterState> = {
+  name: '@keel/compaction/meter',
+  init: () => ({ lastReplace: -1, latestUsage: -1, gap: 0 }),
+  apply(state, event) {
+    if (event.type === 'assistant/message' && event.data.usage) {
+      return { ...state, latestUsage: event.seq, lastReplace: replaceSeq(event, state.lastReplace) }
+    }
+    if (event.type === 'compaction/start') {
+      return { ...state, gap: Math.max(0, event.data.tokensBefore - event.data.estimateBefore) }
+    }
+    const lastReplace = replaceSeq(event, state.lastReplace)
+    return lastReplace === state.lastReplace ? state : { ...state, lastReplace }
+  },
+}
+
+function replaceSeq(event: SessionEvent, last: number): number {
+  return 'surfaceOp' in event && typeof event.surfaceOp === 'object' && event.surfaceOp !== null
+    ? event.seq
+    : last
 }
 
 /**
@@ -91,23 +101,26 @@ export const estimatorGapProjection: Projection<number> = {
  * no replace happened after it, plus the estimate of every surface node after it.
  * Otherwise (no usage yet, or a compaction made it stale) the estimate of the whole
  * surface plus the estimator's gap measured at the latest compaction. O(events since the
- * latest usage) when provider usage applies, O(surface) otherwise.
+ * latest usage) when provider usage applies, O(surface) otherwise (cached per message).
  */
 export function measureSurface(session: Session): SurfaceSize {
-  const events = session.events
-  const lastReplace = session.project(lastReplaceProjection)
-  let tail = 0
-  // After the latest replace, every surface event is still a surface node, in seq order.
-  for (let seq = events.length - 1; seq > lastReplace; seq--) {
-    const event = events[seq]!
-    if (!session.isOnSurface(seq)) continue
-    if (event.type === 'assistant/message' && event.data.usage) {
-      const usage = event.data.usage
-      return { tokens: usage.inputTokens + usage.outputTokens + tail, source: 'provider' }
+  const meter = session.project(meterProjection)
+  const usageSeq = meter.latestUsage
+  if (usageSeq > meter.lastReplace && session.isOnSurface(usageSeq)) {
+    const events = session.events
+    const usageEvent = events[usageSeq]!
+    if (usageEvent.type === 'assistant/message' && usageEvent.data.usage) {
+      const { inputTokens, outputTokens } = usageEvent.data.usage
+      let tail = 0
+      // After the latest replace, every surface event is still a surface node.
+      for (let seq = events.length - 1; seq > usageSeq; seq--) {
+        if (session.isOnSurface(seq))
+          tail += estimateMessageTokens((events[seq]!.data as { message: Message }).message)
+      }
+      return { tokens: inputTokens + outputTokens + tail, source: 'provider' }
     }
-    tail += estimateMessageTokens((event.data as { message: Message }).message)
   }
-  return { tokens: estimateSurface(session) + session.project(estimatorGapProjection), source: 'estimate' }
+  return { tokens: estimateSurface(session) + meter.gap, source: 'estimate' }
 }
 
 /** The estimated size of the whole surface, ignoring provider usage. */
@@ -115,4 +128,9 @@ export function estimateSurface(session: Session): number {
   let total = 0
   for (const message of session.deriveMessages()) total += estimateMessageTokens(message)
   return total
+}
+
+/** A count with thousands separators (`12,345`); `toLocaleString` is far slower on hot paths. */
+export function formatCount(value: number): string {
+  return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 }

@@ -140,4 +140,19 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(seen).not.toContain('first answer')
     expect(describeResult(await plugin.compact())).toMatch(/^Compact/)
   })
+
+  it('refuses to set up without a model for summaries (until the agent provides ctx.llm)', async () => {
+    const { llm } = await serve()
+    const attempt = createAgent({
+      llm,
+      session: Session.create('no-llm'),
+      cwd: process.cwd(),
+      plugins: [compactionPlugin()],
+    })
+    await expect(attempt).rejects.toMatchObject({
+      code: 'PLUGIN_SETUP_FAILED',
+      message: expect.stringContaining('pass compactionPlugin({ llm })'),
+    })
+    await expect(compactionPlugin().compact()).rejects.toMatchObject({ code: 'COMPACTION_CONFIG_INVALID' })
+  })
 })

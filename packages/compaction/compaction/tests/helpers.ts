@@ -7,7 +7,7 @@ import {
   type ScriptHandler,
   startScriptedServer,
 } from '@keel/scripted-server'
-import { KNOWN_EVENT_TYPES, Session } from '@keel/session'
+import { Session } from '@keel/session'
 import { afterEach } from 'vitest'
 import { SUMMARY_SOURCE } from '../src/index.js'
 
@@ -50,15 +50,6 @@ export function lastText(request: RecordedRequest): string {
 /** Whether a request is a compaction summary request. */
 export function isSummaryRequest(request: RecordedRequest): boolean {
   return lastText(request).startsWith(SUMMARY_MARKER)
-}
-
-/** The approval plugin's event types, known to this build without their plugin (as after a merge). */
-export const withApprovalTypes = {
-  knownEventTypes: {
-    ...KNOWN_EVENT_TYPES,
-    'approval/policy': { surface: false, owner: '@keel/user-approval' },
-    'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
-  },
 }
 
 const stream = {
@@ -188,8 +179,10 @@ export function newSession(id: string, options: Parameters<typeof Session.create
 }
 
 /**
- * A session whose log already holds the approval plugin's events (as a session written by
- * an agent with `@keel/user-approval` loaded, read by a build that knows the types).
+ * A session loaded from a log that already holds the approval plugin's events, as written
+ * by an agent with `@keel/user-approval` loaded. The payloads are that plugin's:
+ * `{ approvalPolicy }` and `{ sandboxMode }`. Readable without the plugin: the types are
+ * in the generated known-event list.
  */
 export function sessionWithPolicy(id: string, policy: unknown, sandbox: unknown): Session {
   const seed = [
@@ -202,5 +195,5 @@ export function sessionWithPolicy(id: string, policy: unknown, sandbox: unknown)
     { type: 'approval/policy', seq: 1, time: 1, data: policy },
     { type: 'sandbox/mode', seq: 2, time: 1, data: sandbox },
   ]
-  return Session.create(id, {}, seed, withApprovalTypes)
+  return Session.create(id, {}, seed)
 }

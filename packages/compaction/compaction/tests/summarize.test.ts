@@ -1,5 +1,6 @@
 import { Session } from '@keel/session'
 import { todoProjection } from '@keel/todo'
+import { setApprovalPolicy, setSandboxMode } from '@keel/user-approval'
 import { describe, expect, it } from 'vitest'
 import { CompactionError, Compactor, compactionLogProjection, SUMMARY_SOURCE } from '../src/index.js'
 import {
@@ -51,7 +52,11 @@ describe('tier 2: summarize', () => {
     const { server, llm } = await serve({
       script: [{ text: '## Goal\nFix the parser.\n## Next steps\nWrite tests.' }],
     })
-    const session = sessionWithPolicy('manual', { policy: 'on-request' }, { mode: 'workspace-write' })
+    const session = sessionWithPolicy(
+      'manual',
+      { approvalPolicy: 'on_request' },
+      { sandboxMode: 'workspace_write' },
+    )
     history(session)
     const todosBefore = session.project(todoProjection)
     const surfaceBefore = session.surfaceSeqs()
@@ -70,8 +75,8 @@ describe('tier 2: summarize', () => {
     expect(chat[1]).toMatchObject({ role: 'user', content: 'Fix the parser bug; never touch the CI config.' })
     const instruction = lastText(request)
     expect(instruction).toContain('Todo list (0/2 done)\n  [>] Fixing the parser\n  [ ] Write tests')
-    expect(instruction).toContain('Approval policy: on-request')
-    expect(instruction).toContain('Sandbox mode: workspace-write')
+    expect(instruction).toContain('Approval policy: on_request')
+    expect(instruction).toContain('Sandbox mode: workspace_write')
     expect(instruction).toContain('Files read (1):\n  - src/parser.ts')
     expect(instruction).toContain('Files modified (1):\n  - src/lexer.ts')
     expect(instruction).not.toContain('missing.ts')
@@ -119,10 +124,26 @@ describe('tier 2: summarize', () => {
     )
     expect(text).toContain('<summary>\n## Goal\nFix the parser.')
     expect(text).toContain('[>] Fixing the parser')
-    expect(text).toContain('Approval policy: on-request')
+    expect(text).toContain('Approval policy: on_request')
     expect(events[3]!.data).toMatchObject({ start, turn: null, summarized: true, pruned: 0 })
     expect(toolPairsIntact(session)).toBe(true)
     expect(session.project(todoProjection)).toEqual(todosBefore)
+  })
+
+  it('reads the policy written by the real @keel/user-approval (latest switch wins), without depending on it', async () => {
+    const { server, llm } = await serve({ script: [{ text: 'Summary.' }] })
+    const session = newSession('real-approval')
+    setApprovalPolicy(session, 'never')
+    setSandboxMode(session, 'danger_full_access')
+    history(session)
+    setApprovalPolicy(session, 'strict')
+    setSandboxMode(session, 'read_only')
+    expect(await new Compactor({ session, llm, config }).compact({ trigger: 'manual' })).toMatchObject({
+      status: 'compacted',
+    })
+    const instruction = lastText(server.requests[0]!)
+    expect(instruction).toContain('Approval policy: strict\nSandbox mode: read_only')
+    expect(instruction).not.toContain('danger_full_access')
   })
 
   it('a failed summary call leaves the surface untouched and ends with an error; the session is not wedged', async () => {
@@ -168,6 +189,29 @@ describe('tier 2: summarize', () => {
       summarized: true,
     })
     expect(server.requests).toHaveLength(2)
+  })
+
+  it('when the summary request itself is too long, summarizes the older half of the range instead', async () => {
+    const { server, llm } = await serve({
+      script: [{ fault: { type: 'context-length' } }, { text: 'Summary of the older half.' }],
+    })
+    const session = newSession('summary-overflow')
+    history(session)
+    writeTurn(session, 'Even more.', [{ text: filler(2_600, 'later') }])
+    const surfaceBefore = session.surfaceSeqs()
+    const result = await new Compactor({ session, llm, config }).compact({ trigger: 'manual' })
+    expect(result).toMatchObject({ status: 'compacted', summarized: true })
+    expect(server.requests).toHaveLength(2)
+    const [first, second] = server.requests
+    expect(messagesOf(second!).length).toBeLessThan(messagesOf(first!).length)
+    const summary = session.events.find((e) => e.type === 'compaction/summary')!
+    if (summary.type !== 'compaction/summary') throw new Error('unreachable')
+    // the older part was replaced; the newer part of the original range is still verbatim
+    const end = surfaceBefore.indexOf(summary.data.range.endSeq)
+    expect(summary.data.range.startSeq).toBe(surfaceBefore[1])
+    expect(session.surfaceSeqs().slice(2)).toEqual(surfaceBefore.slice(end + 1))
+    expect(messagesOf(second!).length - 2).toBe(summary.data.shadowedSeqs.length)
+    expect(toolPairsIntact(session)).toBe(true)
   })
 
   it('refuses a summary that is not smaller than what it replaces, and an empty one', async () => {
@@ -260,6 +304,20 @@ describe('the lock', () => {
     expect(await compactor.compact({ trigger: 'manual' })).toMatchObject({ status: 'compacted' })
     expect(seen).toEqual([{ trigger: 'manual', instructions: 'x' }, { trigger: 'manual' }])
     expect(lastText(server.requests[0]!)).toContain('focus on: Keep the error messages verbatim.')
+    // a hook that throws cancels (fails closed) instead of failing the caller
+    const broken = new Compactor({
+      session,
+      llm,
+      config,
+      beforeCompaction() {
+        throw new Error('hook crashed')
+      },
+    })
+    expect(await broken.compact({ trigger: 'manual' })).toMatchObject({
+      status: 'cancelled',
+      reason: 'the PreCompact hook failed: hook crashed',
+    })
+    expect(server.requests).toHaveLength(1)
   })
 
   it('rejects a bad config with a typed error naming the field', async () => {

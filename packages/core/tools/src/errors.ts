@@ -39,3 +39,5 @@ export type ToolRuntimeErrorCode =
   | 'TOOL_FAILED'
   /** The call was cancelled through the context's abort signal. */
   | 'TOOL_ABORTED'
+  /** The call passed its deadline (the tool's `timeoutMs`, else the runtime's) and was stopped. */
+  | 'TOOL_TIMEOUT'

@@ -1,4 +1,25 @@
 export {
+  type AsideConfig,
+  AsideFile,
+  type AsideFileSummary,
+  DEFAULT_MAX_STORED_BYTES,
+  reserveAsideFile,
+} from './aside.js'
+export {
+  type CappedOutput,
+  capOutput,
+  DEFAULT_MAX_IMAGE_CHARS,
+  DEFAULT_MAX_RESULT_CHARS,
+  type OutputCaps,
+} from './cap.js'
+export {
+  DEFAULT_SECRET_NAME_PATTERNS,
+  dropReason,
+  type EnvironmentPolicy,
+  matchesEnvPattern,
+  toolEnvironment,
+} from './env.js'
+export {
   ToolError,
   ToolRegistryError,
   type ToolRegistryErrorCode,
@@ -8,7 +29,7 @@ export { createToolContext, isConcurrencySafe, type ToolContextInit, toolFacts }
 export { assertToolName, TOOL_NAME_PATTERN, ToolRegistry } from './registry.js'
 export {
   DEFAULT_ABORT_GRACE_MS,
-  DEFAULT_MAX_RESULT_CHARS,
+  DEFAULT_TOOL_TIMEOUT_MS,
   executeTool,
   formatZodIssues,
   type ParsedToolInput,
@@ -16,14 +37,15 @@ export {
   type RunToolCallOptions,
   runToolCall,
   type ToolCallOutcome,
-  type TruncatedView,
-  toWellFormed,
-  truncateText,
+  ToolDeadlineError,
+  toolTimeoutMs,
 } from './run.js'
 export { toToolSpec } from './spec.js'
+export { type TruncatedView, toModelText, toWellFormed, truncateText, VISIBLE_NUL } from './text.js'
 export {
   defineTool,
   type InputPredicate,
+  type InputValue,
   type Tool,
   type ToolAnnotations,
   type ToolCallFacts,

@@ -40,6 +40,13 @@ function assertDefinition(tool: Tool<unknown>): void {
     !(Number.isInteger(tool.maxResultChars) && tool.maxResultChars > 0)
   )
     problems.push('a positive integer maxResultChars (or none)')
+  const timeout = tool.timeoutMs as unknown
+  if (
+    timeout !== undefined &&
+    typeof timeout !== 'function' &&
+    !(typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0)
+  )
+    problems.push('a positive timeoutMs (a number or a function of the input, or none)')
   if (problems.length > 0) {
     throw new ToolRegistryError('TOOL_DEFINITION_INVALID', `tool ${tool.name} needs ${problems.join(', ')}`, {
       tool: tool.name,

@@ -1,30 +1,48 @@
-import { mkdir, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import type { z } from 'zod'
-import type { ToolRuntimeErrorCode } from './errors.js'
+import { capOutput, capsFor } from './cap.js'
+import { ToolError, type ToolRuntimeErrorCode } from './errors.js'
 import type { Tool, ToolContext, ToolOutput } from './tool.js'
-
-/** The result size cap used when neither the tool nor the caller sets one. */
-export const DEFAULT_MAX_RESULT_CHARS = 30_000
 
 /** How long a tool gets, after its abort signal fired, to stop on its own before the runtime gives up on it. */
 export const DEFAULT_ABORT_GRACE_MS = 5_000
 
+/**
+ * The per-call deadline when neither the tool nor the caller sets one: 5 minutes. Tools
+ * that take a timeout from the model (`bash`) set their own, longer, deadline.
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 300_000
+
 /** Options of {@link runToolCall} and {@link executeTool}. */
 export interface RunToolCallOptions {
   /**
-   * The cap used when the tool sets no `maxResultChars` of its own. Default
-   * {@link DEFAULT_MAX_RESULT_CHARS}.
+   * The text cap used when the tool sets no `maxResultChars` of its own. Default
+   * `DEFAULT_MAX_RESULT_CHARS` (30,000).
    */
   maxResultChars?: number
+  /**
+   * Base64 characters of image blocks one result may carry; images past it are stored
+   * aside. Default `DEFAULT_MAX_IMAGE_CHARS` (640 KiB).
+   */
+  maxImageChars?: number
   /**
    * Where over-long outputs are written, one file per call (`<callId>.txt`); the agent passes
    * `<sessionDir>/tool-outputs`. Without it: `<os tmpdir>/keel-tool-outputs/<sessionId>`.
    */
   outputDir?: string
+  /**
+   * Bytes one call may store aside (text and images together); beyond it output is
+   * discarded with a note. Default `DEFAULT_MAX_STORED_BYTES` (100 MiB).
+   */
+  maxStoredBytes?: number
+  /**
+   * The per-call deadline when the tool sets no `timeoutMs` of its own. Default
+   * {@link DEFAULT_TOOL_TIMEOUT_MS}.
+   */
+  timeoutMs?: number
+  /** Per-tool deadlines by tool name (operator configuration); they win over the tool's own `timeoutMs`. */
+  timeoutsByTool?: Readonly<Record<string, number>>
   /**
    * After the abort signal fires, how long to wait for the tool to settle (so a shell tool
    * can report its partial output) before returning `TOOL_ABORTED` without it. Default
@@ -35,7 +53,7 @@ export interface RunToolCallOptions {
 
 /** The outcome of one tool call, ready for the `tool/result` event. */
 export interface ToolCallOutcome {
-  /** What the model gets (already truncated when the output was over the cap). */
+  /** What the model gets (well-formed text, already truncated when the output was over the caps). */
   output: ToolOutput
   /** Where the complete output was written when it was over the cap, and its length in UTF-16 units. */
   storedAside?: { path: string; chars: number }
@@ -146,6 +164,15 @@ function normalize(tool: Tool<unknown>, value: unknown): ToolOutput {
     )
   }
   const output: ToolOutput = { content: v.content as Array<TextBlock | ImageBlock> }
+  const aside = v.storedAside
+  if (
+    aside !== undefined &&
+    typeof aside?.path === 'string' &&
+    aside.path !== '' &&
+    Number.isInteger(aside.chars) &&
+    aside.chars >= 0
+  )
+    output.storedAside = { path: aside.path, chars: aside.chars }
   if (v.isError) {
     output.isError = true
     output.errorCode = typeof v.errorCode === 'string' && v.errorCode !== '' ? v.errorCode : 'TOOL_FAILED'
@@ -169,104 +196,57 @@ function fromThrown(tool: Tool<unknown>, error: unknown, signal: AbortSignal): T
   return runtimeError('TOOL_FAILED', `${tool.name} failed: ${message}`)
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+/** The reason a call's signal carries when its deadline passed. */
+export class ToolDeadlineError extends ToolError<'TOOL_TIMEOUT'> {}
 
-/** Replaces lone UTF-16 surrogates with U+FFFD so the text survives UTF-8 storage unchanged. */
-export function toWellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD')
-}
-
-/** A truncated view of an over-long text: the first `head` and last `tail` characters around a notice. */
-export interface TruncatedView {
-  view: string
-  /** `view` starts with `text.slice(0, head)`. */
-  head: number
-  /** `view` ends with `text.slice(text.length - tail)`. */
-  tail: number
-}
-
-const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
-
-/**
- * Cuts `text` to about `maxChars`: head (≈60%) and tail (≈40%) of the budget left after the
- * notice, on line boundaries when one is near, never inside a surrogate pair. The notice
- * names the omitted range, the total size and `location` (where the full text is).
- */
-export function truncateText(text: string, maxChars: number, location: string): TruncatedView {
-  const notice = (omitted: number) =>
-    `\n\n[… ${omitted.toLocaleString('en-US')} of ${text.length.toLocaleString('en-US')} characters omitted. ${location} …]\n\n`
-  const budget = Math.max(0, maxChars - notice(text.length).length)
-  let head = Math.floor(budget * 0.6)
-  let tail = budget - head
-  // prefer line boundaries when one is in the second half of the head / first half of the tail
-  const nl = text.lastIndexOf('\n', head - 1)
-  if (nl >= 0 && nl + 1 >= head / 2) head = nl + 1
-  const tailStart = text.length - tail
-  const nl2 = text.indexOf('\n', tailStart)
-  if (nl2 >= 0 && nl2 + 1 <= text.length - tail / 2) tail = text.length - (nl2 + 1)
-  if (head > 0 && isHigh(text.charCodeAt(head - 1))) head -= 1
-  if (tail > 0 && isHigh(text.charCodeAt(text.length - tail - 1))) tail -= 1
-  if (head + tail >= text.length) return { view: text, head: text.length, tail: 0 }
-  const view = text.slice(0, head) + notice(text.length - head - tail) + text.slice(text.length - tail)
-  return { view, head, tail }
-}
-
-function safeFileName(callId: string): string {
-  const base = callId
-    .replace(/[^A-Za-z0-9_.-]/g, '_')
-    .replace(/^\.+/, '_')
-    .slice(0, 100)
-  return base === '' ? 'call' : base
-}
-
-async function storeAside(dir: string, callId: string, text: string): Promise<string> {
-  await mkdir(dir, { recursive: true })
-  const base = safeFileName(callId)
-  for (let i = 0; ; i++) {
-    const path = join(dir, i === 0 ? `${base}.txt` : `${base}-${i}.txt`)
-    try {
-      await writeFile(path, text, { encoding: 'utf8', flag: 'wx' })
-      return path
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && i < 1000) continue
-      throw error
-    }
-  }
-}
-
-async function applyCap(
-  tool: Tool<unknown>,
-  output: ToolOutput,
-  context: ToolContext,
-  options: RunToolCallOptions,
-): Promise<Pick<ToolCallOutcome, 'output' | 'storedAside'>> {
-  const cap = tool.maxResultChars ?? options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS
-  const texts = output.content.filter((b): b is TextBlock => b.type === 'text')
-  const total = texts.reduce((n, b) => n + b.text.length, 0) + Math.max(0, texts.length - 1)
-  if (total <= cap) return { output }
-  const full = toWellFormed(texts.map((b) => b.text).join('\n'))
-  const dir = options.outputDir ?? join(tmpdir(), 'keel-tool-outputs', safeFileName(context.session.id))
-  let path: string | undefined
-  let location: string
+/** The deadline of one call: the operator's for this tool, else the tool's own (a number or computed from the input), else the caller's default, else {@link DEFAULT_TOOL_TIMEOUT_MS}. */
+export function toolTimeoutMs<Input>(
+  tool: Tool<Input>,
+  input: Input,
+  options: RunToolCallOptions = {},
+): number {
+  const configured = options.timeoutsByTool?.[tool.name]
+  if (typeof configured === 'number' && Number.isFinite(configured) && configured > 0) return configured
+  const own = tool.timeoutMs
+  let ms: unknown
   try {
-    path = await storeAside(dir, context.callId, full)
-    location = `The full output is saved in ${path}; read it with read_file (offset/limit) or search it with grep`
-  } catch (error) {
-    location = `The full output could not be saved (${error instanceof Error ? error.message : String(error)}); rerun with a narrower request`
+    ms = typeof own === 'function' ? own(input) : own
+  } catch {
+    ms = undefined // a throwing computation falls back to the caller's deadline
   }
-  const { view } = truncateText(full, cap, location)
-  const images = output.content.filter((b) => b.type !== 'text')
-  const capped: ToolOutput = { ...output, content: [{ type: 'text', text: view }, ...images] }
-  return path === undefined
-    ? { output: capped }
-    : { output: capped, storedAside: { path, chars: full.length } }
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms
+  return options.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`
+}
+
+function timedOut(tool: Tool<unknown>, ms: number, output: ToolOutput | undefined): ToolOutput {
+  const note = `${tool.name} did not finish within its ${seconds(ms)} deadline and was stopped.`
+  const partial = output?.content ?? []
+  const text = partial.length > 0 ? 'Its output so far is above. ' : ''
+  return {
+    content: [
+      ...partial,
+      {
+        type: 'text',
+        text: `[TOOL_TIMEOUT] ${note} ${text}Narrow the request or split it into smaller calls.`,
+      },
+    ],
+    isError: true,
+    errorCode: 'TOOL_TIMEOUT',
+    ...(output?.storedAside ? { storedAside: output.storedAside } : {}),
+  }
 }
 
 /**
- * Runs an already-validated input: calls the tool, normalizes a string result, maps a
- * thrown {@link ToolError} (or any `KeelError`) to its code, an abort to `TOOL_ABORTED` and
- * anything else to `TOOL_FAILED`, then applies the result size cap. Never throws for
- * anything the tool does.
+ * Runs an already-validated input: calls the tool with a signal that fires on the caller's
+ * abort or at the call's deadline ({@link toolTimeoutMs}), normalizes a string result, maps a
+ * thrown {@link ToolError} (or any `KeelError`) to its code, an abort to `TOOL_ABORTED`, a
+ * passed deadline to `TOOL_TIMEOUT` and anything else to `TOOL_FAILED`, then caps the output
+ * (text, images, well-formed text; see `capOutput`). A tool that does not stop within
+ * `abortGraceMs` of its signal is abandoned. Never throws for anything the tool does.
  */
 export async function executeTool<Input>(
   tool: Tool<Input>,
@@ -275,25 +255,53 @@ export async function executeTool<Input>(
   options: RunToolCallOptions = {},
 ): Promise<ToolCallOutcome> {
   const t = tool as Tool<unknown>
+  const caps = capsFor(t, context, options)
   if (context.signal.aborted) {
     return {
       output: runtimeError('TOOL_ABORTED', `${t.name} was not run: the turn was aborted.`),
       ran: false,
     }
   }
-  const promise = (async () => t.call(input, context))()
-  const settled = await settle(promise, context.signal, options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS)
-  let output: ToolOutput
-  if (settled.kind === 'value') output = normalize(t, settled.value)
-  else if (settled.kind === 'error') output = fromThrown(t, settled.error, context.signal)
-  else {
-    promise.catch(() => {}) // it may still reject later; nobody is listening any more
-    output = runtimeError(
-      'TOOL_ABORTED',
-      `${t.name} was cancelled and did not stop in time; its result is unknown.`,
-    )
+  const timeoutMs = toolTimeoutMs(tool, input, options)
+  const deadline = new AbortController()
+  const timer = setTimeout(
+    () =>
+      deadline.abort(
+        new ToolDeadlineError('TOOL_TIMEOUT', `${t.name} passed its ${seconds(timeoutMs)} deadline`, {
+          tool: t.name,
+          timeoutMs,
+        }),
+      ),
+    timeoutMs,
+  )
+  const signal = AbortSignal.any([context.signal, deadline.signal])
+  const inner: ToolContext = { ...context, signal, aside: caps.aside }
+  const promise = (async () => t.call(input, inner))()
+  let settled: Settled
+  try {
+    settled = await settle(promise, signal, options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS)
+  } finally {
+    clearTimeout(timer)
   }
-  return { ...(await applyCap(t, output, context, options)), ran: true }
+  const expired = deadline.signal.aborted && !context.signal.aborted
+  let output: ToolOutput
+  if (settled.kind === 'value') {
+    output = normalize(t, settled.value)
+    if (expired && output.isError && (output.errorCode === 'TOOL_ABORTED' || output.errorCode === 'TIMEOUT'))
+      output = timedOut(t, timeoutMs, output)
+  } else if (settled.kind === 'error') {
+    output = fromThrown(t, settled.error, signal)
+    if (expired && output.errorCode === 'TOOL_ABORTED') output = timedOut(t, timeoutMs, undefined)
+  } else {
+    promise.catch(() => {}) // it may still reject later; nobody is listening any more
+    output = expired
+      ? timedOut(t, timeoutMs, undefined)
+      : runtimeError(
+          'TOOL_ABORTED',
+          `${t.name} was cancelled and did not stop in time; its result is unknown.`,
+        )
+  }
+  return { ...(await capOutput(output, context.callId, caps)), ran: true }
 }
 
 /**
@@ -310,7 +318,9 @@ export async function runToolCall<Input>(
   options: RunToolCallOptions = {},
 ): Promise<ToolCallOutcome> {
   const parsed = parseToolInput(tool, rawArguments)
-  if (!parsed.ok)
-    return { ...(await applyCap(tool as Tool<unknown>, parsed.output, context, options)), ran: false }
+  if (!parsed.ok) {
+    const caps = capsFor(tool as Tool<unknown>, context, options)
+    return { ...(await capOutput(parsed.output, context.callId, caps)), ran: false }
+  }
   return executeTool(tool, parsed.input, context, options)
 }

@@ -1,6 +1,7 @@
 import type { ImageBlock, TextBlock, ToolCallId } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { z } from 'zod'
+import type { AsideConfig } from './aside.js'
 
 /**
  * What a tool is — never whether it may run (that is the permission decision's job).
@@ -20,7 +21,9 @@ export interface ToolAnnotations {
 /**
  * The facts of one concrete call that a permission check needs: the paths as the model
  * wrote them and as resolved against the working directory, and the command line for
- * shell tools.
+ * shell tools. They must cover everything the call can reach: `resolvedPaths` holds the
+ * real path too when a symbolic link leads elsewhere, and for patterns the directory their
+ * fixed prefix leads to (`../outside/*` → `<cwd>/../outside`).
  */
 export interface ToolCallFacts {
   rawPaths?: string[]
@@ -56,6 +59,12 @@ export interface ToolContext {
   readonly session: Session
   /** Reports progress to live UIs. */
   progress(update: ToolProgress): void
+  /**
+   * Where this call may store output too large for the log and how many bytes it may store
+   * (the per-call disk cap). {@link executeTool} always sets it; a tool that streams more
+   * output than it can hold in memory writes it there with {@link AsideFile}.
+   */
+  readonly aside?: AsideConfig
 }
 
 /** What a tool returns. A plain string is shorthand for one text block. */
@@ -65,6 +74,12 @@ export interface ToolOutput {
   isError?: boolean
   /** A stable code the model can act on when `isError` (`FILE_NOT_FOUND`, `TIMEOUT`, …). */
   errorCode?: string
+  /**
+   * Set by a tool that already wrote its complete output to a stored-aside file (see
+   * `ToolContext.aside`) and returns only a window of it: the runtime names this file
+   * instead of storing the text again. `chars` is the length of the complete output.
+   */
+  storedAside?: { path: string; chars: number }
 }
 
 /**
@@ -72,6 +87,9 @@ export interface ToolOutput {
  * to `Tool<unknown>` (registries hold tools of many input types).
  */
 export type InputPredicate<Input> = { check(input: Input): boolean }['check']
+
+/** A value computed from a tool's input, declared bivariantly like {@link InputPredicate}. */
+export type InputValue<Input, T> = { compute(input: Input): T }['compute']
 
 /** A tool the model can call. */
 export interface Tool<Input = unknown> {
@@ -92,6 +110,12 @@ export interface Tool<Input = unknown> {
    * gets a truncated view naming the location. Default: the runtime's cap.
    */
   readonly maxResultChars?: number
+  /**
+   * The per-call deadline in milliseconds (a number, or computed from the input, e.g. from
+   * a timeout the model asked for). When it passes, the call's signal is aborted and the
+   * call ends as `TOOL_TIMEOUT`. Default: the runtime's (`DEFAULT_TOOL_TIMEOUT_MS`).
+   */
+  readonly timeoutMs?: number | InputValue<Input, number>
   /** The facts of a call for the permission decision (paths, command). */
   facts?(input: Input, cwd: string): ToolCallFacts
   /**

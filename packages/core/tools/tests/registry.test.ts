@@ -58,7 +58,11 @@ describe('ToolRegistry', () => {
     expect(codeOf(() => registry.register(badAnnotations))).toBe('TOOL_DEFINITION_INVALID')
     const badCap = { ...tool('t'), maxResultChars: 0 }
     expect(codeOf(() => registry.register(badCap))).toBe('TOOL_DEFINITION_INVALID')
+    for (const timeoutMs of [0, -1, Number.NaN, '5' as unknown as number]) {
+      expect(codeOf(() => registry.register({ ...tool('t'), timeoutMs }))).toBe('TOOL_DEFINITION_INVALID')
+    }
     expect(registry.size).toBe(0)
+    registry.register({ ...tool('ok'), timeoutMs: () => 10 })
   })
 
   it('refuses schemas that are not objects or cannot be JSON Schema', () => {

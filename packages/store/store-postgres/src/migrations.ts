@@ -34,6 +34,44 @@ export const MIGRATIONS: ReadonlyArray<{
         PRIMARY KEY (session_id, seq)
       );`,
   },
+  {
+    version: 2,
+    description:
+      'exact JSON text (header_json, line) instead of jsonb, existing rows converted; writer lease with fencing token; blobs table; rows of a deleted session removed by a statement trigger instead of a per-row foreign key',
+    sql: (s) => `
+      ALTER TABLE ${s}.sessions
+        ADD COLUMN header_json text,
+        ALTER COLUMN header DROP NOT NULL,
+        ADD COLUMN lease_token integer NOT NULL DEFAULT 0,
+        ADD COLUMN lease_expires timestamptz;
+      ALTER TABLE ${s}.events
+        ADD COLUMN line text,
+        ALTER COLUMN type DROP NOT NULL,
+        ALTER COLUMN time DROP NOT NULL,
+        ALTER COLUMN payload DROP NOT NULL;
+      ALTER TABLE ${s}.events DROP CONSTRAINT IF EXISTS events_session_id_fkey;
+      CREATE TABLE ${s}.blobs (
+        session_id text NOT NULL,
+        sha256 text NOT NULL,
+        json text NOT NULL,
+        PRIMARY KEY (session_id, sha256)
+      );
+      UPDATE ${s}.sessions SET header_json = header::text;
+      UPDATE ${s}.events SET line = (
+        jsonb_build_object('type', type, 'seq', seq, 'time', time, 'data', payload) || coalesce(envelope, '{}'::jsonb)
+      )::text;
+      ALTER TABLE ${s}.sessions ALTER COLUMN header_json SET NOT NULL;
+      ALTER TABLE ${s}.events ALTER COLUMN line SET NOT NULL;
+      CREATE FUNCTION ${s}.keel_delete_session_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM ${s}.events e USING deleted d WHERE e.session_id = d.id;
+        DELETE FROM ${s}.blobs b USING deleted d WHERE b.session_id = d.id;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER sessions_delete_rows AFTER DELETE ON ${s}.sessions
+        REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT
+        EXECUTE FUNCTION ${s}.keel_delete_session_rows();`,
+  },
 ]
 
 /** Quotes a schema name after checking it is a plain identifier. */

@@ -1,10 +1,8 @@
 import { KeelError } from '@keel/base'
-import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from '@keel/session'
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   BackendStore,
   ConcurrentAppend,
-  checkFormatVersion,
-  HOST,
   type ListOptions,
   type LockHolder,
   type LogWriter,
@@ -22,7 +20,11 @@ import {
   summaryOf,
 } from '@keel/store'
 import pg from 'pg'
+import { parseHeader, textStorable } from './header.js'
+import { holds, type Lease, Leases, LOCKED_HINT } from './lease.js'
 import { migrate, quoteSchema } from './migrations.js'
+import { type ReadLog, readLog, type Tables } from './read.js'
+import { appendSql, batchParams, createSql } from './write.js'
 
 /** Options of {@link PostgresStore}. */
 export interface PostgresStoreOptions extends StoreOptions {
@@ -30,8 +32,17 @@ export interface PostgresStoreOptions extends StoreOptions {
   url?: string
   /** The schema holding the tables (created on first use). Default `keel`. */
   schema?: string
-  /** Pool size for reads, lists and low-level appends (each open handle has its own connection). Default 4. */
+  /**
+   * Connections of the store's one pool, shared by every open session, read and list
+   * (no connection is held per session). Default 10.
+   */
   poolSize?: number
+  /**
+   * How long a writer's lease lasts without renewal, in ms (default 30 000). Open handles
+   * renew it every third of that; a writer that stops without closing is taken over after
+   * it expires (at once when it ran on this host and its process is gone).
+   */
+  leaseTtlMs?: number
 }
 
 /** No connection string: neither `url` nor `$KEEL_PG_URL`. */
@@ -45,12 +56,12 @@ export class PostgresUrlMissing extends KeelError<'KEEL_PG_URL_MISSING'> {
 }
 
 /**
- * Sessions in PostgreSQL: `<schema>.sessions` (header as jsonb, format version, event
- * count) and `<schema>.events` (primary key `(session_id, seq)`, type, time, payload),
- * created by a versioned migration on first use. Each batch is one transaction that
- * checks the stored next seq, so a second writer's conflicting append is refused with
- * `ConcurrentAppend` and changes nothing. The exclusive writer of an open session holds a
- * session-level advisory lock on its own connection (released if the process dies).
+ * Sessions in PostgreSQL: `<schema>.sessions` (header text, format version, event count,
+ * writer lease) and `<schema>.events` (primary key `(session_id, seq)`, the exact JSON
+ * line), plus `<schema>.blobs`, created by versioned migrations on first use. Each batch
+ * is one statement that checks the stored next seq and the writer's fencing token, so a
+ * second writer's append is refused and changes nothing. Writers hold a lease row renewed
+ * by one heartbeat per store; connections come from one bounded pool.
  */
 export class PostgresStore extends BackendStore {
   constructor(options: PostgresStoreOptions = {}) {
@@ -58,42 +69,39 @@ export class PostgresStore extends BackendStore {
   }
 }
 
-interface EventRow {
-  seq: number
-  type: string
-  time: number
-  payload: unknown
-  envelope: Record<string, unknown> | null
-}
-
-function envelopeExtras(event: SessionEvent): string | null {
-  const e = event as { ignorable?: true; surfaceOp?: unknown; sourceEventSeqs?: unknown }
-  if (e.ignorable === undefined && e.surfaceOp === undefined && e.sourceEventSeqs === undefined) return null
-  const extras: Record<string, unknown> = {}
-  if (e.ignorable !== undefined) extras.ignorable = e.ignorable
-  if (e.surfaceOp !== undefined) extras.surfaceOp = e.surfaceOp
-  if (e.sourceEventSeqs !== undefined) extras.sourceEventSeqs = e.sourceEventSeqs
-  return JSON.stringify(extras)
-}
-
 class PostgresBackend implements StoreBackend {
   readonly kind = 'postgres'
   readonly where: string
-  readonly #url: string
   readonly #schema: string
   readonly #s: string
+  readonly #tables: Tables
   readonly #pool: pg.Pool
+  readonly #leases: Leases
+  readonly #appendSql: string
+  readonly #createSql: string
   #ready: Promise<void> | undefined
 
   constructor(options: PostgresStoreOptions) {
     const url = options.url ?? process.env.KEEL_PG_URL
     if (!url) throw new PostgresUrlMissing()
-    this.#url = url
     this.#schema = options.schema ?? 'keel'
     this.#s = quoteSchema(this.#schema)
     this.where = `PostgreSQL schema ${this.#schema}`
-    this.#pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 4 })
+    this.#tables = {
+      where: this.where,
+      sessions: `${this.#schema}.sessions`,
+      events: `${this.#schema}.events`,
+      blobs: `${this.#schema}.blobs`,
+    }
+    this.#pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      application_name: `keel:${this.#schema}`,
+    })
     this.#pool.on('error', () => {}) // an idle client's connection dropped: the pool replaces it
+    this.#leases = new Leases(this.#pool, this.#s, options.leaseTtlMs ?? 30_000)
+    this.#appendSql = appendSql(this.#s)
+    this.#createSql = createSql(this.#s)
   }
 
   #init(): Promise<void> {
@@ -111,210 +119,151 @@ class PostgresBackend implements StoreBackend {
     return this.#ready
   }
 
-  /** A dedicated connection holding the session's advisory lock, or SessionLocked. */
-  async #lock(id: string): Promise<pg.Client> {
-    await this.#init()
-    const client = new pg.Client({ connectionString: this.#url })
-    client.on('error', () => {})
-    await client.connect()
-    try {
-      const { rows } = await client.query<{ ok: boolean }>(
-        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
-        [`keel-session:${this.#schema}:${id}`],
-      )
-      if (!rows[0]?.ok) {
-        const holder = await client.query<{ writer: LockHolder | null }>(
-          `SELECT writer FROM ${this.#s}.sessions WHERE id = $1`,
-          [id],
-        )
-        throw new SessionLocked(
-          id,
-          holder.rows[0]?.writer ?? {},
-          'close it there first (the lock is released when that connection ends)',
-        )
-      }
-      return client
-    } catch (error) {
-      await client.end().catch(() => {})
-      throw error
-    }
-  }
-
-  #writer(id: string, client: pg.Client): LogWriter {
+  #writer(lease: Lease): LogWriter {
     let closed = false
     return {
-      append: (batch) => this.#insert(client, id, batch),
+      append: (batch) => this.#append(lease.id, batch, lease),
       close: async () => {
         if (closed) return
         closed = true
-        try {
-          await client.query(`UPDATE ${this.#s}.sessions SET writer = NULL WHERE id = $1`, [id])
-        } finally {
-          await client.end().catch(() => {})
-        }
+        await this.#leases.release(lease)
       },
     }
   }
 
-  /** One transaction: check the stored next seq, insert the batch, bump the count. */
-  async #insert(client: pg.ClientBase, id: string, batch: readonly PendingEvent[]): Promise<void> {
+  /**
+   * Appends one batch in one statement, guarded by the stored next seq and (for a handle)
+   * its lease token. Explains a refusal: `ConcurrentAppend` when the log moved,
+   * `SessionLocked` when the lease was taken over, `SessionNotFound`.
+   */
+  async #append(id: string, batch: readonly PendingEvent[], lease: Lease | undefined, token = 0) {
     const first = batch[0]!.event.seq
-    const seqs: number[] = []
-    const types: string[] = []
-    const times: number[] = []
-    const payloads: string[] = []
-    const envelopes: (string | null)[] = []
-    for (const { event } of batch) {
-      seqs.push(event.seq)
-      types.push(event.type)
-      times.push(event.time)
-      payloads.push(JSON.stringify(event.data))
-      envelopes.push(envelopeExtras(event))
-    }
-    await client.query('BEGIN')
+    const p = batchParams(batch)
+    let ok: number
     try {
-      const { rows } = await client.query<{ event_count: number }>(
-        `SELECT event_count FROM ${this.#s}.sessions WHERE id = $1 FOR UPDATE`,
-        [id],
-      )
-      const stored = rows[0]?.event_count
-      if (stored === undefined) throw new SessionNotFound(id, this.where)
-      if (stored !== first) throw new ConcurrentAppend(id, first, stored)
-      await client.query(
-        `INSERT INTO ${this.#s}.events (session_id, seq, type, time, payload, envelope)
-         SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::double precision[], $5::jsonb[], $6::jsonb[])`,
-        [id, seqs, types, times, payloads, envelopes],
-      )
-      await client.query(`UPDATE ${this.#s}.sessions SET event_count = $2 WHERE id = $1`, [
-        id,
-        first + batch.length,
-      ])
-      await client.query('COMMIT')
+      // A named statement: parsed and planned once per pooled connection.
+      const { rows } = await this.#pool.query<{ ok: number }>({
+        name: 'keel-append',
+        text: this.#appendSql,
+        values: [
+          id,
+          first,
+          lease?.token ?? token,
+          p.count,
+          this.#leases.ttlMs,
+          p.lines,
+          p.blobShas,
+          p.blobJsons,
+          lease !== undefined,
+        ],
+      })
+      ok = rows[0]?.ok ?? 0
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
       if ((error as { code?: string }).code === '23505') throw new ConcurrentAppend(id, first, undefined)
       throw error
     }
+    if (ok === 1) return
+    const { rows } = await this.#pool.query<{
+      event_count: number
+      lease_token: number
+      writer: LockHolder | null
+    }>(`SELECT event_count, lease_token, writer FROM ${this.#s}.sessions WHERE id = $1`, [id])
+    const row = rows[0]
+    if (!row) throw new SessionNotFound(id, this.where)
+    if (row.event_count !== first) throw new ConcurrentAppend(id, first, row.event_count)
+    throw new SessionLocked(
+      id,
+      row.writer ?? {},
+      lease !== undefined
+        ? `this writer's lease was taken over (it was not renewed in time${this.#leases.lastHeartbeatError ? `: ${String(this.#leases.lastHeartbeatError)}` : ''}); nothing of the batch was written — reopen the session`
+        : LOCKED_HINT,
+    )
   }
 
   async create(header: SessionHeader, initial: readonly PendingEvent[]) {
     await this.#init()
-    const existing = await this.#pool.query(`SELECT 1 FROM ${this.#s}.sessions WHERE id = $1`, [header.id])
-    if (existing.rowCount) throw new SessionExists(header.id, this.where)
-    const client = await this.#lock(header.id)
-    try {
-      const writer = { pid: process.pid, host: HOST, since: Date.now() }
-      try {
-        await client.query(
-          `INSERT INTO ${this.#s}.sessions (id, format_version, header, created_at, cwd, event_count, writer)
-           VALUES ($1, $2, $3, $4, $5, 0, $6)`,
-          [
-            header.id,
-            SESSION_FORMAT_VERSION,
-            JSON.stringify(header),
-            header.createdAt,
-            header.cwd ?? null,
-            writer,
-          ],
-        )
-      } catch (error) {
-        if ((error as { code?: string }).code === '23505') throw new SessionExists(header.id, this.where)
-        throw error
-      }
-      if (initial.length > 0) await this.#insert(client, header.id, initial)
-      return { writer: this.#writer(header.id, client), notices: [] as StoreNotice[] }
-    } catch (error) {
-      await client.end().catch(() => {})
-      throw error
-    }
+    const p = batchParams(initial)
+    const cwd = header.cwd !== undefined && textStorable(header.cwd) ? header.cwd : null
+    const { rows } = await this.#pool.query<{ ok: number }>(this.#createSql, [
+      header.id,
+      0,
+      JSON.stringify(header),
+      header.createdAt,
+      cwd,
+      p.lines,
+      p.blobShas,
+      p.blobJsons,
+      this.#leases.holder(),
+      this.#leases.ttlMs,
+      SESSION_FORMAT_VERSION,
+      initial.length,
+    ])
+    if (rows[0]?.ok !== 1) throw new SessionExists(header.id, this.where)
+    const lease: Lease = { id: header.id, token: 1 }
+    this.#leases.hold(lease)
+    return { writer: this.#writer(lease), notices: [] as StoreNotice[] }
   }
 
   async openForWrite(id: string) {
     await this.#init()
-    await this.#header(this.#pool, id) // SessionNotFound before taking a connection
-    const client = await this.#lock(id)
+    const { lease, notices } = await this.#leases.acquire(id, this.where)
     try {
-      const log = await this.#read(client, id)
-      await client.query(`UPDATE ${this.#s}.sessions SET writer = $2 WHERE id = $1`, [
-        id,
-        { pid: process.pid, host: HOST, since: Date.now() },
-      ])
-      return { log, writer: this.#writer(id, client), notices: [] as StoreNotice[] }
+      const log = await this.#read(id)
+      return { log, writer: this.#writer(lease), notices }
     } catch (error) {
-      await client.end().catch(() => {})
+      await this.#leases.release(lease)
       throw error
     }
   }
 
   async read(id: string): Promise<StoredLog> {
     await this.#init()
-    return this.#read(this.#pool, id)
+    return this.#read(id)
   }
 
-  async #header(
-    db: pg.Pool | pg.ClientBase,
-    id: string,
-  ): Promise<{ header: SessionHeader; migratedFrom: number | undefined }> {
-    const { rows } = await db.query<{ format_version: number; header: SessionHeader }>(
-      `SELECT format_version, header FROM ${this.#s}.sessions WHERE id = $1`,
-      [id],
-    )
-    const row = rows[0]
-    if (!row) throw new SessionNotFound(id, this.where)
-    const migratedFrom = checkFormatVersion(id, row.format_version, this.where)
-    const header =
-      migratedFrom === undefined ? row.header : { ...row.header, version: SESSION_FORMAT_VERSION }
-    return { header, migratedFrom }
-  }
-
-  async #read(db: pg.Pool | pg.ClientBase, id: string): Promise<StoredLog> {
-    const { header, migratedFrom } = await this.#header(db, id)
-    const { rows } = await db.query<EventRow>(
-      `SELECT seq, type, time, payload, envelope FROM ${this.#s}.events WHERE session_id = $1 ORDER BY seq`,
-      [id],
-    )
-    const table = `${this.#schema}.events`
-    const events = (function* () {
-      for (const row of rows) {
-        const event: Record<string, unknown> = {
-          type: row.type,
-          seq: row.seq,
-          time: row.time,
-          data: row.payload,
-        }
-        if (row.envelope) Object.assign(event, row.envelope)
-        yield event
-      }
-    })()
+  async #read(id: string): Promise<StoredLog> {
+    const read: ReadLog = await readLog(this.#pool, this.#s, this.#tables, id)
+    const { header, migratedFrom, events } = read
     return {
       header,
       events: migratedFrom === undefined ? events : migrateStored(events, migratedFrom),
       notices: migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)],
       ...(migratedFrom === undefined ? {} : { migratedFrom }),
-      where: (seq) => (seq < 0 ? { file: `${this.#schema}.sessions` } : { file: table, seq }),
+      where: (seq) => (seq < 0 ? { file: this.#tables.sessions } : { file: this.#tables.events, seq }),
     }
   }
 
   async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {
-    const log = await this.read(id)
+    await this.#init()
+    // Refused up front while a writer holds the session; the token fences the check.
+    const lease = await this.#leases.row(id).catch((error: unknown) => {
+      throw error instanceof SessionNotFound ? new SessionNotFound(id, this.where) : error
+    })
+    if (holds(lease)) throw new SessionLocked(id, lease.writer ?? {}, LOCKED_HINT)
+    const log = await this.#read(id)
     const { pending } = build(log)
     if (pending.length === 0) return
-    const client = await this.#pool.connect()
-    try {
-      await this.#insert(client, id, pending)
-    } finally {
-      client.release()
-    }
+    await this.#append(id, pending, undefined, lease.lease_token)
   }
 
   async list(options: ListOptions & { limit: number }): Promise<SessionSummary[]> {
     await this.#init()
-    const { rows } = await this.#pool.query<{ header: SessionHeader; event_count: number }>(
-      `SELECT header, event_count FROM ${this.#s}.sessions
-       WHERE ($1::text IS NULL OR cwd = $1) ORDER BY created_at DESC, id LIMIT $2`,
-      [options.cwd ?? null, options.limit],
+    // A cwd the text column cannot hold is stored as NULL there: match it on the header.
+    const exact = options.cwd === undefined || textStorable(options.cwd)
+    const { rows } = await this.#pool.query<{ id: string; header: string; event_count: number }>(
+      `SELECT id, header_json AS header, event_count FROM ${this.#s}.sessions
+       WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
+       ORDER BY created_at DESC, id LIMIT $3`,
+      [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null],
     )
-    return rows.map((r) => summaryOf(r.header, r.event_count))
+    const out: SessionSummary[] = []
+    for (const row of rows) {
+      const header = parseHeader(row.id, row.header, { file: this.#tables.sessions }, undefined)
+      if (!exact && header.cwd !== options.cwd) continue
+      out.push(summaryOf(header, row.event_count))
+      if (out.length >= options.limit) break
+    }
+    return out
   }
 
   async readRaw(): Promise<string | undefined> {
@@ -322,6 +271,7 @@ class PostgresBackend implements StoreBackend {
   }
 
   async close(): Promise<void> {
+    await this.#leases.stop()
     await this.#pool.end()
   }
 }

@@ -33,18 +33,12 @@ export async function pgFixture(tag: string): Promise<ConformanceFixture & { sch
     reopen: make,
     appendRaw: async (id, events) => {
       for (const raw of events) {
-        const { type, seq, time, data, ...extras } = raw as Record<string, unknown>
-        await sql(
-          `INSERT INTO ${schema}.events (session_id, seq, type, time, payload, envelope) VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            id,
-            seq,
-            type,
-            time,
-            JSON.stringify(data),
-            Object.keys(extras).length ? JSON.stringify(extras) : null,
-          ],
-        )
+        const { seq } = raw as { seq: number }
+        await sql(`INSERT INTO ${schema}.events (session_id, seq, line) VALUES ($1, $2, $3)`, [
+          id,
+          seq,
+          JSON.stringify(raw),
+        ])
         await sql(`UPDATE ${schema}.sessions SET event_count = event_count + 1 WHERE id = $1`, [id])
       }
     },

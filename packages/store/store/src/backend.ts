@@ -41,6 +41,12 @@ export interface PendingEvent {
   readonly event: SessionEvent
   /** `JSON.stringify(event)`: exactly the JSONL line, without the newline. */
   readonly json: string
+  /**
+   * Set when the event's line is over the line cap: `json` is then the stub envelope
+   * `{ type, seq, time, blob: { sha256, bytes } }` and the full event JSON is stored beside
+   * the log under its SHA-256 (hex of the UTF-8 bytes), in the same write as the stub.
+   */
+  readonly blob?: { readonly sha256: string; readonly json: string }
 }
 
 /** A stored log as a backend reads it, before validation. */

@@ -121,7 +121,8 @@ export interface SessionStore {
    * open, in one batch. They are validated against the stored log exactly as a load would;
    * a first seq that is not the stored log's next seq gives `ConcurrentAppend` and writes
    * nothing. JSONL takes the writer lock for the duration (`SessionLocked` if held);
-   * PostgreSQL relies on its `(session_id, seq)` key and the transaction instead.
+   * PostgreSQL refuses a session whose writer lease is live (`SessionLocked`) and fences
+   * out an expired holder in the same statement as the write.
    * Returns the next seq.
    */
   append(id: string, events: readonly unknown[]): Promise<number>

@@ -1,7 +1,7 @@
 import type { Stats } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
-import { type ToolCallFacts, ToolError } from '@keel/tools'
+import { ToolError } from '@keel/tools'
 
 /** The `errorCode`s the fs tools return. */
 export type FsErrorCode =
@@ -29,6 +29,20 @@ export type FsErrorCode =
   | 'EDIT_EMPTY_OLD_STRING'
   /** The grep pattern is not a valid JavaScript regular expression. */
   | 'GREP_INVALID_PATTERN'
+  /** The search ran past `searchTimeoutMs` (a pattern with catastrophic backtracking, or a huge tree); it was stopped. */
+  | 'GREP_TIMEOUT'
+  /** A glob pattern (or grep's `glob`) has `..` after a wildcard, so no fixed directory bounds what it reaches. */
+  | 'GLOB_PATTERN_ESCAPES'
+  /** The path lies in the working directory but is a symbolic link leading out of it; use the target path. */
+  | 'SYMLINK_ESCAPE'
+  /** The file exists but was not read in this session; read it before editing or overwriting it. */
+  | 'FILE_NOT_READ'
+  /** The file changed on disk since it was last read in this session; read it again, then retry. */
+  | 'FILE_CHANGED_SINCE_READ'
+  /** The file is text in an encoding the tools do not edit (UTF-16/UTF-32 with a byte-order mark). */
+  | 'FILE_ENCODING_UNSUPPORTED'
+  /** The new text holds characters the file's encoding cannot store (e.g. `€` in a Latin-1 file). */
+  | 'FILE_ENCODING_MISMATCH'
   /** Any other file-system failure (the message carries the system error). */
   | 'FS_ERROR'
 
@@ -45,11 +59,6 @@ export function displayPath(cwd: string, absolute: string): string {
   const rel = relative(cwd, absolute)
   if (rel === '') return '.'
   return rel.startsWith('..') || isAbsolute(rel) ? absolute : rel
-}
-
-/** The permission facts of a call touching one path. */
-export function pathFacts(cwd: string, path: string): ToolCallFacts {
-  return { rawPaths: [path], resolvedPaths: [resolvePath(cwd, path)] }
 }
 
 /** Maps a Node file-system error to an {@link FsToolError} naming both paths. */
@@ -122,6 +131,13 @@ export async function assertTextFile(raw: string, absolute: string, size: number
     handle = await open(absolute, 'r')
     const buf = Buffer.alloc(Math.min(SNIFF_BYTES, size))
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0)
+    if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff)) {
+      throw new FsToolError(
+        'FILE_ENCODING_UNSUPPORTED',
+        `${raw} is UTF-16/UTF-32 text (it starts with a byte-order mark); the fs tools read and edit UTF-8 and Latin-1 only. Convert it with bash (iconv) if you must change it.`,
+        { path: raw, resolvedPath: absolute },
+      )
+    }
     if (looksBinary(buf.subarray(0, bytesRead))) {
       throw new FsToolError(
         'FILE_BINARY',

@@ -1,12 +1,21 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { assertTextFile, FsToolError, fsFailure, pathFacts, plural, resolvePath, statFile } from './common.js'
+import { writeFileAtomic } from './atomic.js'
+import { checkAborted, FsToolError, fsFailure, plural, resolvePath, statFile } from './common.js'
+import { decodeText, encodeText } from './encoding.js'
+import { pathFacts } from './paths.js'
+import { assertFresh } from './read-state.js'
 
 /** Options of {@link editFileTool}. */
 export interface EditFileOptions {
   /** Files larger than this are refused with `FILE_TOO_LARGE`. Default 10 MB. */
   maxFileBytes?: number
+  /**
+   * Refuse to edit a file the model has not read in this session (`FILE_NOT_READ`) or that
+   * changed on disk since (`FILE_CHANGED_SINCE_READ`). Default true.
+   */
+  requireRead?: boolean
 }
 
 const editFileInput = z.strictObject({
@@ -73,10 +82,15 @@ function snippet(text: string, fromLine: number, toLine: number): string {
  * `edit_file`: exact string replacement. `oldString` must occur exactly once
  * (`EDIT_NO_MATCH` when absent, `EDIT_AMBIGUOUS` with the count and line numbers when
  * repeated) unless `replaceAll`. A file with CRLF line endings matches an `oldString`
- * written with LF. Reports the changed lines with a few lines of context.
+ * written with LF. Reports the changed lines with a few lines of context. UTF-8 files stay
+ * UTF-8 (byte-order mark kept), other text is edited as Latin-1 so every byte outside the
+ * edited range is kept; binary and UTF-16 files are refused. The write is atomic (temporary
+ * file + rename, permission bits kept). The file must have been read in this session and be
+ * unchanged on disk since (`FILE_NOT_READ`, `FILE_CHANGED_SINCE_READ`).
  */
 export function editFileTool(options: EditFileOptions = {}): Tool<EditFileInput> {
   const maxBytes = options.maxFileBytes ?? 10 * 1024 * 1024
+  const requireRead = options.requireRead ?? true
   return defineTool<EditFileInput>({
     name: 'edit_file',
     description:
@@ -113,13 +127,15 @@ export function editFileTool(options: EditFileOptions = {}): Tool<EditFileInput>
           { path: input.path, size: st.size, maxBytes },
         )
       }
-      await assertTextFile(input.path, absolute, st.size)
-      let text: string
+      let bytes: Buffer
       try {
-        text = await readFile(absolute, 'utf8')
+        bytes = await readFile(absolute, { signal: ctx.signal })
       } catch (error) {
+        if (error instanceof Error && error.name === 'AbortError') throw error
         throw fsFailure(error, input.path, absolute)
       }
+      const { text, encoding } = decodeText(bytes, input.path)
+      if (requireRead) assertFresh(ctx, input.path, absolute, st)
       let oldString = input.oldString
       let newString = input.newString
       let found = occurrences(text, oldString)
@@ -158,17 +174,16 @@ export function editFileTool(options: EditFileOptions = {}): Tool<EditFileInput>
         cursor = pos + oldString.length
       }
       updated += text.slice(cursor)
-      try {
-        await writeFile(absolute, updated, 'utf8')
-      } catch (error) {
-        throw fsFailure(error, input.path, absolute)
-      }
+      const encoded = encodeText(updated, encoding, input.path)
+      checkAborted(ctx.signal)
+      await writeFileAtomic(input.path, absolute, encoded, ctx.signal)
+      const kept = encoding === 'utf-8' ? '' : ` (kept as ${encoding})`
       if (found.length === 1) {
         const start = lineAt(updated, found[0]!)
         const end = start + (newString.match(/\n/g)?.length ?? 0)
-        return `Edited ${input.path}: replaced 1 occurrence at line ${start}.\n${snippet(updated, start, end)}`
+        return `Edited ${input.path}${kept}: replaced 1 occurrence at line ${start}.\n${snippet(updated, start, end)}`
       }
-      return `Edited ${input.path}: replaced ${found.length} occurrences (at original lines ${lines.slice(0, 20).join(', ')}${lines.length > 20 ? ', …' : ''}).`
+      return `Edited ${input.path}${kept}: replaced ${found.length} occurrences (at original lines ${lines.slice(0, 20).join(', ')}${lines.length > 20 ? ', …' : ''}).`
     },
   })
 }

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { defineTool, type Tool } from '@keel/tools'
 import { glob } from 'tinyglobby'
 import { z } from 'zod'
@@ -6,11 +7,12 @@ import {
   displayPath,
   FsToolError,
   ignoreGlobs,
-  pathFacts,
   plural,
   resolvePath,
   statPath,
 } from './common.js'
+import { searchFacts } from './grep.js'
+import { assertNoSymlinkEscape, isInside, splitPattern } from './paths.js'
 
 /** Options of {@link globTool}. */
 export interface GlobOptions {
@@ -40,7 +42,9 @@ export type GlobInput = z.infer<typeof globInput>
 /**
  * `glob`: files matching a pattern under a directory, sorted by path, shown relative to the
  * working directory. Dotfiles are included; `node_modules` and `.git` are skipped unless
- * the pattern names them. Symbolic links are not followed.
+ * the pattern names them. Symbolic links are not followed. A pattern's fixed prefix
+ * (`../other/*.ts`, `/etc/*`) is where the search starts, and the facts name it; `..` after
+ * a wildcard is refused (`GLOB_PATTERN_ESCAPES`).
  */
 export function globTool(options: GlobOptions = {}): Tool<GlobInput> {
   const maxResults = options.maxResults ?? 500
@@ -52,7 +56,7 @@ export function globTool(options: GlobOptions = {}): Tool<GlobInput> {
     inputSchema: globInput,
     annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
     isConcurrencySafe: true,
-    facts: (input, cwd) => pathFacts(cwd, input.path ?? '.'),
+    facts: (input, cwd) => searchFacts(cwd, input.path, input.pattern),
     async call(input, ctx) {
       const raw = input.path ?? '.'
       const base = resolvePath(ctx.cwd, raw)
@@ -67,14 +71,23 @@ export function globTool(options: GlobOptions = {}): Tool<GlobInput> {
           },
         )
       }
-      const found = await glob(input.pattern, {
-        cwd: base,
+      const { prefix, rest } = splitPattern(input.pattern)
+      const root = resolve(base, prefix)
+      await assertNoSymlinkEscape(ctx.cwd, raw, base)
+      if (isInside(base, root)) await assertNoSymlinkEscape(base, input.pattern, root)
+      if (root !== base) {
+        const rootStat = await statPath(input.pattern, root).catch(() => undefined)
+        if (!rootStat?.isDirectory())
+          return `No files match ${JSON.stringify(input.pattern)} under ${raw} (${displayPath(ctx.cwd, root)} is not a directory).`
+      }
+      const found = await glob(rest, {
+        cwd: root,
         absolute: true,
         dot: true,
         onlyFiles: true,
         expandDirectories: false,
         followSymbolicLinks: false,
-        ignore: ignoreGlobs(input.pattern),
+        ignore: ignoreGlobs(rest),
         signal: ctx.signal,
       })
       checkAborted(ctx.signal) // tinyglobby may stop early on abort and return a partial list

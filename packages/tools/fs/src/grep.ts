@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises'
+import { lstat, open } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { defineTool, type Tool } from '@keel/tools'
 import { glob } from 'tinyglobby'
 import { z } from 'zod'
@@ -6,15 +7,21 @@ import {
   checkAborted,
   displayPath,
   FsToolError,
-  fsFailure,
   ignoreGlobs,
   looksBinary,
-  pathFacts,
   plural,
   resolvePath,
   SNIFF_BYTES,
   statPath,
 } from './common.js'
+import { assertNoSymlinkEscape, isInside, pathsFacts, realOrSelf, splitPattern } from './paths.js'
+import {
+  findRipgrep,
+  type GrepEngine,
+  type LineMatch,
+  searchWithJavaScript,
+  searchWithRipgrep,
+} from './search.js'
 
 /** Options of {@link grepTool}. */
 export interface GrepOptions {
@@ -25,6 +32,13 @@ export interface GrepOptions {
   maxFileBytes?: number
   /** Matching lines longer than this are cut. Default 300. */
   maxLineChars?: number
+  /**
+   * `auto` (default): ripgrep when `rg` is on PATH and the pattern is valid for its
+   * linear-time engine, else the JavaScript engine in a worker thread; or force one.
+   */
+  engine?: GrepEngine
+  /** The search itself is stopped after this long with `GREP_TIMEOUT`. Default 30,000 ms. */
+  searchTimeoutMs?: number
 }
 
 const grepInput = z.strictObject({
@@ -58,16 +72,72 @@ const grepInput = z.strictObject({
 /** Input of `grep`. */
 export type GrepInput = z.infer<typeof grepInput>
 
+/** The facts of a grep or glob call: the search path and the directory the pattern's fixed prefix leads to. */
+export function searchFacts(cwd: string, path: string | undefined, pattern: string | undefined) {
+  const base = resolve(cwd, path ?? '.')
+  const raws = pattern === undefined ? [path ?? '.'] : [path ?? '.', pattern]
+  if (pattern === undefined) return pathsFacts(raws, [base])
+  try {
+    const root = resolve(base, splitPattern(pattern).prefix)
+    return pathsFacts(raws, root === base ? [base] : [base, root])
+  } catch {
+    return pathsFacts(raws, [base]) // the call itself refuses the pattern (GLOB_PATTERN_ESCAPES)
+  }
+}
+
+/** Binary (NUL in the first 8 KB), or text that looks UTF-8 or Latin-1 judging by those bytes. */
+async function sniff(file: string): Promise<'binary' | 'utf-8' | 'latin-1'> {
+  const handle = await open(file, 'r')
+  try {
+    const buf = Buffer.alloc(SNIFF_BYTES)
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0)
+    const head = buf.subarray(0, bytesRead)
+    if (looksBinary(head)) return 'binary'
+    try {
+      // streaming, never flushed: a character cut by the 8 KB boundary is not an error
+      new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true })
+      return 'utf-8'
+    } catch {
+      return 'latin-1'
+    }
+  } finally {
+    await handle.close()
+  }
+}
+
+function compile(pattern: string, ignoreCase: boolean): string {
+  for (const flags of [ignoreCase ? 'iu' : 'u', ignoreCase ? 'i' : '']) {
+    try {
+      new RegExp(pattern, flags)
+      return flags
+    } catch (error) {
+      if (flags.includes('u')) continue
+      throw new FsToolError(
+        'GREP_INVALID_PATTERN',
+        `${JSON.stringify(pattern)} is not a valid regular expression (${error instanceof Error ? error.message : String(error)}); escape special characters like ( [ . * with a backslash`,
+        { pattern },
+      )
+    }
+  }
+  return ''
+}
+
 /**
  * `grep`: lines matching a regular expression, as `path:line: text`, over one file or the
  * files under a directory (sorted by path, binary and oversized files skipped,
- * `node_modules`/`.git` skipped unless the glob names them), stopping at `maxMatches`.
+ * `node_modules`/`.git` skipped unless the glob names them, symbolic links leading out of
+ * the searched directory not followed), stopping at `maxMatches`. The regex runs in
+ * ripgrep (linear time) when it is on PATH, else in a worker thread that a deadline or an
+ * abort terminates, so no pattern can block the agent. A `glob` with a fixed prefix
+ * (`../other/**`) searches that directory, and the facts name it.
  */
 export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
   const defaultMax = options.defaultMaxMatches ?? 200
   const maxLimit = options.maxMatchesLimit ?? 2000
   const maxFileBytes = options.maxFileBytes ?? 5 * 1024 * 1024
   const maxLineChars = options.maxLineChars ?? 300
+  const engine = options.engine ?? 'auto'
+  const searchTimeoutMs = options.searchTimeoutMs ?? 30_000
   return defineTool<GrepInput>({
     name: 'grep',
     description:
@@ -76,42 +146,36 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
     inputSchema: grepInput,
     annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
     isConcurrencySafe: true,
-    facts: (input, cwd) => pathFacts(cwd, input.path ?? '.'),
+    timeoutMs: searchTimeoutMs + 30_000,
+    facts: (input, cwd) => searchFacts(cwd, input.path, input.glob),
     async call(input, ctx) {
-      let regex: RegExp
-      try {
-        regex = new RegExp(input.pattern, input.ignoreCase ? 'iu' : 'u')
-      } catch {
-        try {
-          regex = new RegExp(input.pattern, input.ignoreCase ? 'i' : '')
-        } catch (error) {
-          throw new FsToolError(
-            'GREP_INVALID_PATTERN',
-            `${JSON.stringify(input.pattern)} is not a valid regular expression (${error instanceof Error ? error.message : String(error)}); escape special characters like ( [ . * with a backslash`,
-            { pattern: input.pattern },
-          )
-        }
-      }
+      const flags = compile(input.pattern, input.ignoreCase === true)
       const maxMatches = Math.min(input.maxMatches ?? defaultMax, maxLimit)
       const raw = input.path ?? '.'
       const base = resolvePath(ctx.cwd, raw)
+      await assertNoSymlinkEscape(ctx.cwd, raw, base)
       const st = await statPath(raw, base)
-      let files: string[]
-      if (st.isFile()) files = [base]
+      let candidates: string[]
+      let root = base
+      if (st.isFile()) candidates = [base]
       else if (st.isDirectory()) {
-        const pattern = input.glob ?? '**/*'
-        files = (
-          await glob(pattern, {
-            cwd: base,
+        const { prefix, rest } = splitPattern(input.glob ?? '**/*')
+        root = resolve(base, prefix)
+        if (isInside(base, root)) await assertNoSymlinkEscape(base, input.glob ?? raw, root)
+        const rootStat = await statPath(input.glob ?? raw, root)
+        if (!rootStat.isDirectory()) candidates = [root]
+        else
+          candidates = await glob(rest, {
+            cwd: root,
             absolute: true,
             dot: true,
             onlyFiles: true,
             expandDirectories: false,
             followSymbolicLinks: false,
-            ignore: ignoreGlobs(pattern),
+            ignore: ignoreGlobs(rest),
             signal: ctx.signal,
           })
-        ).sort()
+        candidates.sort()
       } else {
         throw new FsToolError('NOT_A_FILE', `${raw} is neither a file nor a directory`, {
           path: raw,
@@ -119,60 +183,96 @@ export function grepTool(options: GrepOptions = {}): Tool<GrepInput> {
         })
       }
       checkAborted(ctx.signal) // tinyglobby may stop early on abort and return a partial list
-      const out: string[] = []
-      let matches = 0
-      let filesWithMatches = 0
+      const realRoot = await realOrSelf(
+        st.isFile() ? resolve(base, '..') : isInside(base, root) ? base : root,
+      )
+      const files: string[] = []
+      const latin1 = new Set<string>()
       let skippedBinary = 0
       let skippedLarge = 0
-      let truncated = false
-      for (const file of files) {
+      let skippedLinks = 0
+      for (const file of candidates) {
         checkAborted(ctx.signal)
-        let bytes: Buffer
         try {
-          const fst = files.length === 1 && file === base ? st : await statPath(file, file)
+          if ((await lstat(file)).isSymbolicLink() && !isInside(realRoot, await realOrSelf(file))) {
+            skippedLinks++
+            continue
+          }
+          const fst = await statPath(file, file)
+          if (!fst.isFile()) continue
           if (fst.size > maxFileBytes) {
             skippedLarge++
             continue
           }
-          bytes = await readFile(file)
-        } catch (error) {
-          if (files.length === 1) throw error instanceof FsToolError ? error : fsFailure(error, raw, base)
-          continue // vanished or unreadable while searching: skip it
-        }
-        if (looksBinary(bytes.subarray(0, SNIFF_BYTES))) {
-          skippedBinary++
-          continue
-        }
-        const shownPath = displayPath(ctx.cwd, file)
-        const lines = bytes.toString('utf8').split(/\r?\n/)
-        let hit = false
-        for (let i = 0; i < lines.length; i++) {
-          const line = lines[i]!
-          if (!regex.test(line)) continue
-          if (matches >= maxMatches) {
-            truncated = true
-            break
+          const kind = await sniff(file)
+          if (kind === 'binary') {
+            skippedBinary++
+            continue
           }
-          hit = true
-          matches++
-          out.push(
-            `${shownPath}:${i + 1}: ${line.length > maxLineChars ? `${line.slice(0, maxLineChars)}…` : line}`,
+          if (kind === 'latin-1') latin1.add(file)
+          files.push(file)
+        } catch (error) {
+          if (candidates.length === 1) throw error
+          // vanished or unreadable while searching: skip it
+        }
+      }
+      const searchSignal = AbortSignal.any([ctx.signal, AbortSignal.timeout(searchTimeoutMs)])
+      const request = {
+        pattern: input.pattern,
+        ignoreCase: input.ignoreCase === true,
+        files,
+        latin1,
+        limit: maxMatches,
+        signal: searchSignal,
+      }
+      let found: LineMatch[]
+      try {
+        const rg = engine === 'javascript' ? undefined : findRipgrep()
+        if (engine === 'ripgrep' && rg === undefined) {
+          throw new FsToolError(
+            'GREP_INVALID_PATTERN',
+            'grep is configured to use ripgrep, but rg is not on PATH',
+            { engine },
           )
         }
-        if (hit) filesWithMatches++
-        if (truncated) break
+        let result =
+          files.length === 0 ? { matches: [] } : rg ? await searchWithRipgrep(rg, request) : undefined
+        if (result === undefined || 'unsupported' in result)
+          result = await searchWithJavaScript(request, flags)
+        if ('unsupported' in result) throw new Error(result.unsupported)
+        found = result.matches
+      } catch (error) {
+        if (error instanceof Error && error.name === 'AbortError' && !ctx.signal.aborted) {
+          throw new FsToolError(
+            'GREP_TIMEOUT',
+            `the search for /${input.pattern}/ was stopped after ${searchTimeoutMs / 1000} s (a pattern with nested repetition like (a+)+ can take exponential time, or the tree is huge); simplify the pattern or narrow path/glob`,
+            { pattern: input.pattern, timeoutMs: searchTimeoutMs },
+          )
+        }
+        throw error
       }
+      const truncated = found.length > maxMatches
+      const shown = found.slice(0, maxMatches)
+      const out = shown.map((m) => {
+        const text = m.text.length > maxLineChars ? `${m.text.slice(0, maxLineChars)}…` : m.text
+        return `${displayPath(ctx.cwd, m.file)}:${m.line}: ${text}`
+      })
+      const filesWithMatches = new Set(shown.map((m) => m.file)).size
       const notes: string[] = []
       if (skippedBinary > 0) notes.push(`${plural(skippedBinary, 'binary file')} skipped`)
       if (skippedLarge > 0)
         notes.push(`${plural(skippedLarge, 'file')} over ${plural(maxFileBytes, 'byte')} skipped`)
+      if (skippedLinks > 0)
+        notes.push(
+          `${plural(skippedLinks, 'symbolic link')} leading out of ${displayPath(ctx.cwd, root)} not followed`,
+        )
       const tail = notes.length > 0 ? `; ${notes.join(', ')}` : ''
-      if (matches === 0) {
+      if (shown.length === 0) {
         return `No matches for /${input.pattern}/${input.ignoreCase ? 'i' : ''} in ${plural(files.length, 'file')} under ${raw}${tail}.`
       }
       const summary = truncated
         ? `[Stopped at ${plural(maxMatches, 'match', 'matches')}; there are more. Narrow the pattern, path or glob, or raise maxMatches.${tail}]`
-        : `[${plural(matches, 'matching line')} in ${plural(filesWithMatches, 'file')}${tail}]`
+        : `[${plural(shown.length, 'matching line')} in ${plural(filesWithMatches, 'file')}${tail}]`
       return `${out.join('\n')}\n${summary}`
     },
   })

@@ -2,7 +2,8 @@ import { readdir, readlink, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { FsToolError, fsFailure, pathFacts, plural, resolvePath, statPath } from './common.js'
+import { checkAborted, FsToolError, fsFailure, plural, resolvePath, statPath } from './common.js'
+import { pathFacts } from './paths.js'
 
 /** Options of {@link listDirTool}. */
 export interface ListDirOptions {
@@ -45,6 +46,7 @@ export function listDirTool(options: ListDirOptions = {}): Tool<ListDirInput> {
     isConcurrencySafe: true,
     facts: (input, cwd) => pathFacts(cwd, input.path ?? '.'),
     async call(input, ctx) {
+      checkAborted(ctx.signal)
       const raw = input.path ?? '.'
       const absolute = resolvePath(ctx.cwd, raw)
       const st = await statPath(raw, absolute)
@@ -68,6 +70,7 @@ export function listDirTool(options: ListDirOptions = {}): Tool<ListDirInput> {
       if (entries.length === 0) return `${raw} is an empty directory.`
       const lines: string[] = []
       for (const entry of entries.slice(0, maxEntries)) {
+        checkAborted(ctx.signal)
         const full = join(absolute, entry.name)
         if (entry.isDirectory()) lines.push(`${entry.name}/`)
         else if (entry.isSymbolicLink()) {

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
@@ -7,11 +8,12 @@ import {
   checkAborted,
   FsToolError,
   fsFailure,
-  pathFacts,
   plural,
   resolvePath,
   statFile,
 } from './common.js'
+import { decodeText } from './encoding.js'
+import { assertNoSymlinkEscape, pathFacts } from './paths.js'
 
 /** Options of {@link readFileTool}. */
 export interface ReadFileOptions {
@@ -21,7 +23,11 @@ export interface ReadFileOptions {
   maxPageChars?: number
   /** Longer lines are cut with a note. Default 2000. */
   maxLineChars?: number
-  /** Above this size the total line count is not computed (the read stops after the page). Default 20 MB. */
+  /**
+   * Files up to this size are read whole: their encoding is detected (UTF-8, else Latin-1,
+   * the same as edit_file) and the total line count is given. Larger files are streamed as
+   * UTF-8 and the read stops after the page. Default 20 MB.
+   */
   countLinesUpToBytes?: number
 }
 
@@ -72,9 +78,22 @@ export function readFileTool(options: ReadFileOptions = {}): Tool<ReadFileInput>
     facts: (input, cwd) => pathFacts(cwd, input.path),
     async call(input, ctx) {
       const absolute = resolvePath(ctx.cwd, input.path)
+      await assertNoSymlinkEscape(ctx.cwd, input.path, absolute)
       const st = await statFile(input.path, absolute)
       if (st.size === 0) return `${input.path} is empty (0 bytes).`
       await assertTextFile(input.path, absolute, st.size)
+      let whole: string[] | undefined
+      if (st.size <= countUpTo) {
+        let bytes: Buffer
+        try {
+          bytes = await readFile(absolute, { signal: ctx.signal })
+        } catch (error) {
+          if (error instanceof Error && error.name === 'AbortError') throw error
+          throw fsFailure(error, input.path, absolute)
+        }
+        whole = decodeText(bytes, input.path).text.split(/\r?\n/)
+        if (whole[whole.length - 1] === '') whole.pop()
+      }
       const offset = input.offset ?? 1
       const limit = input.limit ?? defaultLimit
       const countAll = st.size <= countUpTo
@@ -84,8 +103,12 @@ export function readFileTool(options: ReadFileOptions = {}): Tool<ReadFileInput>
       let lastShown = 0
       let stoppedForSize = false
       let broke = false
-      const stream = createReadStream(absolute, { encoding: 'utf8' })
-      const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
+      const stream = whole === undefined ? createReadStream(absolute, { encoding: 'utf8' }) : undefined
+      const reader =
+        stream === undefined
+          ? undefined
+          : createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })
+      const lines: AsyncIterable<string> | Iterable<string> = reader ?? whole ?? []
       try {
         let done = false
         for await (const line of lines) {
@@ -119,8 +142,8 @@ export function readFileTool(options: ReadFileOptions = {}): Tool<ReadFileInput>
         if (error instanceof Error && error.name === 'AbortError') throw error
         throw fsFailure(error, input.path, absolute)
       } finally {
-        lines.close()
-        stream.destroy()
+        reader?.close()
+        stream?.destroy()
       }
       if (lastShown === 0) {
         if (broke) {

@@ -1,8 +1,20 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
-import { FsToolError, fsFailure, pathFacts, plural, resolvePath } from './common.js'
+import { makeParents, writeFileAtomic } from './atomic.js'
+import { checkAborted, FsToolError, fsFailure, plural, resolvePath } from './common.js'
+import { pathFacts } from './paths.js'
+import { assertFresh } from './read-state.js'
+
+/** Options of {@link writeFileTool}. */
+export interface WriteFileOptions {
+  /**
+   * Refuse to overwrite an existing file the model has not read in this session
+   * (`FILE_NOT_READ`) or that changed on disk since (`FILE_CHANGED_SINCE_READ`). Default true.
+   */
+  requireRead?: boolean
+}
 
 const writeFileInput = z.strictObject({
   path: z
@@ -18,15 +30,18 @@ const writeFileInput = z.strictObject({
 export type WriteFileInput = z.infer<typeof writeFileInput>
 
 /**
- * `write_file`: creates or overwrites a file with the given content, creating missing
- * parent directories, and reports the bytes written (and the previous size on overwrite).
+ * `write_file`: creates or overwrites a file with the given content (UTF-8), creating missing
+ * parent directories one by one (abortable), writing atomically (temporary file + rename,
+ * permission bits kept), and reports the bytes written (and the previous size on overwrite).
+ * An existing file must have been read in this session and be unchanged since.
  */
-export function writeFileTool(): Tool<WriteFileInput> {
+export function writeFileTool(options: WriteFileOptions = {}): Tool<WriteFileInput> {
+  const requireRead = options.requireRead ?? true
   return defineTool<WriteFileInput>({
     name: 'write_file',
     description:
       'Create a file or replace its entire content. Missing parent directories are created. ' +
-      'For changing part of an existing file prefer edit_file; read a file before overwriting it.',
+      'For changing part of an existing file prefer edit_file; an existing file must be read (read_file) before it is overwritten.',
     inputSchema: writeFileInput,
     annotations: { readOnly: false, destructive: true, openWorld: false, idempotent: true },
     isConcurrencySafe: false,
@@ -43,18 +58,16 @@ export function writeFileTool(): Tool<WriteFileInput> {
             { path: input.path, resolvedPath: absolute },
           )
         }
+        if (requireRead) assertFresh(ctx, input.path, absolute, st)
         previous = st.size
       } catch (error) {
         if (error instanceof FsToolError) throw error
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw fsFailure(error, input.path, absolute)
       }
+      checkAborted(ctx.signal)
       const bytes = Buffer.from(input.content, 'utf8')
-      try {
-        await mkdir(dirname(absolute), { recursive: true })
-        await writeFile(absolute, bytes)
-      } catch (error) {
-        throw fsFailure(error, input.path, absolute)
-      }
+      await makeParents(input.path, dirname(absolute), ctx.signal)
+      await writeFileAtomic(input.path, absolute, bytes, ctx.signal)
       const lines =
         input.content === '' ? 0 : input.content.split('\n').length - (input.content.endsWith('\n') ? 1 : 0)
       return previous === undefined

@@ -108,6 +108,7 @@ describe('write_file', () => {
 
   it('overwrites and says how big the file was', async () => {
     dir = await workspace({ 'a.txt': '12345' })
+    await call(readFileTool(), dir, { path: 'a.txt' })
     const r = await call(write, dir, { path: 'a.txt', content: 'x' })
     expect(r.text).toContain('Overwrote a.txt: wrote 1 byte')
     expect(r.text).toContain('held 5 bytes')
@@ -127,6 +128,7 @@ describe('edit_file', () => {
 
   it('replaces a unique match and shows the edited lines', async () => {
     dir = await workspace({ 'a.ts': 'const a = 1\nconst b = 2\nconst c = 3\n' })
+    await call(readFileTool(), dir, { path: 'a.ts' })
     const r = await call(edit, dir, {
       path: 'a.ts',
       oldString: 'const b = 2',
@@ -143,6 +145,7 @@ describe('edit_file', () => {
   it('EDIT_AMBIGUOUS with the count and line numbers; the file is untouched', async () => {
     const content = 'x = 1\ny = 2\nx = 1\nz\nx = 1\n'
     dir = await workspace({ 'a.py': content })
+    await call(readFileTool(), dir, { path: 'a.py' })
     const r = await call(edit, dir, { path: 'a.py', oldString: 'x = 1', newString: 'x = 2' })
     expect(r.code).toBe('EDIT_AMBIGUOUS')
     expect(r.text).toContain('3 times')
@@ -152,6 +155,7 @@ describe('edit_file', () => {
 
   it('replaceAll replaces every occurrence (replacement text is literal, $& is not special)', async () => {
     dir = await workspace({ 'a.py': 'x = 1\ny\nx = 1\n' })
+    await call(readFileTool(), dir, { path: 'a.py' })
     const r = await call(edit, dir, {
       path: 'a.py',
       oldString: 'x = 1',
@@ -164,6 +168,7 @@ describe('edit_file', () => {
 
   it('EDIT_NO_MATCH, with a hint when only whitespace differs', async () => {
     dir = await workspace({ 'a.txt': '    indented line\n' })
+    await call(readFileTool(), dir, { path: 'a.txt' })
     const none = await call(edit, dir, { path: 'a.txt', oldString: 'absent', newString: 'b' })
     expect(none.code).toBe('EDIT_NO_MATCH')
     const ws = await call(edit, dir, { path: 'a.txt', oldString: 'indented line  ', newString: 'b' })
@@ -173,6 +178,7 @@ describe('edit_file', () => {
 
   it('matches LF text in a CRLF file and keeps CRLF endings', async () => {
     dir = await workspace({ 'w.txt': 'one\r\ntwo\r\nthree\r\n' })
+    await call(readFileTool(), dir, { path: 'w.txt' })
     const r = await call(edit, dir, { path: 'w.txt', oldString: 'one\ntwo', newString: 'uno\ndos' })
     expect(r.output.isError).toBeUndefined()
     expect(await readFile(join(dir, 'w.txt'), 'utf8')).toBe('uno\r\ndos\r\nthree\r\n')
@@ -185,6 +191,7 @@ describe('edit_file', () => {
       'd/x': '',
       'big.txt': 'y'.repeat(2000),
     })
+    await call(readFileTool(), dir, { path: 'a.txt' })
     expect((await call(edit, dir, { path: 'a.txt', oldString: 'a', newString: 'a' })).code).toBe(
       'EDIT_NO_CHANGE',
     )

@@ -2,8 +2,16 @@ import { spawn } from 'node:child_process'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
-import { defineTool, type Tool, ToolError, type ToolOutput } from '@keel/tools'
+import {
+  defineTool,
+  type EnvironmentPolicy,
+  type Tool,
+  ToolError,
+  type ToolOutput,
+  toolEnvironment,
+} from '@keel/tools'
 import { z } from 'zod'
+import { CommandOutput } from './output.js'
 
 /** The `errorCode`s the bash tool returns. */
 export type ShellErrorCode =
@@ -28,58 +36,25 @@ export interface BashToolOptions {
   /** The largest timeout the model may ask for. Default 600,000 ms. */
   maxTimeoutMs?: number
   /**
-   * Characters of combined stdout/stderr kept in memory: the first 40% and the last 60%,
-   * with a note counting what was dropped in between. Default 200,000. (The runtime's
-   * result cap then decides what the model sees and stores the rest aside.)
+   * Characters of combined stdout/stderr kept in memory. Past it the complete output is
+   * streamed to the call's stored-aside file (bounded by the per-call disk cap) and memory
+   * keeps the first 40% and the last 60% of this budget. Default 200,000. The runtime's
+   * result cap then decides what the model sees.
    */
   maxOutputChars?: number
   /** Between SIGTERM and SIGKILL to the process group. Default 2,000 ms. */
   killGraceMs?: number
   /** The shell binary. Default `bash`. */
   shell?: string
-  /** Extra environment variables (merged over the agent process's environment). */
+  /** Extra environment variables, set as given (never filtered). */
   env?: Record<string, string>
-}
-
-/** Keeps the head and the tail of a stream of text within a character budget. */
-class OutputBuffer {
-  #head = ''
-  #tail = ''
-  #dropped = 0
-  readonly #headCap: number
-  readonly #tailCap: number
-
-  constructor(maxChars: number) {
-    this.#headCap = Math.floor(maxChars * 0.4)
-    this.#tailCap = maxChars - this.#headCap
-  }
-
-  push(text: string): void {
-    if (text === '') return
-    if (this.#dropped === 0 && this.#tail === '' && this.#head.length < this.#headCap) {
-      const room = this.#headCap - this.#head.length
-      this.#head += text.slice(0, room)
-      text = text.slice(room)
-      if (text === '') return
-    }
-    this.#tail += text
-    if (this.#tail.length > this.#tailCap * 2) {
-      const cut = this.#tail.length - this.#tailCap
-      this.#dropped += cut
-      this.#tail = this.#tail.slice(cut)
-    }
-  }
-
-  toString(): string {
-    let tail = this.#tail
-    let dropped = this.#dropped
-    if (tail.length > this.#tailCap) {
-      dropped += tail.length - this.#tailCap
-      tail = tail.slice(tail.length - this.#tailCap)
-    }
-    if (dropped === 0) return this.#head + tail
-    return `${this.#head}\n[… ${dropped.toLocaleString('en-US')} characters of output omitted …]\n${tail}`
-  }
+  /**
+   * Which variables of the agent's environment the command inherits. By default credentials
+   * are dropped: variables named like keys, tokens, secrets and passwords, URLs with a
+   * password, and any `secretValues` (pass the model adapter's API key). See
+   * `EnvironmentPolicy` in `@keel/tools` for `allow` / `deny` lists.
+   */
+  environment?: EnvironmentPolicy
 }
 
 /** At most one progress report (the latest output line) per this many ms. */
@@ -139,6 +114,8 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
     inputSchema: schema,
     annotations: { readOnly: false, destructive: true, openWorld: true, idempotent: false },
     isConcurrencySafe: false,
+    // The command's own timeout kills it first (with its output); the call's deadline is the backstop.
+    timeoutMs: (input) => (input.timeoutMs ?? defaultTimeout) + grace + 10_000,
     facts: (input, cwd) =>
       input.cwd === undefined
         ? { command: input.command }
@@ -163,7 +140,8 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
         )
       }
       const timeoutMs = input.timeoutMs ?? defaultTimeout
-      const output = new OutputBuffer(maxOutputChars)
+      const output = new CommandOutput(maxOutputChars, ctx.aside, ctx.callId)
+      const { env } = toolEnvironment(options.environment, { PAGER: 'cat', GIT_PAGER: 'cat', ...options.env })
       return await new Promise<ToolOutput>((resolvePromise, reject) => {
         let child: ReturnType<typeof spawn>
         try {
@@ -171,7 +149,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
             cwd,
             detached: true,
             stdio: ['ignore', 'pipe', 'pipe'],
-            env: { ...process.env, PAGER: 'cat', GIT_PAGER: 'cat', ...options.env },
+            env,
           })
         } catch (error) {
           reject(
@@ -189,8 +167,19 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
         const untrack = pid === undefined ? () => {} : trackGroup(pid)
         const decoders = { out: new StringDecoder('utf8'), err: new StringDecoder('utf8') }
         let lastProgress = 0
+        let paused = false
         const onText = (text: string) => {
-          output.push(text)
+          if (!output.push(text) && !paused) {
+            // the stored-aside file is behind: stop reading the pipes until it catches up
+            paused = true
+            child.stdout?.pause()
+            child.stderr?.pause()
+            void output.drained().then(() => {
+              paused = false
+              child.stdout?.resume()
+              child.stderr?.resume()
+            })
+          }
           const now = Date.now()
           if (now - lastProgress < PROGRESS_INTERVAL_MS) return
           const lines = text.split('\n').filter((l) => l.trim() !== '')
@@ -217,10 +206,19 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           untrack()
           output.push(decoders.out.end())
           output.push(decoders.err.end())
-          let text = output.toString()
+          const ended = exit
+          void output.finish().then((collected) => report(collected, ended))
+        }
+
+        const report = (
+          collected: Awaited<ReturnType<CommandOutput['finish']>>,
+          exit: { code: number | null; signal: NodeJS.Signals | null },
+        ) => {
+          let text = collected.text
           if (text === '') text = '(no output)\n'
           else if (!text.endsWith('\n')) text += '\n'
-          const notes: string[] = []
+          const aside = collected.storedAside ? { storedAside: collected.storedAside } : {}
+          const notes: string[] = [...collected.notes]
           if (straggling)
             notes.push(
               '[background processes started by the command still hold its output open; their later output is not captured]',
@@ -233,6 +231,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
               content: [{ type: 'text', text: text + notes.join('\n') }],
               isError: true,
               errorCode: 'TIMEOUT',
+              ...aside,
             })
             return
           }
@@ -242,13 +241,14 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
               content: [{ type: 'text', text: text + notes.join('\n') }],
               isError: true,
               errorCode: 'TOOL_ABORTED',
+              ...aside,
             })
             return
           }
           notes.push(
             exit.signal ? `[killed by signal ${exit.signal}]` : `[exit code ${exit.code ?? 'unknown'}]`,
           )
-          resolvePromise({ content: [{ type: 'text', text: text + notes.join('\n') }] })
+          resolvePromise({ content: [{ type: 'text', text: text + notes.join('\n') }], ...aside })
         }
 
         /** Background processes still hold the output pipes: stop waiting for them and finish. */
@@ -280,6 +280,7 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           for (const t of timers) clearTimeout(t)
           ctx.signal.removeEventListener('abort', onAbort)
           untrack()
+          output.destroy()
           reject(new ShellToolError('SPAWN_FAILED', `could not start ${shell}: ${error.message}`, { shell }))
         })
         child.on('exit', (code, signal) => {

@@ -146,12 +146,45 @@ describe('bash', () => {
     await waitFor(() => !alive(grandchild), 'the grandchild to die after abort')
   })
 
-  it('keeps head and tail of huge output within the cap, with a note', async () => {
+  it('keeps head and tail of huge output in memory, with a note, and the complete output aside', async () => {
     const r = await run({ command: 'seq 1 200000' }, { maxOutputChars: 2000 })
     expect(r.text.startsWith('1\n2\n3\n')).toBe(true)
     expect(r.text).toContain('199999\n200000\n[exit code 0]')
-    expect(r.text).toMatch(/\[… [\d,]+ characters of output omitted …\]/)
+    expect(r.text).toMatch(/\[… [\d,]+ characters of output omitted here …\]/)
     expect(r.text.length).toBeLessThan(2200)
+    const stored = await readFile(r.storedAside!.path, 'utf8')
+    expect(stored).toBe(`${Array.from({ length: 200000 }, (_, i) => i + 1).join('\n')}\n`)
+    expect(r.storedAside!.chars).toBe(stored.length)
+  })
+
+  it('stores the complete output of a command printing far more than memory keeps (20 MB)', async () => {
+    const r = await run({ command: 'seq 1 2500000' })
+    const stored = await readFile(r.storedAside!.path, 'utf8')
+    const expected = `${Array.from({ length: 2_500_000 }, (_, i) => i + 1).join('\n')}\n`
+    expect(stored.length).toBe(expected.length)
+    expect(stored === expected).toBe(true)
+    expect(r.text.length).toBeLessThanOrEqual(30_000)
+    expect(r.text).toContain(r.storedAside!.path)
+    expect(r.text).toContain('[exit code 0]')
+  }, 60_000)
+
+  it('the per-call disk cap bounds the stored file and the model is told', async () => {
+    const outcome = await runToolCall(
+      bashTool({ maxOutputChars: 10_000 }),
+      JSON.stringify({ command: 'yes 0123456789 | head -c 5000000' }),
+      createToolContext({ cwd: dir }),
+      { outputDir: join(dir, '.out'), maxStoredBytes: 1_000_000 },
+    )
+    const text = textOf(outcome.output)
+    expect((await readFile(outcome.storedAside!.path)).length).toBe(1_000_000)
+    expect(text).toContain('disk cap')
+    expect(text).toContain('[exit code 0]')
+  }, 60_000)
+
+  it('NUL bytes and invalid UTF-8 in the output become visible, well-formed text', async () => {
+    const r = await run({ command: "printf 'a\\000b\\377c'" })
+    expect(r.text).toContain('a\u2400b\uFFFDc')
+    expect(JSON.stringify(r.output)).not.toContain('\\u0000')
   })
 
   it('the runtime cap stores long output aside with the full text', async () => {
@@ -195,5 +228,49 @@ describe('bash', () => {
     })
     expect(bash.isConcurrencySafe).toBe(false)
     expect(shellTools().map((t) => t.name)).toEqual(['bash'])
+  })
+
+  describe('environment', () => {
+    const saved: Record<string, string | undefined> = {}
+    const set = (vars: Record<string, string>) => {
+      for (const [k, v] of Object.entries(vars)) {
+        saved[k] = process.env[k]
+        process.env[k] = v
+      }
+    }
+    afterEach(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k]
+        else process.env[k] = v
+      }
+    })
+
+    it('credentials of the agent process do not reach the command by default', async () => {
+      set({
+        DEEPSEEK_API_KEY: 'sk-test-secret',
+        GITHUB_TOKEN: 'ghp_test',
+        KEEL_PG_URL: 'postgres://keel:hunter2@127.0.0.1/keel',
+        KEEL_HARMLESS: 'visible',
+      })
+      const r = await run({
+        command:
+          'echo "[$DEEPSEEK_API_KEY][$GITHUB_TOKEN][$KEEL_PG_URL][$KEEL_HARMLESS]"; env | grep -c -e sk-test -e hunter2 -e ghp_',
+      })
+      expect(r.text).toContain('[][][][visible]')
+      expect(r.text).toMatch(/^0$/m)
+      expect(r.text).not.toContain('sk-test-secret')
+    })
+
+    it('allow and deny lists and secret values configure what is inherited', async () => {
+      set({ DEEPSEEK_API_KEY: 'sk-test-secret', KEEL_HARMLESS: 'visible', ODD_NAME: 'adapter-key-42' })
+      const r = await run(
+        { command: 'echo "[$DEEPSEEK_API_KEY][$KEEL_HARMLESS][$ODD_NAME][$EXTRA]"' },
+        {
+          environment: { allow: ['DEEPSEEK_*'], deny: ['KEEL_*'], secretValues: ['adapter-key-42'] },
+          env: { EXTRA: 'set' },
+        },
+      )
+      expect(r.text).toContain('[sk-test-secret][][][set]')
+    })
   })
 })

@@ -1,0 +1,79 @@
+import type { PendingEvent } from '@keel/store'
+
+/** One batch as statement parameters: the lines joined by newlines (JSON never holds a raw one). */
+export interface BatchParams {
+  lines: string
+  count: number
+  blobShas: string[]
+  blobJsons: string[]
+}
+
+export function batchParams(batch: readonly PendingEvent[]): BatchParams {
+  const lines: string[] = new Array(batch.length)
+  const blobShas: string[] = []
+  const blobJsons: string[] = []
+  const seen = new Set<string>()
+  for (let i = 0; i < batch.length; i++) {
+    const pending = batch[i]!
+    lines[i] = pending.json
+    const blob = pending.blob
+    if (blob !== undefined && !seen.has(blob.sha256)) {
+      seen.add(blob.sha256)
+      blobShas.push(blob.sha256)
+      blobJsons.push(blob.json)
+    }
+  }
+  return { lines: lines.join('\n'), count: batch.length, blobShas, blobJsons }
+}
+
+/**
+ * The rows of a batch, inserted from the session row `s` of the same statement: nothing
+ * is inserted when `s` is empty (the guard of the statement did not match). Parameters:
+ * `$2` first seq, `$6` lines, `$7` blob digests, `$8` blob texts.
+ */
+function insertRows(schema: string): string {
+  return `b AS (
+    INSERT INTO ${schema}.blobs (session_id, sha256, json)
+    SELECT s.id, x.sha256, x.json FROM s, unnest($7::text[], $8::text[]) AS x(sha256, json)
+    ON CONFLICT DO NOTHING
+  ), e AS (
+    INSERT INTO ${schema}.events (session_id, seq, line)
+    SELECT s.id, $2::integer + x.n::integer - 1, x.line
+      FROM s, unnest(string_to_array($6::text, E'\\n')) WITH ORDINALITY AS x(line, n)
+  )
+  SELECT count(*)::int AS ok FROM s`
+}
+
+/**
+ * One statement (one transaction, one round trip) appending a batch: it bumps the
+ * session's `event_count` only when it is `$2` (the batch's first seq) and the lease
+ * token is `$3`, and inserts events and blobs only then. `$5` is the lease duration in ms
+ * (renewed by the write); with `$9` false (a low-level append) the writer is cleared and
+ * the token moves on, fencing out an expired holder. Returns `ok` 1 or 0.
+ */
+export function appendSql(schema: string): string {
+  return `WITH s AS (
+    UPDATE ${schema}.sessions
+       SET event_count = event_count + $4::integer,
+           lease_expires = CASE WHEN $9::boolean THEN now() + $5::double precision * interval '1 millisecond' END,
+           writer = CASE WHEN $9::boolean THEN writer END,
+           lease_token = CASE WHEN $9::boolean THEN lease_token ELSE lease_token + 1 END
+     WHERE id = $1 AND event_count = $2::integer AND lease_token = $3::integer
+    RETURNING id
+  ), ${insertRows(schema)}`
+}
+
+/**
+ * One statement creating a session with its writer lease and initial events; `ok` is 0
+ * when the id exists. `$1` id, `$3` header text, `$4` created_at, `$5` cwd, `$9` writer,
+ * `$10` lease ms, `$11` format version, `$12` event count.
+ */
+export function createSql(schema: string): string {
+  return `WITH s AS (
+    INSERT INTO ${schema}.sessions
+      (id, format_version, header_json, created_at, cwd, event_count, writer, lease_token, lease_expires)
+    VALUES ($1, $11::integer, $3, $4::double precision, $5, $12::integer, $9::jsonb, 1, now() + $10::double precision * interval '1 millisecond')
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), ${insertRows(schema)}`
+}

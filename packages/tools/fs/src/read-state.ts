@@ -1,0 +1,95 @@
+import type { Stats } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Projection } from '@keel/session'
+import type { ToolContext } from '@keel/tools'
+import { FsToolError } from './common.js'
+
+/** The tools whose successful result means the model knows a file's content. */
+const READERS = new Set(['read_file'])
+const WRITERS = new Set(['write_file', 'edit_file'])
+
+interface PendingCall {
+  name: string
+  path: string
+  callTime: number
+}
+
+/** Per path as the model wrote it: the latest time the model knew the file's content. */
+export interface ReadState {
+  pending: Map<string, PendingCall>
+  known: Map<string, number>
+}
+
+function pathArgument(args: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    const path = (parsed as { path?: unknown } | null)?.path
+    return typeof path === 'string' && path !== '' ? path : undefined
+  } catch {
+    return undefined // malformed arguments never ran, so they taught the model nothing
+  }
+}
+
+/**
+ * What the model has read, folded from the log (no state of its own, so resume and fork
+ * see the same): a successful `read_file` result means the model knew the file as it was
+ * when the call was logged (the read happened after); a successful `write_file`/`edit_file`
+ * result means it knew the content it wrote, as of when the result was logged. The state is
+ * keyed by the path as written; {@link lastKnown} resolves it against the working directory.
+ */
+export const readStateProjection: Projection<ReadState> = {
+  name: 'fs/read-state',
+  init: () => ({ pending: new Map(), known: new Map() }),
+  apply(state, event) {
+    if (event.type === 'tool/call') {
+      const { name, callId, arguments: args } = event.data
+      if (!READERS.has(name) && !WRITERS.has(name)) return state
+      const path = pathArgument(args)
+      if (path !== undefined) state.pending.set(callId, { name, path, callTime: event.time })
+    } else if (event.type === 'tool/result') {
+      const id = event.data.message.toolCallId
+      const call = state.pending.get(id)
+      if (call === undefined) return state
+      state.pending.delete(id)
+      if (event.data.message.isError === true) return state
+      const time = READERS.has(call.name) ? call.callTime : event.time
+      state.known.set(call.path, Math.max(state.known.get(call.path) ?? 0, time))
+    }
+    return state
+  },
+}
+
+/** The latest time the model knew `absolute` in this session, or undefined when it never read it. */
+export function lastKnown(ctx: ToolContext, absolute: string): number | undefined {
+  const state = ctx.session.project(readStateProjection)
+  let latest: number | undefined
+  for (const [raw, time] of state.known) {
+    if (resolve(ctx.cwd, raw) === absolute && (latest === undefined || time > latest)) latest = time
+  }
+  return latest
+}
+
+/**
+ * Refuses to change an existing file the model has not read in this session
+ * (`FILE_NOT_READ`) or that changed on disk after it last read or wrote it
+ * (`FILE_CHANGED_SINCE_READ`, judged by the file's modification time against the log's
+ * event times, so both come from the same system clock).
+ */
+export function assertFresh(ctx: ToolContext, raw: string, absolute: string, st: Stats): void {
+  const known = lastKnown(ctx, absolute)
+  if (known === undefined) {
+    throw new FsToolError(
+      'FILE_NOT_READ',
+      `${raw} exists but has not been read in this session; read it with read_file first, then retry the change`,
+      { path: raw, resolvedPath: absolute },
+    )
+  }
+  // event times are whole milliseconds (Date.now); file times have a fraction of one
+  if (Math.floor(st.mtimeMs) > known) {
+    throw new FsToolError(
+      'FILE_CHANGED_SINCE_READ',
+      `${raw} changed on disk since you last read it (modified ${new Date(st.mtimeMs).toISOString()}, read ${new Date(known).toISOString()}); read it again with read_file and redo the change on the current content`,
+      { path: raw, resolvedPath: absolute, modifiedAt: st.mtimeMs, knownAt: known },
+    )
+  }
+}
