@@ -66,7 +66,7 @@ describe('keel sessions', () => {
     expect(await runCli(['sessions', 'show', 'no-such-session'], x)).toBe(2)
     expect(x.stderr.join('')).toContain('SESSION_NOT_FOUND')
     const y = io({ KEEL_HOME: home })
-    expect(await runCli(['frobnicate'], y)).toBe(2)
+    expect(await runCli(['sessions', 'frobnicate'], y)).toBe(2)
     expect(y.stderr.join('')).toContain('usage: keel')
     const empty = io({ KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-cli-empty-')) })
     expect(await runCli(['sessions', 'list'], empty)).toBe(0)

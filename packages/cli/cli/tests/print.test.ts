@@ -227,4 +227,48 @@ describe('keel without a terminal (child processes against the scripted server)'
     expect(good.stdout).toContain('@keel/todo@0.1.0')
     expect(await readFile(file, 'utf8')).toContain('todo only')
   })
+
+  it('print mode never blocks on approval: what would be asked is refused (fails closed)', async () => {
+    const r = await rig(
+      { text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > made.txt' } }] },
+      { text: 'It was refused.' },
+    )
+    const { mkdir } = await import('node:fs/promises')
+    await mkdir(join(r.home, 'presets'), { recursive: true })
+    await writeFile(
+      join(r.home, 'presets', 'asking.json'),
+      JSON.stringify({
+        id: 'asking',
+        description: 'asks before every shell command',
+        plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }],
+        tools: ['shell'],
+      }),
+    )
+    const run = await runKeel(
+      [
+        '-p',
+        'make a file',
+        '--preset',
+        'asking',
+        '--output',
+        'stream-json',
+        '--base-url',
+        r.server.baseURL,
+        '--cwd',
+        r.cwd,
+      ],
+      { env: r.env },
+    )
+    expect(run.code).toBe(0)
+    const objects = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; event?: { type: string; data: Record<string, unknown> } })
+    const decided = objects.find((o) => o.event?.type === 'approval/decided')
+    expect(decided?.event?.data).toMatchObject({ outcome: 'unavailable' })
+    const result = objects.find((o) => o.event?.type === 'tool/result')
+    expect(result?.event?.data).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE' })
+    const { existsSync } = await import('node:fs')
+    expect(existsSync(join(r.cwd, 'made.txt'))).toBe(false)
+  })
 })
