@@ -1,5 +1,12 @@
 import { Box, Static, Text, useApp, useInput } from 'ink'
-import { createElement as h, type ReactElement, useEffect, useState, useSyncExternalStore } from 'react'
+import {
+  createElement as h,
+  type ReactElement,
+  useEffect,
+  useRef,
+  useState,
+  useSyncExternalStore,
+} from 'react'
 import { summarizeArguments } from '../render.js'
 import type { Feed, HistoryItem, PendingApproval } from './feed.js'
 
@@ -118,13 +125,24 @@ export function App({
     (listener) => feed.subscribe(listener),
     () => feed.state,
   )
-  const [input, setInput] = useState('')
-  const [exitArmed, setExitArmed] = useState(false)
+  // Refs as well as state: several chunks may arrive before React renders again.
+  const inputRef = useRef('')
+  const [input, setInputState] = useState('')
+  const setInput = (next: string | ((s: string) => string)) => {
+    inputRef.current = typeof next === 'function' ? next(inputRef.current) : next
+    setInputState(inputRef.current)
+  }
+  const armedRef = useRef(false)
+  const [exitArmed, setExitArmedState] = useState(false)
+  const setExitArmed = (armed: boolean) => {
+    armedRef.current = armed
+    setExitArmedState(armed)
+  }
   const app = useApp()
   const busy = state.busySince !== undefined
   useInput((chars, key) => {
     if (key.ctrl && chars === 'c') {
-      if (exitArmed) {
+      if (armedRef.current) {
         actions.exit(130)
         app.exit()
         return
@@ -134,25 +152,31 @@ export function App({
       else setInput('')
       return
     }
-    if (exitArmed) setExitArmed(false)
+    if (armedRef.current) setExitArmed(false)
     if (state.approval) return
-    if (key.ctrl && chars === 'd' && input === '' && !busy) {
+    if (key.ctrl && chars === 'd' && inputRef.current === '' && !busy) {
       actions.exit(0)
       app.exit()
       return
     }
-    // A chunk may carry text and Enter together (fast typing, a paste ending in a newline).
-    const enter = key.return || /[\r\n]$/u.test(chars)
-    if (enter) {
-      const typed = key.return ? '' : chars.replace(/[\r\n]+$/u, '').replace(/\r?\n/gu, ' ')
-      const line = (input + typed).trim()
-      setInput('')
-      if (line === '/exit' || line === '/quit') {
-        actions.exit(0)
-        app.exit()
-      } else if (line !== '') actions.submit(line)
+    // A chunk may carry text and Enter together, even several lines (fast typing, a paste).
+    if (key.return || /[\r\n]/u.test(chars)) {
+      const parts = key.return ? [''] : chars.split(/\r\n|\r|\n/u)
+      const rest = key.return ? '' : parts.pop()!
+      const current = inputRef.current
+      const lines = key.return ? [current] : parts.map((part, i) => (i === 0 ? current + part : part))
+      setInput(rest)
+      for (const raw of lines) {
+        const line = raw.trim()
+        if (line === '/exit' || line === '/quit') {
+          actions.exit(0)
+          app.exit()
+          return
+        }
+        if (line !== '') actions.submit(line)
+      }
     } else if (key.backspace || key.delete) setInput((s) => s.slice(0, -1))
-    else if (!key.ctrl && !key.meta && chars !== '') setInput((s) => s + chars.replace(/\r?\n/gu, ' '))
+    else if (!key.ctrl && !key.meta && chars !== '') setInput((s) => s + chars)
   })
   const calls = state.calls.filter((c) => c.name !== '')
   return h(
