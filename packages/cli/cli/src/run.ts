@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import type { Agent, AgentObserver, StoreHandle, TurnResult } from '@keel/agent'
+import type { AgentObserver, StoreHandle, TurnResult } from '@keel/agent'
 import { createPresetAgent, findPreset, loadPresets, type PresetAgent } from '@keel/presets'
 import type { SessionEvent } from '@keel/session'
 import { keelHome } from '@keel/store-jsonl'
@@ -251,6 +251,3 @@ function exitCodeOf(
   if (failure || !result) return 1
   return result.reason === 'completed' ? 0 : 1
 }
-
-/** The agent a test or UI drives. */
-export type { Agent }
