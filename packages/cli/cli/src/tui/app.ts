@@ -140,17 +140,38 @@ export function App({
   }
   const app = useApp()
   const busy = state.busySince !== undefined
-  useInput((chars, key) => {
-    if (key.ctrl && chars === 'c') {
-      if (armedRef.current) {
-        actions.exit(130)
-        app.exit()
-        return
-      }
-      setExitArmed(true)
-      if (busy) actions.interrupt()
-      else setInput('')
+  /** Ctrl-C: interrupt a running turn (or clear the line) and arm; armed, leave with 130. */
+  const ctrlC = (): boolean => {
+    if (armedRef.current) {
+      actions.exit(130)
+      app.exit()
+      return true
+    }
+    setExitArmed(true)
+    if (busy) actions.interrupt()
+    else setInput('')
+    return false
+  }
+  useInput((raw, key) => {
+    if (key.ctrl && raw === 'c') {
+      ctrlC()
       return
+    }
+    // Keys pressed faster than the terminal is read arrive as one chunk: apply Ctrl-C and
+    // backspace inside it one by one.
+    let chars = raw
+    if (raw.length > 1 && (raw.includes('\x03') || raw.includes('\x7f') || raw.includes('\b'))) {
+      chars = ''
+      for (const c of raw) {
+        if (c === '\x03') {
+          if (ctrlC()) return
+          chars = ''
+        } else if (c === '\x7f' || c === '\b') {
+          if (chars !== '') chars = chars.slice(0, -1)
+          else setInput((s) => s.slice(0, -1))
+        } else chars += c
+      }
+      if (chars === '') return
     }
     if (armedRef.current) setExitArmed(false)
     if (state.approval) return
@@ -159,22 +180,21 @@ export function App({
       app.exit()
       return
     }
-    // A chunk may carry text and Enter together, even several lines (fast typing, a paste).
-    if (key.return || /[\r\n]/u.test(chars)) {
-      const parts = key.return ? [''] : chars.split(/\r\n|\r|\n/u)
-      const rest = key.return ? '' : parts.pop()!
-      const current = inputRef.current
-      const lines = key.return ? [current] : parts.map((part, i) => (i === 0 ? current + part : part))
-      setInput(rest)
-      for (const raw of lines) {
-        const line = raw.trim()
-        if (line === '/exit' || line === '/quit') {
-          actions.exit(0)
-          app.exit()
-          return
-        }
-        if (line !== '') actions.submit(line)
-      }
+    // A chunk with a newline inside is a paste: it joins the input line, newlines kept, and
+    // is sent with the next Enter. A chunk of text ending in one newline is a line typed fast.
+    const normalized = chars.replace(/\r\n?/gu, '\n')
+    const body = normalized.endsWith('\n') ? normalized.slice(0, -1) : normalized
+    if (!key.return && body.includes('\n')) {
+      setInput((s) => s + normalized)
+      return
+    }
+    if (key.return || normalized.endsWith('\n')) {
+      const line = (inputRef.current + (key.return ? '' : body)).trim()
+      setInput('')
+      if (line === '/exit' || line === '/quit') {
+        actions.exit(0)
+        app.exit()
+      } else if (line !== '') actions.submit(line)
     } else if (key.backspace || key.delete) setInput((s) => s.slice(0, -1))
     else if (!key.ctrl && !key.meta && chars !== '') setInput((s) => s + chars)
   })
