@@ -1,7 +1,11 @@
 import { parseArgs } from 'node:util'
 import { isKeelError } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
+import { exportSession } from './export-command.js'
+import { UsageError } from './llm.js'
+import { presetsCommand } from './presets-command.js'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
+import { runAgentCommand } from './run.js'
 import { runDemo } from './run-demo.js'
 import { selectStore, unlockSession } from './store.js'
 
@@ -10,20 +14,41 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>
   out(text: string): void
   err(text: string): void
-  /** Style the demo with ANSI escapes. */
+  /** Style the output with ANSI escapes. */
   color?: boolean
+  /** The first Ctrl-C (SIGINT) of a non-interactive run: aborts the running turn. */
   signal?: AbortSignal
+  /** The working directory (default `process.cwd()`). */
+  cwd?: string
+  /** Present when stdin and stdout are a terminal: interactive `keel` and approval prompts use it. */
+  terminal?: Terminal
 }
 
-const usage = `usage: keel <command>
+/** The terminal of an interactive run. */
+export interface Terminal {
+  stdin: NodeJS.ReadStream
+  stdout: NodeJS.WriteStream
+  stderr: NodeJS.WriteStream
+}
 
-  keel sessions list [--cwd dir] [--limit n] [--store s]   stored sessions, newest first
-  keel sessions show <id> [--json] [--store s]             one session's header, notices and events (read-only)
-  keel sessions unlock <id>                                remove a stale writer lock (JSONL; e.g. one held on another host)
-  keel demo [--live "task"] [--store s] [...]              the demo agent (see keel demo --help)
+/** Exit codes of `keel` (documented in the README). */
+export const EXIT = { ok: 0, runtime: 1, usage: 2, interrupted: 130 } as const
 
-Sessions live in $KEEL_HOME/sessions (default ~/.keel) with the default JSONL store.
---store postgres (or KEEL_STORE=postgres) uses PostgreSQL at $KEEL_PG_URL instead.`
+const usage = `usage: keel [flags] ["task"]          interactive, or one-shot with a task
+       keel -p "task" [--output text|json|stream-json]   for scripts (stdout: only the answer / JSON)
+       keel resume <id>|--last ["task"]  continue a session with its recorded preset
+       keel fork <id> [--at seq] ["task"]  a new session from a prefix of another
+       keel sessions list [--cwd dir] [--limit n] [--store s]
+       keel sessions show <id> [--json] [--store s]
+       keel sessions export <id> --html [-o file] [--store s]
+       keel sessions unlock <id>          remove a stale writer lock (JSONL; e.g. one held on another host)
+       keel presets list | keel presets show <id>
+       keel demo [--live "task"]         the scripted demo (no key, no network)
+
+flags: --preset id (default coding)  --model id  --base-url url  --store jsonl|postgres  --cwd dir
+env:   DEEPSEEK_API_KEY (needed unless --base-url), DEEPSEEK_BASE_URL, KEEL_HOME (default ~/.keel),
+       KEEL_STORE, KEEL_PG_URL
+exit:  0 ok, 1 runtime or API error, 2 usage or configuration (incl. a missing key), 130 interrupted`
 
 /** One line describing an event, for `keel sessions show`. */
 export function describeEvent(event: SessionEvent): string {
@@ -77,24 +102,37 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         out: { write: io.out, color: io.color === true },
         err: io.err,
         ...(io.signal ? { signal: io.signal } : {}),
+        ...(io.terminal ? { terminal: io.terminal } : {}),
       })
       return outcome.exitCode
+    }
+    if (command === 'help' || command === '--help' || command === '-h') {
+      io.out(`${usage}\n`)
+      return EXIT.ok
     }
     if (command === 'sessions' && sub === 'list') return await listSessions(rest, io)
     if (command === 'sessions' && sub === 'show') return await showSession(rest, io)
     if (command === 'sessions' && sub === 'unlock') return await unlockSession(rest, io)
-    if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-      io.out(`${usage}\n`)
-      return 0
-    }
-    io.err(`unknown command: keel ${argv.join(' ')}\n\n${usage}\n`)
-    return 2
+    if (command === 'sessions' && sub === 'export') return await exportSession(rest, io)
+    if (command === 'presets') return await presetsCommand(argv.slice(1), io)
+    if (command === 'sessions') throw new UsageError(`unknown command: keel ${argv.join(' ')}`)
+    if (command === 'resume') return await runAgentCommand('resume', argv.slice(1), io)
+    if (command === 'fork') return await runAgentCommand('fork', argv.slice(1), io)
+    return await runAgentCommand('new', argv, io)
   } catch (error) {
-    const code = isKeelError(error) ? `${error.code}: ` : ''
-    io.err(`keel: ${code}${error instanceof Error ? error.message : String(error)}\n`)
-    return 1
+    if (error instanceof UsageError) {
+      io.err(error.showUsage ? `keel: ${error.message}\n\n${usage}\n` : `keel: ${error.message}\n`)
+      return EXIT.usage
+    }
+    const code = isKeelError(error) ? error.code : undefined
+    io.err(`keel: ${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`)
+    return code !== undefined && usageCodes.test(code) ? EXIT.usage : EXIT.runtime
   }
 }
+
+/** Typed errors that mean the command line or a configuration file must change. */
+const usageCodes =
+  /^(PRESET_|COMPOSITION_UNAVAILABLE$|SESSION_NOT_FOUND$|STORE_KIND_INVALID$|FORK_CUT_INVALID$)/
 
 async function listSessions(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({

@@ -24,5 +24,14 @@ export async function runAsProcess(argv: readonly string[]): Promise<void> {
     err: (text) => process.stderr.write(text),
     color: process.stdout.isTTY === true && !process.env.NO_COLOR,
     signal: controller.signal,
+    // `pnpm keel …` runs in the repository root; the user meant the directory they typed it in.
+    ...(process.env.npm_lifecycle_event === 'keel' && process.env.INIT_CWD
+      ? { cwd: process.env.INIT_CWD }
+      : {}),
+    ...(process.stdin.isTTY && process.stdout.isTTY
+      ? { terminal: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr } }
+      : {}),
   })
+  // Plugins may leave timers or child handles behind (the sandbox probe); the run is over.
+  process.exit(process.exitCode)
 }

@@ -1,4 +1,4 @@
-export { type CliIo, describeEvent, runCli } from './commands.js'
+export { type CliIo, describeEvent, EXIT, runCli, type Terminal } from './commands.js'
 export {
   demoAnswer,
   demoFiles,
@@ -7,5 +7,18 @@ export {
   demoTask,
   writeDemoWorkspace,
 } from './demo-task.js'
+export { sessionToHtml } from './export-html.js'
+export {
+  createJsonLines,
+  type JsonLines,
+  jsonLine,
+  OUTPUT_CAPABILITIES,
+  OUTPUT_SCHEMA_VERSION,
+  resultObject,
+  type UsageTotals,
+  usageOf,
+} from './json-output.js'
+export { selectLlm, UsageError } from './llm.js'
 export { createRenderer, oneLine, type RenderTarget, summarizeArguments, summarizeResult } from './render.js'
+export { KEEL_SYSTEM_PROMPT } from './run.js'
 export { type DemoIo, type DemoOutcome, runDemo } from './run-demo.js'

@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { createAgent } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
-import { fsTools } from '@keel/fs'
+import { createPresetAgent } from '@keel/presets'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
-import { shellTools } from '@keel/shell'
-import { todoPlugin } from '@keel/todo'
+import { createTerminalAnswerer } from '@keel/user-approval'
+import type { Terminal } from './commands.js'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
 import { createRenderer, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
@@ -22,6 +21,8 @@ export interface DemoIo {
   err(text: string): void
   /** Aborts the running turn (the entry wires Ctrl-C to it). */
   signal?: AbortSignal
+  /** On a terminal, approval questions are asked there. */
+  terminal?: Terminal
 }
 
 /** What a demo run produced, for callers that go on inspecting it. */
@@ -107,11 +108,6 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     return { exitCode: 2 }
   }
   const store = selected.store
-  const handle = await store.create({
-    header: { cwd: workspace, title: live === undefined ? 'keel demo' : 'keel demo (live)' },
-  })
-  const sessionId = handle.session.id
-  const sessionFile = selected.logOf(sessionId)
   const out = io.out
   const paint = (code: string, text: string) => (out.color ? `\x1b[${code}m${text}\x1b[0m` : text)
   out.write(
@@ -120,26 +116,36 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   out.write(`  workspace  ${workspace}\n`)
   out.write(
     selected.kind === 'jsonl'
-      ? `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n\n`
-      : `  store      ${selected.where}\n\n`,
+      ? `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n`
+      : `  store      ${selected.where}\n`,
   )
 
   const renderer = createRenderer(out)
   let exitCode = 1
   let events: readonly SessionEvent[] = []
+  let sessionId = ''
   try {
-    const agent = await createAgent({
+    // The `coding` preset: approval (shell commands in the OS sandbox), hooks, compaction,
+    // todo, schedule, fs and shell. On a terminal a person answers what approval asks.
+    const { agent, composition } = await createPresetAgent({
+      preset: 'coding',
+      store,
+      title: live === undefined ? 'keel demo' : 'keel demo (live)',
       llm,
-      session: handle,
-      tools: [...fsTools(), ...shellTools()],
-      plugins: [todoPlugin],
       cwd: workspace,
       systemPrompt: demoSystemPrompt,
       maxSteps: 20,
       observers: [renderer],
       logger: (entry) => io.err(`keel: ${entry.code}: ${entry.message}\n`),
+      answerers: io.terminal
+        ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
+        : [],
       retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
     })
+    sessionId = agent.session.id
+    out.write(
+      `  preset     coding: ${composition.plugins.map((p) => p.name).join(', ')}; tools ${composition.tools.join(', ')}\n\n`,
+    )
     try {
       const result = await agent.send(live ?? demoTask, io.signal ? { signal: io.signal } : {})
       renderer.finish()
@@ -166,6 +172,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   out.write(
     `\n  tokens     ${input} in (${cached} from cache), ${output} out${live === undefined ? ' (scripted)' : ''}\n`,
   )
+  const sessionFile = selected.logOf(sessionId)
   out.write(`  session    ${sessionId} (${events.length} events)\n`)
   out.write(`  log        ${sessionFile}\n`)
   const keel = fileURLToPath(new URL('../bin/keel.js', import.meta.url))

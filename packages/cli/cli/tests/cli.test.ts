@@ -63,10 +63,10 @@ describe('keel sessions', () => {
 
   it('reports a missing session with its code and unknown commands with usage', async () => {
     const x = io({ KEEL_HOME: home })
-    expect(await runCli(['sessions', 'show', 'no-such-session'], x)).toBe(1)
+    expect(await runCli(['sessions', 'show', 'no-such-session'], x)).toBe(2)
     expect(x.stderr.join('')).toContain('SESSION_NOT_FOUND')
     const y = io({ KEEL_HOME: home })
-    expect(await runCli(['frobnicate'], y)).toBe(2)
+    expect(await runCli(['sessions', 'frobnicate'], y)).toBe(2)
     expect(y.stderr.join('')).toContain('usage: keel')
     const empty = io({ KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-cli-empty-')) })
     expect(await runCli(['sessions', 'list'], empty)).toBe(0)

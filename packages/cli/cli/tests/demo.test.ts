@@ -40,6 +40,9 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(stderr).toBe('')
     expect(code).toBe(0)
     expect(stdout).toContain('scripted model at http://127.0.0.1:')
+    expect(stdout).toContain(
+      'preset     coding: @keel/user-approval, @keel/hooks, @keel/compaction, @keel/todo, @keel/schedule',
+    )
     expect(stdout).toContain('→ edit_file path=greet.mjs')
     expect(stdout).toContain('← bash ✓ PASS')
     expect(stdout).toContain('[@keel/todo] Todo list (3/3 done)') // the plan, shown as it changes

@@ -45,7 +45,7 @@ describe('store selection', () => {
     const c = capture()
     expect(
       await runCli(['sessions', 'list', '--store', 'sqlite'], { env: {}, out: c.write, err: c.error }),
-    ).toBe(1)
+    ).toBe(2)
     expect(c.err.join('')).toContain('STORE_KIND_INVALID')
     const d = capture()
     const outcome = await runDemo({

@@ -60,8 +60,14 @@ export const turnRefSchema = z.strictObject({ turn: z.number().int().gte(1) })
 /** Validator of {@link UserMessage} (generated). */
 export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
 
+/** Validator of {@link ComposedPlugin} (generated). */
+export const composedPluginSchema = z.strictObject({ config: z.unknown().optional(), configDigest: z.string(), name: z.string(), version: z.string() })
+
+/** Validator of {@link AgentComposition} (generated). */
+export const agentCompositionSchema = z.strictObject({ model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
+
 /** Validator of {@link SessionHeader} (generated). */
-export const sessionHeaderSchema = z.strictObject({ agentPreset: z.string().optional(), createdAt: z.number(), cwd: z.string().optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), parentSession: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')).optional(), seedLength: z.number().int().gte(0).optional(), title: z.string().optional(), version: z.number().int().gte(1) })
+export const sessionHeaderSchema = z.strictObject({ agentComposition: agentCompositionSchema.optional(), agentPreset: z.string().optional(), createdAt: z.number(), cwd: z.string().optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), parentSession: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')).optional(), seedLength: z.number().int().gte(0).optional(), title: z.string().optional(), version: z.number().int().gte(1) })
 
 /** Validator of the logical {@link SessionHeader} (generated from its declaration). */
 export const sessionHeaderValidator = sessionHeaderSchema as unknown as z.ZodType<SessionHeader>

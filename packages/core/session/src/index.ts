@@ -49,6 +49,8 @@ export {
   type UnansweredCall,
 } from './session.js'
 export {
+  type AgentComposition,
+  type ComposedPlugin,
   type EventEnvelope,
   type NoSurfaceFields,
   SESSION_FORMAT_VERSION,

@@ -423,6 +423,7 @@ export class Session {
     }
     if (this.#header.cwd !== undefined) header.cwd = this.#header.cwd
     if (this.#header.agentPreset !== undefined) header.agentPreset = this.#header.agentPreset
+    if (this.#header.agentComposition !== undefined) header.agentComposition = this.#header.agentComposition
     const child = Session.create(childId, header, undefined, {
       clock: options.clock ?? this.#clock,
       knownEventTypes: options.knownEventTypes ?? this.#known,

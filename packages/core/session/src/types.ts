@@ -89,6 +89,30 @@ export type SessionEvent<T extends SessionEventType = SessionEventType> = {
 /** The format version this build writes. Stores refuse newer ones and migrate older ones. */
 export const SESSION_FORMAT_VERSION = 1
 
+/** One plugin of a recorded {@link AgentComposition}. */
+export interface ComposedPlugin {
+  /** The plugin's name (`@keel/todo`). */
+  name: string
+  /** The version of the package that provided the plugin when the composition was resolved. */
+  version: string
+  /** The config the preset gave the plugin (plain JSON), as given (before defaults); absent when none. */
+  config?: unknown
+  /** `sha256:` and the hex SHA-256 of the config's canonical JSON (sorted keys); tells configs apart at a glance. */
+  configDigest: string
+}
+
+/** The plugins, tool groups and model a preset resolved to. */
+export interface AgentComposition {
+  /** The preset's id (`coding`, or a user preset's). */
+  preset: string
+  /** The plugins in setup order. */
+  plugins: ComposedPlugin[]
+  /** The tool groups (`fs`, `fs-read`, `shell`), in order. */
+  tools: string[]
+  /** The model the preset names, when it names one. */
+  model?: string
+}
+
 /**
  * The logical header kept beside the log (not in it). Written once at creation.
  */
@@ -114,6 +138,12 @@ export interface SessionHeader {
   seedLength?: number
   /** The preset the session was created with. */
   agentPreset?: string
+  /**
+   * What that preset resolved to when the session was created: the plugins (name, version,
+   * config, config digest), tool groups and model. Resume and fork rebuild exactly this
+   * (unless a later `agent-preset/selected` event chose another composition).
+   */
+  agentComposition?: AgentComposition
   /** A short human title, when one was given. */
   title?: string
 }

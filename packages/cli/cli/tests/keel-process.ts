@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process'
+import { mkdir, mkdtemp, realpath } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
+
+/** The `keel` binary as users run it. */
+export const KEEL_BIN = fileURLToPath(new URL('../bin/keel.js', import.meta.url))
+
+/** A private KEEL_HOME, a workspace and a scripted server for one test. */
+export interface KeelRig {
+  home: string
+  cwd: string
+  server: ScriptedServer
+  /** Environment for `keel`: private home, no DeepSeek variables from the outer shell. */
+  env: Record<string, string>
+  close(): Promise<void>
+}
+
+export async function keelRig(script: ScriptedResponse[] = []): Promise<KeelRig> {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'keel-cli-')))
+  const home = join(base, 'home')
+  const cwd = join(base, 'ws')
+  await mkdir(cwd, { recursive: true })
+  await mkdir(home, { recursive: true })
+  const server = await startScriptedServer({ script })
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('DEEPSEEK_') && !key.startsWith('KEEL_')) env[key] = value
+  }
+  // HOME too, so the hooks plugin reads this test's (absent) ~/.claude, not the user's.
+  Object.assign(env, { KEEL_HOME: home, HOME: base, NO_COLOR: '1' })
+  return { home, cwd, server, env, close: () => server.close() }
+}
+
+/** What a finished `keel` process left. */
+export interface KeelRun {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `node bin/keel.js …` as a child process (no terminal) and collects its output. */
+export function runKeel(
+  args: readonly string[],
+  options: {
+    env: Record<string, string>
+    cwd?: string
+    onStdout?: (text: string, child: ReturnType<typeof spawn>) => void
+  },
+): Promise<KeelRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KEEL_BIN, ...args], {
+      env: options.env,
+      cwd: options.cwd ?? process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+      options.onStdout?.(stdout, child)
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr })
+    })
+  })
+}

@@ -1,0 +1,3 @@
+import { osSandboxAvailable } from '@keel/user-approval'
+
+console.log(await osSandboxAvailable())

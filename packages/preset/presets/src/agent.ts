@@ -1,0 +1,167 @@
+import { type Agent, type AgentOptions, createAgent, type PluginEntry, type StoreHandle } from '@keel/agent'
+import type { AgentComposition } from '@keel/session'
+import type { SessionStore } from '@keel/store'
+import type { ApprovalAnswerer } from '@keel/user-approval'
+import { builtinCatalog, type PluginCatalog } from './catalog.js'
+import { PresetError } from './errors.js'
+import { findPreset, type PresetSource } from './load.js'
+import type { Preset } from './preset.js'
+import { buildComposition, recordedComposition, resolveComposition, selectComposition } from './resolve.js'
+import { shippedPresets } from './shipped.js'
+
+/** Options of {@link createPresetAgent}: {@link AgentOptions} minus what the preset decides. */
+export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plugins' | 'tools' | 'model'> {
+  /**
+   * The preset: a shipped or loaded id, or a {@link Preset} object. For a new session it
+   * is required; for an existing one it switches the composition when the session is
+   * still blank, and is refused (`PRESET_SWITCH_NOT_BLANK`) when it differs otherwise.
+   */
+  preset?: string | Preset
+  /** A new session is created in this store (with the composition in its header)… */
+  store?: SessionStore
+  /** …or the agent runs on this existing one (resume, fork): its recorded composition is rebuilt. */
+  session?: StoreHandle
+  /** The presets `preset` may name. Default: the shipped ones. */
+  presets?: readonly PresetSource[]
+  /** The installed plugins. Default: Keel's own. */
+  catalog?: PluginCatalog
+  /** Interactive approval answerers; ignored when the preset is not interactive. */
+  answerers?: readonly ApprovalAnswerer[]
+  /** Overrides the preset's model (recorded in the composition of a new session). */
+  model?: string
+  /** Header title of a new session. */
+  title?: string
+  /** Extra tools besides the preset's (not recorded). */
+  extraTools?: AgentOptions['tools']
+}
+
+/** What {@link createPresetAgent} built. */
+export interface PresetAgent {
+  readonly agent: Agent
+  /** The composition the agent runs with (as recorded in the session). */
+  readonly composition: AgentComposition
+  /** How it came about: `created`, `rebuilt` (from the log), `switched` (blank session). */
+  readonly origin: 'created' | 'rebuilt' | 'switched'
+  /** The plugins as built (a UI reaches a plugin's own API through them, e.g. compaction's `compact()`). */
+  readonly plugins: readonly PluginEntry[]
+  /** Things worth telling the user (a plugin version that differs from the recorded one), by name. */
+  readonly notices: readonly string[]
+}
+
+function presetOf(options: PresetAgentOptions): { preset: Preset; source: string } | undefined {
+  if (options.preset === undefined) return undefined
+  if (typeof options.preset !== 'string') return { preset: options.preset, source: 'code' }
+  const presets = options.presets ?? shippedPresets.map((preset) => ({ preset, source: 'shipped' }))
+  return findPreset(presets, options.preset)
+}
+
+/**
+ * `createAgent` from a preset. With `store`, creates a session whose header records the
+ * preset and its resolved composition (plugin names, versions, configs and digests). With
+ * `session`, rebuilds exactly the composition the session recorded (the latest
+ * `agent-preset/selected`, else the header's), failing with `COMPOSITION_UNAVAILABLE` —
+ * naming each plugin — when a recorded plugin is gone or its config no longer validates.
+ * `@keel/agent` does not depend on presets; this is the library entry.
+ */
+export async function createPresetAgent(options: PresetAgentOptions): Promise<PresetAgent> {
+  const catalog = options.catalog ?? builtinCatalog()
+  const chosen = presetOf(options)
+  const resolve = (preset: Preset, source: string) =>
+    resolveComposition(preset, {
+      catalog,
+      source,
+      ...(options.model === undefined ? {} : { model: options.model }),
+    })
+  let handle: StoreHandle
+  let composition: AgentComposition
+  let origin: PresetAgent['origin']
+  if (options.session !== undefined) {
+    handle = options.session
+    const recorded = recordedComposition(handle.session)
+    if (chosen !== undefined && (recorded === undefined || recorded.preset !== chosen.preset.id)) {
+      composition = resolve(chosen.preset, chosen.source)
+      selectComposition(handle.session, composition)
+      origin = 'switched'
+    } else if (recorded !== undefined) {
+      composition = recorded
+      origin = 'rebuilt'
+    } else {
+      throw new PresetError(
+        'PRESET_NOT_FOUND',
+        `session ${handle.session.id} records no preset; name one (e.g. preset: 'coding')`,
+        { session: handle.session.id },
+      )
+    }
+  } else {
+    if (options.store === undefined) {
+      throw new PresetError('PRESET_INVALID', 'createPresetAgent needs a store (new session) or a session', {
+        path: 'options',
+      })
+    }
+    if (chosen === undefined) {
+      throw new PresetError('PRESET_NOT_FOUND', 'createPresetAgent needs a preset for a new session', {
+        path: 'preset',
+      })
+    }
+    composition = resolve(chosen.preset, chosen.source)
+    handle = await options.store.create({
+      header: {
+        cwd: options.cwd,
+        agentPreset: composition.preset,
+        agentComposition: composition,
+        ...(options.title === undefined ? {} : { title: options.title }),
+      },
+    })
+    origin = 'created'
+  }
+  const interactive =
+    chosen?.preset.interactive ?? !composition.plugins.some((p) => isNonInteractive(p.config))
+  const built = buildComposition(
+    composition,
+    { llm: options.llm, answerers: interactive ? (options.answerers ?? []) : [] },
+    {
+      catalog,
+      where: `session ${handle.session.id}`,
+    },
+  )
+  // `--model` on a resumed session runs that model without rewriting the record.
+  const model = options.model ?? composition.model
+  const prompts = [options.systemPrompt, chosen?.preset.systemPrompt].filter((p) => p !== undefined)
+  const systemPrompt = prompts.length > 0 ? prompts.join('\n\n') : undefined
+  const {
+    preset: _preset,
+    systemPrompt: _systemPrompt,
+    store: _store,
+    session: _session,
+    presets: _presets,
+    catalog: _catalog,
+    answerers: _answerers,
+    title: _title,
+    extraTools,
+    model: _model,
+    ...rest
+  } = options
+  try {
+    const agent = await createAgent({
+      ...rest,
+      session: handle,
+      plugins: built.plugins,
+      tools: [...built.tools, ...(extraTools ?? [])],
+      ...(systemPrompt === undefined ? {} : { systemPrompt }),
+      ...(model === undefined ? {} : { model }),
+    })
+    return { agent, composition, origin, plugins: built.plugins, notices: built.notices }
+  } catch (error) {
+    if (options.session === undefined) await handle.close()
+    throw error
+  }
+}
+
+/** A recorded approval config whose policy never asks (the headless preset) runs without answerers. */
+function isNonInteractive(config: unknown): boolean {
+  return (
+    typeof config === 'object' &&
+    config !== null &&
+    (config as { approvalPolicy?: unknown }).approvalPolicy === 'never'
+  )
+}

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type { PluginDefinition } from '@keel/agent'
+import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
+import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
+import type { LlmAdapter } from '@keel/llm'
+import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
+import { todoConfigSchema, todoPlugin } from '@keel/todo'
+import { type ApprovalAnswerer, userApproval, userApprovalConfigSchema } from '@keel/user-approval'
+import type { z } from 'zod'
+
+/** What only the running program can give a plugin (never part of a preset's JSON). */
+export interface PluginRuntime {
+  /** The agent's model (compaction summarizes with it). */
+  readonly llm: LlmAdapter
+  /** Interactive approval answerers (a terminal UI); none in headless runs. */
+  readonly answerers: readonly ApprovalAnswerer[]
+}
+
+/** An installed plugin a preset can name with `use`. */
+export interface PluginProvider {
+  /** The name presets use, equal to the plugin's name (`@keel/todo`). */
+  readonly use: string
+  /** The version of the package that provides it. */
+  readonly version: string
+  /** Validates the config a preset gives it (plain JSON). */
+  readonly config: z.ZodType<unknown>
+  /** One sentence for `keel presets show`. */
+  readonly description: string
+  /** Builds the plugin for one agent. */
+  create(runtime: PluginRuntime): PluginDefinition<unknown>
+}
+
+/** The plugins a preset may name, by `use`. */
+export type PluginCatalog = ReadonlyMap<string, PluginProvider>
+
+const require = createRequire(import.meta.url)
+
+/**
+ * The version in the manifest of the package `name` resolves to (found by walking up from
+ * its entry file), so a recorded composition names what really ran.
+ */
+export function installedVersion(name: string): string {
+  let dir = dirname(require.resolve(name))
+  for (let i = 0; i < 8; i++) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string
+        version?: string
+      }
+      if (manifest.name === name && typeof manifest.version === 'string') return manifest.version
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    const parent = dirname(dir)
+    if (parent === dir) break
+    dir = parent
+  }
+  return 'unknown'
+}
+
+/** Builds a catalog from providers; a second provider of the same `use` replaces the first. */
+export function createPluginCatalog(providers: readonly PluginProvider[]): PluginCatalog {
+  return new Map(providers.map((p) => [p.use, p]))
+}
+
+function provider(
+  use: string,
+  description: string,
+  config: z.ZodType<unknown>,
+  create: (runtime: PluginRuntime) => PluginDefinition<unknown>,
+): PluginProvider {
+  return { use, version: installedVersion(use), config, description, create }
+}
+
+/** Every plugin Keel ships, by `use`. */
+export function builtinPlugins(): PluginProvider[] {
+  return [
+    provider(
+      '@keel/user-approval',
+      'approval policy, sandbox mode and asking the user before risky tool calls',
+      userApprovalConfigSchema,
+      (runtime) => userApproval({ answerers: runtime.answerers }) as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/hooks',
+      "Claude-Code- and Codex-compatible hook commands from the user's settings",
+      hooksConfigSchema,
+      () => hooksPlugin as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/compaction',
+      'prunes old tool output and summarizes old turns when the context fills up (/compact)',
+      compactionConfigSchema as z.ZodType<unknown>,
+      (runtime) => compactionPlugin({ llm: runtime.llm }) as unknown as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/todo',
+      'the todo_write tool: a plan the model keeps, shown when it changes',
+      todoConfigSchema,
+      () => todoPlugin as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/schedule',
+      'reminders and recurring schedules the model can create',
+      scheduleConfigSchema,
+      () => schedulePlugin as PluginDefinition<unknown>,
+    ),
+  ]
+}
+
+let defaultCatalog: PluginCatalog | undefined
+
+/** The catalog of {@link builtinPlugins} (built once). */
+export function builtinCatalog(): PluginCatalog {
+  defaultCatalog ??= createPluginCatalog(builtinPlugins())
+  return defaultCatalog
+}

@@ -1,0 +1,38 @@
+import { KeelError } from '@keel/base'
+
+/** Stable codes of {@link PresetError}. */
+export type PresetErrorCode =
+  /** A preset file is not JSON, or does not match the preset shape. */
+  | 'PRESET_INVALID'
+  /** A preset names a plugin no installed package provides. */
+  | 'PRESET_PLUGIN_UNKNOWN'
+  /** A plugin's config in a preset does not validate against the plugin's schema. */
+  | 'PRESET_PLUGIN_CONFIG_INVALID'
+  /** Two presets share an id. */
+  | 'PRESET_DUPLICATE'
+  /** No preset has the requested id. */
+  | 'PRESET_NOT_FOUND'
+  /** A preset file or directory exists but cannot be read. */
+  | 'PRESET_UNREADABLE'
+  /** A switch of preset was asked for a session that already has work in it. */
+  | 'PRESET_SWITCH_NOT_BLANK'
+  /** A recorded composition cannot be rebuilt (a plugin is gone or its config no longer validates). */
+  | 'COMPOSITION_UNAVAILABLE'
+
+/**
+ * A preset problem. `details.file` names the preset file (or `shipped`, `code`, a session)
+ * and `details.path` the JSON path inside it (`$.plugins[1].config.maxInProgress`), so the
+ * user can go straight to the line.
+ */
+export class PresetError extends KeelError<PresetErrorCode> {}
+
+/** A JSON path (`$.plugins[1].use`) from a list of keys and indexes. */
+export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '$'
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/u.test(key)) out += `.${key}`
+    else out += `[${JSON.stringify(String(key))}]`
+  }
+  return out
+}

@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto'
+import { type PluginEntry, usePlugin } from '@keel/agent'
+import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
+import type { AgentComposition, ComposedPlugin, Session } from '@keel/session'
+import { bashTool } from '@keel/shell'
+import type { Tool } from '@keel/tools'
+import { sandboxShellTool } from '@keel/user-approval'
+import { builtinCatalog, type PluginCatalog, type PluginRuntime } from './catalog.js'
+import { jsonPath, PresetError } from './errors.js'
+import type { Preset, ToolGroup } from './preset.js'
+
+const APPROVAL = '@keel/user-approval'
+
+/** Canonical JSON: object keys sorted, no whitespace. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value ?? null)
+}
+
+/** `sha256:<hex>` of a config's canonical JSON (an absent config digests as `null`). */
+export function configDigest(config: unknown): string {
+  return `sha256:${createHash('sha256').update(canonical(config)).digest('hex')}`
+}
+
+/** The config a plugin gets from a preset: its own, with the preset's policy merged into the approval plugin's. */
+function effectiveConfig(preset: Preset, use: string, config: unknown): unknown {
+  if (use !== APPROVAL || preset.policy === undefined) return config
+  const base = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : {}
+  return { ...base, ...preset.policy }
+}
+
+function validate(
+  catalog: PluginCatalog,
+  use: string,
+  config: unknown,
+  where: { file: string; path: ReadonlyArray<PropertyKey>; preset: string },
+): void {
+  const provider = catalog.get(use)
+  if (!provider) {
+    throw new PresetError(
+      'PRESET_PLUGIN_UNKNOWN',
+      `preset ${JSON.stringify(where.preset)} in ${where.file}: ${jsonPath([...where.path, 'use'])}: no installed plugin ${JSON.stringify(use)}; installed: ${[...catalog.keys()].join(', ')}`,
+      { file: where.file, path: jsonPath([...where.path, 'use']), preset: where.preset, plugin: use },
+    )
+  }
+  const parsed = provider.config.safeParse(config ?? {})
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const path = jsonPath([...where.path, 'config', ...issue.path])
+    throw new PresetError(
+      'PRESET_PLUGIN_CONFIG_INVALID',
+      `preset ${JSON.stringify(where.preset)} in ${where.file}: ${path}: ${issue.message} (config of ${use})`,
+      { file: where.file, path, preset: where.preset, plugin: use },
+    )
+  }
+}
+
+/**
+ * Checks every plugin reference of a preset against the installed plugins: the name must be
+ * known, each plugin listed once, the config (with the preset's policy merged into the
+ * approval plugin's) must validate, and a policy needs the approval plugin.
+ */
+export function checkPluginReferences(preset: Preset, catalog: PluginCatalog, file: string): void {
+  const seen = new Set<string>()
+  preset.plugins.forEach((ref, i) => {
+    if (seen.has(ref.use)) {
+      throw new PresetError(
+        'PRESET_INVALID',
+        `preset ${JSON.stringify(preset.id)} in ${file}: ${jsonPath(['plugins', i, 'use'])}: ${ref.use} is listed twice`,
+        { file, path: jsonPath(['plugins', i, 'use']), preset: preset.id, plugin: ref.use },
+      )
+    }
+    seen.add(ref.use)
+    validate(catalog, ref.use, effectiveConfig(preset, ref.use, ref.config), {
+      file,
+      path: ['plugins', i],
+      preset: preset.id,
+    })
+  })
+  if (preset.policy !== undefined && !seen.has(APPROVAL)) {
+    throw new PresetError(
+      'PRESET_INVALID',
+      `preset ${JSON.stringify(preset.id)} in ${file}: $.policy needs the ${APPROVAL} plugin in $.plugins`,
+      { file, path: '$.policy', preset: preset.id },
+    )
+  }
+}
+
+/** Resolves a preset to the composition a session records (validating it first). */
+export function resolveComposition(
+  preset: Preset,
+  options: { catalog?: PluginCatalog; source?: string; model?: string } = {},
+): AgentComposition {
+  const catalog = options.catalog ?? builtinCatalog()
+  checkPluginReferences(preset, catalog, options.source ?? 'code')
+  const plugins: ComposedPlugin[] = preset.plugins.map((ref) => {
+    const config = effectiveConfig(preset, ref.use, ref.config)
+    const entry: ComposedPlugin = {
+      name: ref.use,
+      version: catalog.get(ref.use)!.version,
+      configDigest: configDigest(config),
+    }
+    if (config !== undefined) entry.config = config
+    return entry
+  })
+  const composition: AgentComposition = { preset: preset.id, plugins, tools: [...preset.tools] }
+  const model = options.model ?? preset.model
+  if (model !== undefined) composition.model = model
+  return composition
+}
+
+/** What {@link buildComposition} made: the agent's plugins and tools, and anything worth saying. */
+export interface BuiltComposition {
+  readonly plugins: PluginEntry[]
+  readonly tools: Array<Tool<unknown>>
+  /** Non-fatal differences (a plugin's installed version differs from the recorded one), by name. */
+  readonly notices: string[]
+}
+
+function toolsOf(groups: readonly string[], sandboxed: boolean): Array<Tool<unknown>> {
+  const tools: Array<Tool<unknown>> = []
+  const names = new Set<string>()
+  const add = (list: Array<Tool<unknown>>) => {
+    for (const tool of list) {
+      if (names.has(tool.name)) continue
+      names.add(tool.name)
+      tools.push(tool)
+    }
+  }
+  for (const group of groups as ToolGroup[]) {
+    if (group === 'fs') add(fsTools())
+    else if (group === 'fs-read') {
+      add([readFileTool(), listDirTool(), globTool(), grepTool()] as Array<Tool<unknown>>)
+    } else if (group === 'shell') {
+      const bash = bashTool()
+      add([(sandboxed ? sandboxShellTool(bash) : bash) as Tool<unknown>])
+    }
+  }
+  return tools
+}
+
+/** Names of the write tools (so callers can show what a read-only preset leaves out). */
+export const WRITE_TOOLS: readonly string[] = [writeFileTool().name, editFileTool().name]
+
+/**
+ * Builds the plugins and tools of a recorded composition, exactly as recorded: each plugin
+ * by name with its recorded config. A plugin that is no longer installed, a config that no
+ * longer validates, or an unknown tool group is reported — all of them, each by name — in
+ * one {@link PresetError} `COMPOSITION_UNAVAILABLE`; nothing is dropped silently. A version
+ * that differs from the recorded one is a notice, not an error.
+ */
+export function buildComposition(
+  composition: AgentComposition,
+  runtime: PluginRuntime,
+  options: { catalog?: PluginCatalog; where?: string } = {},
+): BuiltComposition {
+  const catalog = options.catalog ?? builtinCatalog()
+  const where = options.where ?? 'the composition'
+  const problems: string[] = []
+  const notices: string[] = []
+  const plugins: PluginEntry[] = []
+  for (const recorded of composition.plugins) {
+    const provider = catalog.get(recorded.name)
+    if (!provider) {
+      problems.push(`plugin ${recorded.name} ${recorded.version} is not installed`)
+      continue
+    }
+    const parsed = provider.config.safeParse(recorded.config ?? {})
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!
+      problems.push(
+        `the recorded config of ${recorded.name} no longer validates with ${provider.use} ${provider.version}: ${jsonPath(issue.path)}: ${issue.message}`,
+      )
+      continue
+    }
+    if (provider.version !== recorded.version) {
+      notices.push(`${recorded.name} was ${recorded.version} when recorded; ${provider.version} is installed`)
+    }
+    plugins.push(usePlugin(provider.create(runtime), recorded.config))
+  }
+  const unknownGroups = composition.tools.filter((t) => !(['fs', 'fs-read', 'shell'] as string[]).includes(t))
+  for (const group of unknownGroups) problems.push(`tool group ${group} is unknown to this build`)
+  if (problems.length > 0) {
+    throw new PresetError(
+      'COMPOSITION_UNAVAILABLE',
+      `cannot rebuild preset ${JSON.stringify(composition.preset)} recorded in ${where}: ${problems.join('; ')}. Install what is missing, or start a new session with --preset.`,
+      { preset: composition.preset, problems },
+    )
+  }
+  const sandboxed = composition.plugins.some((p) => p.name === APPROVAL)
+  return { plugins, tools: toolsOf(composition.tools, sandboxed), notices }
+}
+
+/**
+ * The composition a session runs with: the latest `agent-preset/selected`, else the
+ * header's `agentComposition`; `undefined` for a session created without a preset.
+ */
+export function recordedComposition(session: Session): AgentComposition | undefined {
+  for (let i = session.events.length - 1; i >= 0; i--) {
+    const event = session.events[i]!
+    if (event.type === 'agent-preset/selected') return event.data.composition
+  }
+  return session.header.agentComposition
+}
+
+/** Whether nothing but preset switches has happened in the session yet. */
+export function isBlank(session: Session): boolean {
+  return session.events.every((e) => e.type === 'agent-preset/selected')
+}
+
+/**
+ * Switches a blank session to another composition by appending `agent-preset/selected`.
+ * A session with any other event is `PRESET_SWITCH_NOT_BLANK` (start a new session, or fork).
+ */
+export function selectComposition(session: Session, composition: AgentComposition): void {
+  if (!isBlank(session)) {
+    throw new PresetError(
+      'PRESET_SWITCH_NOT_BLANK',
+      `session ${session.id} already has work in it; a preset can only be switched before the first turn (start a new session or fork)`,
+      { session: session.id, preset: composition.preset },
+    )
+  }
+  session.append('agent-preset/selected', { preset: composition.preset, composition })
+}

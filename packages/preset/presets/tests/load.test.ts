@@ -1,0 +1,171 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import {
+  builtinPlugins,
+  codingPreset,
+  definePreset,
+  loadPresets,
+  PresetError,
+  resolveComposition,
+  shippedPresets,
+} from '../src/index.js'
+
+async function dirs() {
+  const root = await mkdtemp(join(tmpdir(), 'keel-presets-'))
+  const home = join(root, 'home')
+  const project = join(root, 'project')
+  await mkdir(join(home, 'presets'), { recursive: true })
+  await mkdir(join(project, '.keel', 'presets'), { recursive: true })
+  return { home, project }
+}
+
+async function failure(promise: Promise<unknown>): Promise<PresetError> {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof PresetError) return error
+    throw error
+  }
+  throw new Error('expected a PresetError')
+}
+
+describe('shipped presets', () => {
+  it('are minimal, coding, review and headless; coding holds every plugin Keel ships', () => {
+    expect(shippedPresets.map((p) => p.id)).toEqual(['minimal', 'coding', 'review', 'headless'])
+    expect(codingPreset.plugins.map((p) => p.use).sort()).toEqual(
+      builtinPlugins()
+        .map((p) => p.use)
+        .sort(),
+    )
+    expect(codingPreset.tools).toEqual(['fs', 'shell'])
+  })
+
+  it('resolve to compositions with versions, configs and digests', () => {
+    const composition = resolveComposition(codingPreset)
+    expect(composition.preset).toBe('coding')
+    const approval = composition.plugins.find((p) => p.name === '@keel/user-approval')!
+    expect(approval.version).toBe('0.1.0')
+    expect(approval.config).toEqual({ approvalPolicy: 'on_request', sandboxMode: 'workspace_write' })
+    expect(approval.configDigest).toMatch(/^sha256:[0-9a-f]{64}$/)
+    const todo = composition.plugins.find((p) => p.name === '@keel/todo')!
+    expect(todo.config).toBeUndefined()
+    expect(todo.configDigest).not.toBe(approval.configDigest)
+    for (const preset of shippedPresets) expect(() => resolveComposition(preset)).not.toThrow()
+  })
+
+  it('definePreset refuses a bad shape with the JSON path', () => {
+    expect(() => definePreset({ id: 'x', description: 'd', tools: ['fs', 'net' as 'fs'] })).toThrow(
+      /\$\.tools\[1\]/,
+    )
+  })
+})
+
+describe('user presets', () => {
+  it('loads $KEEL_HOME/presets and <project>/.keel/presets after the shipped ones', async () => {
+    const { home, project } = await dirs()
+    await writeFile(
+      join(home, 'presets', 'mine.json'),
+      JSON.stringify({
+        id: 'mine',
+        description: 'todo with a short reminder',
+        plugins: [{ use: '@keel/todo', config: { reminderAfterSteps: 2 } }],
+        tools: ['fs-read'],
+      }),
+    )
+    await writeFile(
+      join(project, '.keel', 'presets', 'team.json'),
+      JSON.stringify({ id: 'team', description: 'team preset', tools: ['fs'] }),
+    )
+    const presets = await loadPresets({ keelHome: home, projectDir: project })
+    expect(presets.map((p) => p.preset.id)).toEqual([
+      'minimal',
+      'coding',
+      'review',
+      'headless',
+      'mine',
+      'team',
+    ])
+    expect(presets.find((p) => p.preset.id === 'mine')!.source).toBe(join(home, 'presets', 'mine.json'))
+  })
+
+  it('an unknown plugin names the file and $.plugins[i].use', async () => {
+    const { home } = await dirs()
+    const file = join(home, 'presets', 'bad.json')
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: 'bad',
+        description: 'x',
+        plugins: [{ use: '@keel/todo' }, { use: '@keel/nope' }],
+      }),
+    )
+    const error = await failure(loadPresets({ keelHome: home }))
+    expect(error.code).toBe('PRESET_PLUGIN_UNKNOWN')
+    expect(error.details).toMatchObject({ file, path: '$.plugins[1].use' })
+    expect(error.message).toContain(file)
+    expect(error.message).toContain('@keel/nope')
+  })
+
+  it('a bad plugin config names the file and the path inside the config', async () => {
+    const { project } = await dirs()
+    const file = join(project, '.keel', 'presets', 'bad.json')
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: 'bad',
+        description: 'x',
+        plugins: [{ use: '@keel/todo', config: { maxInProgress: 0 } }],
+      }),
+    )
+    const error = await failure(loadPresets({ projectDir: project }))
+    expect(error.code).toBe('PRESET_PLUGIN_CONFIG_INVALID')
+    expect(error.details).toMatchObject({
+      file,
+      path: '$.plugins[0].config.maxInProgress',
+      plugin: '@keel/todo',
+    })
+  })
+
+  it('a bad shape, bad JSON and a policy without the approval plugin are PRESET_INVALID with paths', async () => {
+    const { home } = await dirs()
+    const file = join(home, 'presets', 'a.json')
+    await writeFile(file, JSON.stringify({ id: 'a', description: 'x', tools: ['fs'], extra: 1 }))
+    expect((await failure(loadPresets({ keelHome: home }))).details).toMatchObject({ file, path: '$' })
+    await writeFile(file, '{"id": "a",')
+    const json = await failure(loadPresets({ keelHome: home }))
+    expect(json.code).toBe('PRESET_INVALID')
+    expect(json.message).toContain('not valid JSON')
+    await writeFile(file, JSON.stringify({ id: 'a', description: 'x', policy: { sandboxMode: 'read_only' } }))
+    expect((await failure(loadPresets({ keelHome: home }))).details).toMatchObject({ file, path: '$.policy' })
+    await writeFile(file, JSON.stringify({ id: 'a', description: 'x', policy: { sandboxMode: 'wide_open' } }))
+    expect((await failure(loadPresets({ keelHome: home }))).details).toMatchObject({
+      file,
+      path: '$.policy.sandboxMode',
+    })
+  })
+
+  it('a duplicate id names both places, including a shipped id', async () => {
+    const { home, project } = await dirs()
+    await writeFile(join(home, 'presets', 'x.json'), JSON.stringify({ id: 'same', description: 'x' }))
+    await writeFile(
+      join(project, '.keel', 'presets', 'y.json'),
+      JSON.stringify({ id: 'same', description: 'y' }),
+    )
+    const error = await failure(loadPresets({ keelHome: home, projectDir: project }))
+    expect(error.code).toBe('PRESET_DUPLICATE')
+    expect(error.details).toMatchObject({
+      file: join(project, '.keel', 'presets', 'y.json'),
+      other: join(home, 'presets', 'x.json'),
+      path: '$.id',
+    })
+    await writeFile(
+      join(project, '.keel', 'presets', 'y.json'),
+      JSON.stringify({ id: 'coding', description: 'y' }),
+    )
+    const shipped = await failure(loadPresets({ keelHome: home, projectDir: project }))
+    expect(shipped.code).toBe('PRESET_DUPLICATE')
+    expect(shipped.message).toContain('shipped')
+  })
+})
