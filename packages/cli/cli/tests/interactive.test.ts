@@ -169,7 +169,9 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     pty.write('/sandbox\r')
     await pty.waitFor('approval policy on_request, sandbox mode read_only')
     pty.write('/compact\r')
-    await pty.waitFor(/compaction \w+: \d+ → \d+ tokens|A compaction is already running/u)
+    await pty.waitFor(
+      /Compacted: [\d,]+ → [\d,]+ tokens|Compaction (skipped|cancelled|failed)|A compaction is already running/u,
+    )
     pty.write('/nope\r')
     await pty.waitFor('unknown command /nope')
     // a multi-line paste joins the input and waits for Enter: one message, newlines kept

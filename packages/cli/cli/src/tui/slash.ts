@@ -53,21 +53,11 @@ function currentPolicy(ctx: SlashContext): { approvalPolicy: string; sandboxMode
   }
 }
 
-/** Compacts through the agent's command registry when it has one, else the compaction plugin itself. */
+/** Runs the compaction plugin's `compact` command through the agent's command registry. */
 async function compact(ctx: SlashContext, args: string): Promise<string> {
-  const withCommands = ctx.agent as Agent & { runCommand?: (name: string, args: string) => Promise<unknown> }
-  if (typeof withCommands.runCommand === 'function')
-    return String(await withCommands.runCommand('compact', args))
-  const plugin = ctx.built.plugins.find((p) => 'plugin' in p && p.plugin.name === '@keel/compaction')
-  const compactor =
-    plugin && 'plugin' in plugin
-      ? (plugin.plugin as {
-          compact?: (focus?: string) => Promise<{ status: string; tokensBefore: number; tokensAfter: number }>
-        })
-      : undefined
-  if (!compactor?.compact) return 'this preset has no compaction plugin (try keel --preset coding)'
-  const result = await compactor.compact(args.trim() === '' ? undefined : args.trim())
-  return `compaction ${result.status}: ${result.tokensBefore} → ${result.tokensAfter} tokens`
+  if (!ctx.agent.commands().some((c) => c.name === 'compact'))
+    return 'this preset has no compaction plugin (try keel --preset coding)'
+  return String(await ctx.agent.runCommand('compact', args))
 }
 
 /** Runs one slash command line; returns the text to show. Unknown commands say so. */
