@@ -34,7 +34,11 @@ export interface SurfaceReplace {
  * separate from mutation ({@link append}, {@link replace}), which never throws.
  */
 export class Surface {
-  readonly #bySeq = new Map<number, SurfaceNode>()
+  /**
+   * The current node of each seq, null where there is none. Dense and indexed by seq
+   * (seqs only grow), which is cheaper to grow than a map on the append hot path.
+   */
+  readonly #bySeq: (SurfaceNode | null)[] = []
   #head: SurfaceNode | null = null
   #tail: SurfaceNode | null = null
   #messages: Message[] = []
@@ -46,7 +50,7 @@ export class Surface {
   }
 
   has(seq: number): boolean {
-    return this.#bySeq.has(seq)
+    return this.#node(seq) !== null
   }
 
   /** The messages of the surface, in order. A live view, valid until the next change. */
@@ -81,9 +85,9 @@ export class Surface {
         { type: event.type, seq: event.seq, startSeq: op.startSeq, endSeq: op.endSeq },
       )
     }
-    const start = this.#bySeq.get(op.startSeq)
+    const start = this.#node(op.startSeq)
     if (!start) return fail(`seq ${op.startSeq} is not a current surface node`)
-    if (!this.#bySeq.has(op.endSeq)) return fail(`seq ${op.endSeq} is not a current surface node`)
+    if (!this.#node(op.endSeq)) return fail(`seq ${op.endSeq} is not a current surface node`)
     const nodes: SurfaceNode[] = []
     let node: SurfaceNode | null = start
     while (node && node.seq !== op.endSeq) {
@@ -112,7 +116,7 @@ export class Surface {
     if (this.#tail) this.#tail.next = node
     else this.#head = node
     this.#tail = node
-    this.#bySeq.set(seq, node)
+    this.#index(seq, node)
     if (this.#messagesValid) this.#messages.push(message)
   }
 
@@ -125,8 +129,19 @@ export class Surface {
     else this.#head = node
     if (last.next) last.next.prev = node
     else this.#tail = node
-    for (const n of nodes) this.#bySeq.delete(n.seq)
-    this.#bySeq.set(seq, node)
+    for (const n of nodes) this.#bySeq[n.seq] = null
+    this.#index(seq, node)
     this.#messagesValid = false
+  }
+
+  #node(seq: number): SurfaceNode | null {
+    return this.#bySeq[seq] ?? null
+  }
+
+  /** Records `node` at `seq`, which is after every seq indexed so far. */
+  #index(seq: number, node: SurfaceNode): void {
+    const bySeq = this.#bySeq
+    while (bySeq.length < seq) bySeq.push(null)
+    bySeq.push(node)
   }
 }
