@@ -169,3 +169,37 @@ for (const size of sizes) {
   )
 }
 console.log(`  ratio 100k / 1k: ${(perOp[2]! / perOp[0]!).toFixed(2)}×   (goal ≤ 1.5×)`)
+
+// 3. replay: loading a stored log (what a store does on open) vs JSON.parse of its lines
+{
+  const source = Session.create('src', {}, undefined, { clock: () => 1_700_000_000_000 })
+  for (const [type, data] of ops) source.append(type, data as never)
+  const lines = source.events.map((e) => JSON.stringify(e))
+  let replayMs = Number.POSITIVE_INFINITY
+  let parseMs = Number.POSITIVE_INFINITY
+  for (let r = 0; r < rounds; r++) {
+    gc()
+    let parsed: unknown[] = []
+    parseMs = Math.min(
+      parseMs,
+      time(() => {
+        parsed = lines.map((line) => JSON.parse(line))
+      }),
+    )
+    gc()
+    replayMs = Math.min(
+      replayMs,
+      time(() => {
+        Session.create('replay', {}, parsed, { parsedSeed: true })
+      }),
+    )
+  }
+  console.log(`\nreplay (${lines.length} parsed events, parsedSeed, best of ${rounds}):`)
+  console.log(
+    `  Session.create(seed):  ${(lines.length / (replayMs / 1000)).toFixed(0).padStart(9)} events/s  (${((replayMs * 1000) / lines.length).toFixed(2)} µs/event)`,
+  )
+  console.log(
+    `  JSON.parse (base):     ${(lines.length / (parseMs / 1000)).toFixed(0).padStart(9)} events/s  (${((parseMs * 1000) / lines.length).toFixed(2)} µs/event)`,
+  )
+  console.log(`  ratio replay / parse: ${(replayMs / parseMs).toFixed(2)}×`)
+}

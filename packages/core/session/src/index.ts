@@ -16,6 +16,7 @@ import './events.js'
 export { sessionHeaderValidator } from './events.generated.js'
 
 export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+export type { OpenTurn, UnansweredCall } from './lifecycle.js'
 export {
   migrateEvent,
   migrationChain,
@@ -25,6 +26,8 @@ export {
   SessionMigrationError,
   type StoredEventJson,
 } from './migrations.js'
+export type { AppendOptions, SessionHeaderInit, SessionOptions } from './options.js'
+export type { Projection } from './projections.js'
 export {
   type CheckedEventSchema,
   EVENT_TYPE_PATTERN,
@@ -38,16 +41,8 @@ export {
   sessionIdSchema,
   sessionSeqSchema,
 } from './registry.js'
-export {
-  type AppendOptions,
-  type OpenTurn,
-  type Projection,
-  Session,
-  type SessionHeaderInit,
-  type SessionListener,
-  type SessionOptions,
-  type UnansweredCall,
-} from './session.js'
+export { Session } from './session.js'
+export type { SessionListener } from './subscribers.js'
 export {
   type AgentComposition,
   type ComposedPlugin,

@@ -1,5 +1,6 @@
 import type { ToolCallId } from '@keel/llm'
-import type { Session, UnansweredCall } from './session.js'
+import type { UnansweredCall } from './lifecycle.js'
+import type { Session } from './session.js'
 
 /** How {@link answerUnansweredCalls} answers each call: an error code and the text the model reads. */
 export interface UnansweredCallAnswer {

@@ -1,0 +1,196 @@
+import { deepFreezeJson, NonJsonValueError, toFrozenJson } from '@keel/base'
+import type { z } from 'zod'
+import { SessionError } from './errors.js'
+import { SURFACE_TYPES } from './surface.js'
+import type { SessionSeq, SurfaceOp } from './types.js'
+
+/** An event as the session handles it before its type is narrowed. */
+export type AnyEvent = {
+  type: string
+  seq: number
+  time: number
+  data: unknown
+  ignorable?: true
+  surfaceOp?: SurfaceOp
+  sourceEventSeqs?: readonly number[]
+}
+
+/** The envelope fields of a live append or a stored event, not yet checked. */
+export type StoredEnvelope = {
+  type: string
+  seq: number
+  time: number
+  data: unknown
+  ignorable?: true
+  surfaceOp?: SurfaceOp
+  sourceEventSeqs?: number[]
+}
+
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([
+  'type',
+  'seq',
+  'time',
+  'data',
+  'ignorable',
+  'surfaceOp',
+  'sourceEventSeqs',
+])
+
+/**
+ * Checks the shape of one stored event at index `seq`: an object with a string `type`,
+ * `seq` equal to its index, `data`, and no field outside the envelope. Returns it typed.
+ */
+export function checkStoredShape(raw: unknown, seq: number): StoredEnvelope {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw envelopeError(seq, 'is not an object')
+  }
+  const stored = raw as Partial<StoredEnvelope> & Record<string, unknown>
+  const type = stored.type
+  if (typeof type !== 'string' || type.length === 0) throw envelopeError(seq, 'has no string `type`')
+  if (stored.seq !== seq) {
+    throw new SessionError(
+      'EVENT_ENVELOPE_INVALID',
+      `event '${type}' at index ${seq} has seq ${JSON.stringify(stored.seq)}; seqs must be contiguous from 0 (a duplicated or missing event)`,
+      { seq, type, storedSeq: stored.seq },
+    )
+  }
+  for (const key of Object.keys(stored)) {
+    if (!ENVELOPE_KEYS.has(key)) throw envelopeError(seq, `has an unknown envelope field '${key}'`, type)
+  }
+  if (!('data' in stored)) throw envelopeError(seq, 'has no `data`', type)
+  return stored as StoredEnvelope
+}
+
+/**
+ * Checks the envelope fields (time, ignorable, surface fields) and builds the event, its
+ * `data` not yet checked. `live` words the time error for an append rather than a load.
+ */
+export function buildEvent(e: StoredEnvelope, live: boolean): AnyEvent {
+  const { type, seq } = e
+  if (typeof e.time !== 'number' || !Number.isFinite(e.time) || e.time < 0) {
+    const reason = `has time ${typeof e.time === 'string' ? JSON.stringify(e.time) : String(e.time)}; expected Unix epoch milliseconds (a finite number ≥ 0)`
+    if (!live) throw envelopeError(seq, reason, type)
+    throw new SessionError('EVENT_ENVELOPE_INVALID', `cannot append '${type}' at seq ${seq}: it ${reason}`, {
+      seq,
+      type,
+      time: String(e.time),
+    })
+  }
+  if (e.ignorable !== undefined && e.ignorable !== true) {
+    throw envelopeError(seq, 'has `ignorable` other than true', type)
+  }
+  const hasSurfaceFields = e.surfaceOp !== undefined || e.sourceEventSeqs !== undefined
+  if (!hasSurfaceFields) {
+    return e.ignorable
+      ? { type, seq, time: e.time, data: e.data, ignorable: true }
+      : { type, seq, time: e.time, data: e.data }
+  }
+  if (!SURFACE_TYPES.has(type)) {
+    throw new SessionError(
+      'SURFACE_FIELDS_NOT_ALLOWED',
+      `event '${type}' (seq ${seq}) carries ${e.surfaceOp !== undefined ? 'surfaceOp' : 'sourceEventSeqs'}, but only surface events (${[...SURFACE_TYPES].join(', ')}) may`,
+      { type, seq },
+    )
+  }
+  const event: AnyEvent = { type, seq, time: e.time, data: e.data }
+  if (e.ignorable) event.ignorable = true
+  if (e.surfaceOp !== undefined) event.surfaceOp = checkSurfaceOp(type, seq, e.surfaceOp)
+  if (e.sourceEventSeqs !== undefined) {
+    const sources = e.sourceEventSeqs
+    if (!Array.isArray(sources) || sources.some((s) => !Number.isInteger(s) || s < 0 || s >= seq)) {
+      throw new SessionError(
+        'SURFACE_SOURCES_INVALID',
+        `event '${type}' (seq ${seq}): sourceEventSeqs must be earlier seqs (integers 0..${seq - 1})`,
+        { type, seq, sourceEventSeqs: sources },
+      )
+    }
+    event.sourceEventSeqs = Object.freeze([...sources])
+  }
+  return event
+}
+
+function checkSurfaceOp(type: string, seq: number, op: unknown): SurfaceOp {
+  if (op === 'append') return op
+  if (op !== null && typeof op === 'object' && (op as { op?: unknown }).op === 'replace') {
+    const { startSeq, endSeq } = op as { startSeq?: unknown; endSeq?: unknown }
+    const keys = Object.keys(op)
+    if (Number.isInteger(startSeq) && Number.isInteger(endSeq) && keys.length === 3) {
+      return Object.freeze({
+        op: 'replace',
+        startSeq: startSeq as SessionSeq,
+        endSeq: endSeq as SessionSeq,
+      })
+    }
+  }
+  throw new SessionError(
+    'SURFACE_REPLACE_INVALID',
+    `event '${type}' (seq ${seq}): surfaceOp must be 'append' or { op: 'replace', startSeq, endSeq } with integer seqs`,
+    { type, seq, surfaceOp: op },
+  )
+}
+
+/**
+ * Checks `data` is plain JSON and returns it frozen (copied, or frozen in place when
+ * `parsed`: values straight from `JSON.parse`), then runs the registered schema (none for a
+ * known type whose plugin is not loaded: plain JSON only).
+ */
+export function checkData(
+  type: string,
+  seq: number,
+  data: unknown,
+  schema: z.ZodType<unknown> | undefined,
+  parsed: boolean,
+): unknown {
+  let frozen: unknown
+  try {
+    frozen = parsed
+      ? deepFreezeJson(data, 'data', `event '${type}' (seq ${seq})`)
+      : toFrozenJson(data, 'data', `event '${type}' (seq ${seq})`)
+  } catch (error) {
+    throw asSessionError(error, type, seq)
+  }
+  if (schema) {
+    const result = schema.safeParse(frozen)
+    if (!result.success) {
+      const issue = result.error.issues[0]!
+      const path = formatPath(issue.path)
+      throw new SessionError(
+        'EVENT_DATA_INVALID',
+        `event '${type}' (seq ${seq}): ${path}: ${issue.message}${result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : ''}`,
+        {
+          type,
+          seq,
+          path,
+          issues: result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })),
+        },
+      )
+    }
+  }
+  return frozen
+}
+
+/** A JSON path for messages: `data.message.content[0]`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>, root = 'data'): string {
+  let out = root
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
+  return out
+}
+
+export function envelopeError(seq: number, reason: string, type?: string): SessionError {
+  return new SessionError(
+    'EVENT_ENVELOPE_INVALID',
+    `stored event at seq ${seq}${type ? ` ('${type}')` : ''} ${reason}`,
+    {
+      seq,
+      type,
+    },
+  )
+}
+
+/** Turns a non-JSON failure from `@keel/base` into `NON_JSON_DATA`; other errors pass through. */
+export function asSessionError(error: unknown, type?: string, seq?: number): unknown {
+  if (error instanceof NonJsonValueError) {
+    return new SessionError('NON_JSON_DATA', error.message, { ...error.details, type, seq })
+  }
+  return error
+}
