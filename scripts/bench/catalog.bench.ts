@@ -10,9 +10,10 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildMachineCatalog } from '../catalog/catalog-json.js'
 import { generateCatalog } from '../catalog/generate.js'
-import { buildModel, loadProject } from '../catalog/model.js'
+import { buildModel } from '../catalog/model.js'
 import { renderMarkdown } from '../catalog/render.js'
 import { verifyCatalog } from '../catalog/verify.js'
+import { loadProject } from '../catalog/workspace.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const cli = join(root, 'scripts', 'catalog', 'cli.ts')

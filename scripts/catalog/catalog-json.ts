@@ -1,6 +1,7 @@
 // The machine schema catalog (`docs/persistence-catalog.json`) and helpers over its type table.
+import type { ShallowForm } from './canonical.js'
+import { sha256 } from './digest.js'
 import type { SourceModel } from './model.js'
-import { type ShallowForm, sha256 } from './normalize.js'
 import { type JsonSchema, SchemaBuilder } from './schema.js'
 
 export interface CatalogEvent {

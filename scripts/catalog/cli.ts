@@ -5,8 +5,8 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './errors.js'
 import { generateAndWrite, generateCatalog } from './generate.js'
-import { loadProject } from './model.js'
 import { verifyCatalog } from './verify.js'
+import { loadProject } from './workspace.js'
 
 interface Args {
   command: string

@@ -3,30 +3,18 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path'
 import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
+import { diffCatalogs } from './diff.js'
+import { sha256 } from './digest.js'
+import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
 import { goldenPath, renderGolden } from './golden.js'
-import {
-  CHANGES_DIR,
-  checkHistory,
-  diffCatalogs,
-  draftRecords,
-  FORMAT_REFERENCE,
-  FORMATS_DIR,
-  type HistoryReport,
-  readSnapshots,
-  renderFormatReference,
-  sealedSnapshot,
-} from './history.js'
+import { checkHistory, type HistoryReport } from './history.js'
 import { runtimeMigrations } from './migrations.js'
-import {
-  buildModel,
-  type LoadedProject,
-  loadProject,
-  type SourceModel,
-  type WorkspacePackage,
-} from './model.js'
-import { sha256 } from './normalize.js'
+import { buildModel, type SourceModel } from './model.js'
+import { CHANGES_DIR, draftRecords } from './records.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
+import { FORMATS_DIR, readSnapshots, sealedSnapshot } from './snapshots.js'
 import { sourceHash, TRANSLATIONS_ZH, type TranslationStatus, translationStatus } from './translations.js'
+import { type LoadedProject, loadProject, type WorkspacePackage } from './workspace.js'
 import { renderAllValidators } from './zod.js'
 
 export const CATALOG_EN = 'docs/persistence-catalog.md'

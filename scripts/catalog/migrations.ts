@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { WorkspacePackage } from './model.js'
+import type { WorkspacePackage } from './workspace.js'
 
 export interface RuntimeMigrations {
   steps: Array<{ from: number; to: number }>

@@ -2,7 +2,7 @@
 // `@minimum 1`, `@pattern …`). They are part of the normalized type (digest, JSON Schema,
 // generated validator) and verify classifies each change.
 import { ts } from 'ts-morph'
-import type { NodeKind } from './normalize.js'
+import type { NodeKind } from './graph.js'
 
 /**
  * Refinements written once as JSDoc tags on a declaration (see REFINEMENT_TAGS). They are part

@@ -1,7 +1,8 @@
 // JSON Schema (draft 2020-12) of an event payload, from the normalized class graph.
 // Named and recursive classes go to `$defs` (named by their type name, or `T<digest prefix>`
 // when unnamed or when two different classes share a name); the rest is inlined.
-import type { Canonical, Refinements } from './normalize.js'
+import type { Canonical } from './canonical.js'
+import type { Refinements } from './refinements.js'
 
 export type JsonSchema = { [key: string]: unknown } | boolean
 

@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type MachineCatalog, stableJson } from './catalog-json.js'
-import { sha256 } from './normalize.js'
+import { sha256 } from './digest.js'
 
 export const FORMATS_DIR = 'docs/persistence/formats'
 

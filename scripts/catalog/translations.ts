@@ -6,8 +6,8 @@
 // A description without a translation is listed by gen and marked in the zh catalog.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { sha256 } from './digest.js'
 import type { SourceModel } from './model.js'
-import { sha256 } from './normalize.js'
 
 export const TRANSLATIONS_ZH = 'docs/persistence/translations.zh.json'
 

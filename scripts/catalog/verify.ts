@@ -2,12 +2,12 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { MachineCatalog } from './catalog-json.js'
+import { diffCatalogs } from './diff.js'
+import { sha256 } from './digest.js'
 import { CatalogError } from './errors.js'
 import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog, historyOf } from './generate.js'
-import { diffCatalogs } from './history.js'
-import type { LoadedProject } from './model.js'
-import { sha256 } from './normalize.js'
 import { TRANSLATIONS_ZH } from './translations.js'
+import type { LoadedProject } from './workspace.js'
 
 export interface VerifyOptions {
   root: string

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { CatalogError } from './errors.js'
 import type { EventModel, SourceModel } from './model.js'
-import type { Refinements } from './normalize.js'
+import type { Refinements } from './refinements.js'
 import { cyclicClasses } from './schema.js'
 
 /** The generated validator module of a package, relative to the package directory. */

@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { GOLDEN_DIR, goldenPath } from '../catalog/golden.js'
-import { FORMATS_DIR } from '../catalog/history.js'
-import { findPackages } from '../catalog/model.js'
+import { FORMATS_DIR } from '../catalog/snapshots.js'
+import { findPackages } from '../catalog/workspace.js'
 
 const repo = join(import.meta.dirname, '..', '..')
 const versions = readdirSync(join(repo, GOLDEN_DIR))

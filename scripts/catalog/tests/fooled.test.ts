@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CatalogError } from '../errors.js'
 import { generateAndWrite, generateCatalog } from '../generate.js'
-import { recordPath } from '../history.js'
+import { recordPath } from '../records.js'
 import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, makeRepo, write } from './helpers.js'
 

@@ -13,7 +13,7 @@ import {
   generateAndWrite,
   generateCatalog,
 } from '../generate.js'
-import { PLACEHOLDER_NOTE, readRecords } from '../history.js'
+import { PLACEHOLDER_NOTE, readRecords } from '../records.js'
 import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, makeRepo, write } from './helpers.js'
 

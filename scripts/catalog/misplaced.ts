@@ -1,0 +1,99 @@
+// Declarations the catalog refuses because they would be silently skipped: `SessionEventMap`
+// merged into another module or declared outside the session's map, and refinement tags on a
+// plain alias of a primitive (the checker does not keep such aliases).
+import { ts } from 'ts-morph'
+import type { CatalogProblem } from './errors.js'
+import type { SourceLocator } from './locations.js'
+import { refinementsOf } from './refinements.js'
+
+/** Interfaces named `SessionEventMap` that are not merges into the session module's map. */
+export function misplacedMerges(
+  program: ts.Program,
+  at: SourceLocator,
+  sessionModule: string,
+  mapSymbol: ts.Symbol,
+): CatalogProblem[] {
+  const problems: CatalogProblem[] = []
+  // Merges into a wrong module: any `declare module 'x'` in a package source that declares an
+  // interface named SessionEventMap where 'x' is not the session module.
+  for (const sf of program.getSourceFiles()) {
+    if (!at.isRepoSource(sf)) continue
+    for (const stmt of sf.statements) {
+      if (!ts.isModuleDeclaration(stmt) || !ts.isStringLiteral(stmt.name)) continue
+      const body = stmt.body
+      if (!body || !ts.isModuleBlock(body)) continue
+      for (const inner of body.statements) {
+        if (
+          ts.isInterfaceDeclaration(inner) &&
+          inner.name.text === 'SessionEventMap' &&
+          stmt.name.text !== sessionModule
+        ) {
+          const loc = at.locOf(stmt)
+          problems.push({
+            code: 'WRONG_MERGE_MODULE',
+            loc,
+            message: `${loc}: SessionEventMap is merged into module '${stmt.name.text}'; events must be merged into '${sessionModule}' (write \`declare module '${sessionModule}'\`), otherwise they are not part of the session's event map`,
+          })
+        }
+      }
+    }
+  }
+  // Any other interface named SessionEventMap that is not part of the session's one (`declare
+  // global`, a namespace, a script file) would be silently skipped: refuse it instead.
+  const merged = new Set<ts.Node>(mapSymbol.declarations ?? [])
+  for (const sf of program.getSourceFiles()) {
+    if (!at.isRepoSource(sf) || !sf.text.includes('SessionEventMap')) continue
+    const visit = (n: ts.Node, inModule: string | undefined) => {
+      if (ts.isInterfaceDeclaration(n) && n.name.text === 'SessionEventMap' && !merged.has(n)) {
+        if (inModule !== undefined && inModule !== sessionModule) return // reported above
+        const loc = at.locOf(n)
+        const where =
+          ts.isModuleBlock(n.parent) &&
+          ts.isModuleDeclaration(n.parent.parent) &&
+          n.parent.parent.flags & ts.NodeFlags.GlobalAugmentation
+            ? '`declare global`'
+            : 'this scope'
+        problems.push({
+          code: 'WRONG_MERGE_MODULE',
+          loc,
+          message: `${loc}: an interface SessionEventMap declared in ${where} is not the session's event map and its events would be skipped; merge them with \`declare module '${sessionModule}' { interface SessionEventMap { … } }\``,
+        })
+      }
+      const mod = ts.isModuleDeclaration(n) && ts.isStringLiteral(n.name) ? n.name.text : inModule
+      ts.forEachChild(n, (c) => visit(c, mod))
+    }
+    visit(sf, undefined)
+  }
+  return problems
+}
+
+/** Type aliases whose refinement tags the checker would drop. */
+export function lostRefinements(program: ts.Program, at: SourceLocator): CatalogProblem[] {
+  const checker = program.getTypeChecker()
+  const problems: CatalogProblem[] = []
+  // Refinement tags on a plain alias of a primitive (`type Id = string`) would be lost: the
+  // checker does not keep such aliases, so the tags could never reach a validator. Refuse them.
+  for (const sf of program.getSourceFiles()) {
+    if (
+      !at.isRepoSource(sf) ||
+      !/@(integer|minimum|maximum|exclusiveM|minLength|maxLength|pattern|minItems|maxItems|uniqueItems|uniqueBy)\b/.test(
+        sf.text,
+      )
+    )
+      continue
+    for (const stmt of sf.statements) {
+      if (!ts.isTypeAliasDeclaration(stmt)) continue
+      const tags = refinementsOf(stmt, () => {})
+      if (!tags) continue
+      const t = checker.getTypeAtLocation(stmt.name)
+      if (t.aliasSymbol?.declarations?.includes(stmt)) continue
+      const loc = at.locOf(stmt)
+      problems.push({
+        code: 'REFINEMENT_LOST',
+        loc,
+        message: `${loc}: refinement tags on type ${stmt.name.text} would be lost: TypeScript does not keep a plain alias of a primitive. Declare it as Brand<…> (as SessionSeq is) or put the tags on each property`,
+      })
+    }
+  }
+  return problems
+}
