@@ -5,7 +5,7 @@ import { SessionError } from './errors.js'
 import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
 import { buildHeader } from './header.js'
-import { InvariantFolds } from './invariants.js'
+import { InvariantFolds } from './invariant-folds.js'
 import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 import {
   applyLifecycle,
