@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by .ci/run (and usable locally as root): installs from Debian the programs the
 # tests use when they are missing — ripgrep (the grep tool's fast path), bubblewrap and socat
-# (the OS sandbox of @anthropic-ai/sandbox-runtime), python3 (hook scripts), tmux.
+# (the OS sandbox of @anthropic-ai/sandbox-runtime), python3 (hook scripts), tmux, chromium
+# (the HTML export is checked in a real headless browser).
 # Quiet on success, loud on failure.
 
 keel_install_tools() {
@@ -11,6 +12,7 @@ keel_install_tools() {
   command -v socat >/dev/null 2>&1 || missing+=(socat)
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "install-tools: missing ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
