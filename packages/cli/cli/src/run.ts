@@ -202,7 +202,7 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
     })
   }
   if (interactive) {
-    const { runInteractive } = await import('./tui/run.js')
+    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
     const title = `keel · session ${sessionId} · ${llm.model} · ${header.join(' · ')}\n/help for commands, Ctrl-C interrupts, Ctrl-C twice exits`
     try {
       return await runInteractive({ agent, built, feed: feed!, terminal: io.terminal!, title })
