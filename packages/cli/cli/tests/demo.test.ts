@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -60,6 +60,27 @@ describe('pnpm demo (the entry as a child process)', () => {
     })
     const workspace = /workspace\s+(\S+)/.exec(stdout)![1]!
     expect(readFileSync(join(workspace, 'greet.mjs'), 'utf8')).toContain("return 'Hello, ' + name + '!'")
+  })
+
+  it('says up front when there is no OS sandbox; the shell command is then refused, not run unsandboxed', async () => {
+    // A PATH with every program of the real one except bubblewrap.
+    const bin = await mkdtemp(join(tmpdir(), 'keel-demo-test-bin-'))
+    for (const dir of (process.env.PATH ?? '').split(':').filter((d) => existsSync(d))) {
+      for (const name of readdirSync(dir)) {
+        if (name === 'bwrap' || existsSync(join(bin, name))) continue
+        symlinkSync(join(dir, name), join(bin, name))
+      }
+    }
+    const home = await mkdtemp(join(tmpdir(), 'keel-demo-test-home-'))
+    const { code, stdout } = await run([], { PATH: bin, KEEL_HOME: home, NO_COLOR: '1' })
+    expect(code).toBe(0)
+    expect(stdout).toMatch(
+      /sandbox {4}no OS sandbox \(.*bwrap.*\): shell commands need approval and are refused without a terminal; install bubblewrap/u,
+    )
+    expect(stdout).toContain('← bash ✗ APPROVAL_UNAVAILABLE')
+    expect(stdout).not.toContain('← bash ✓ PASS')
+    rmSync(bin, { recursive: true, force: true })
+    rmSync(home, { recursive: true, force: true })
   })
 
   it('defaults KEEL_HOME to a temporary directory and says so', async () => {
