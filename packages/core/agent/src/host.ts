@@ -1,7 +1,6 @@
 import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { getEventRegistration, type Session } from '@keel/session'
 import type { Tool, ToolOutput } from '@keel/tools'
-import type { z } from 'zod'
 import { AgentError } from './errors.js'
 import {
   type BeforeToolVerdict,
@@ -41,25 +40,10 @@ import type {
   TurnStoppingInfo,
 } from './plugin.js'
 
+import { type PluginEntry, resolveEntry, validateConfig } from './plugin-use.js'
+
 export type { BeforeToolVerdict, Decided, Reinput } from './interceptors-run.js'
-
-/**
- * A plugin together with the config it runs with (plain JSON, validated by the plugin's
- * schema). An absent config is validated as `undefined`, then as `{}`, so a plugin whose
- * config fields all have defaults can be used bare.
- */
-export interface PluginUse<Config = unknown> {
-  readonly plugin: PluginDefinition<Config>
-  readonly config?: unknown
-}
-
-/** How a plugin is given to an agent: bare (no config) or with its config. */
-export type PluginEntry = PluginDefinition<unknown> | PluginUse<unknown>
-
-/** Pairs a plugin with its config; the config is validated when the agent starts. */
-export function usePlugin<Config>(plugin: PluginDefinition<Config>, config?: unknown): PluginUse<Config> {
-  return config === undefined ? { plugin } : { plugin, config }
-}
+export { type PluginEntry, type PluginUse, usePlugin } from './plugin-use.js'
 
 /** What the agent lends the host so plugin contexts can reach it. */
 export interface HostServices {
@@ -361,48 +345,4 @@ export class PluginHost {
     }
     return errors
   }
-}
-
-function resolveEntry(entry: PluginEntry): { plugin: PluginDefinition<unknown>; config: unknown } {
-  if ('plugin' in entry && typeof entry.plugin === 'object' && entry.plugin !== null) {
-    return { plugin: entry.plugin, config: entry.config }
-  }
-  return { plugin: entry as PluginDefinition<unknown>, config: undefined }
-}
-
-/** Validates a plugin's config; the error names the plugin and the JSON path of the first problem. */
-function validateConfig(plugin: PluginDefinition<unknown>, config: unknown): unknown {
-  const schema: z.ZodType<unknown> | undefined = plugin.config
-  if (!schema) {
-    if (config !== undefined) {
-      throw new AgentError(
-        'PLUGIN_CONFIG_INVALID',
-        `plugin '${plugin.name}' takes no config, but one was given; remove it`,
-        { plugin: plugin.name, path: 'config' },
-      )
-    }
-    return undefined
-  }
-  let result = schema.safeParse(config)
-  // A plugin used bare gets its defaults: an absent config is read as `{}` when the schema refuses undefined.
-  if (!result.success && config === undefined) result = schema.safeParse({})
-  if (result.success) return result.data
-  const issues = result.error.issues.map((issue) => ({
-    path: formatPath(issue.path),
-    message: issue.message,
-  }))
-  const first = issues[0]!
-  throw new AgentError(
-    'PLUGIN_CONFIG_INVALID',
-    `plugin '${plugin.name}': ${first.path}: ${first.message}${
-      issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
-    }; fix the plugin's config in the preset or the createAgent call`,
-    { plugin: plugin.name, path: first.path, issues },
-  )
-}
-
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = 'config'
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
-  return out
 }
