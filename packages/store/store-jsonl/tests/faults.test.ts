@@ -1,35 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { isKeelError } from '@keel/base'
 import { SESSION_FORMAT_VERSION } from '@keel/session'
 import { HOST } from '@keel/store'
 import { appendSampleTurn } from '@keel/store-testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { JsonlStore, keelHome } from '../src/index.js'
-import { exited, runChild, tempHome } from './helpers.js'
+import { exited, failure, homesRemovedAfterEach, runChild } from './helpers.js'
 
-const homes: string[] = []
-const home = () => {
-  const h = tempHome()
-  homes.push(h)
-  return h
-}
-afterEach(() => {
-  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true })
-})
-
-async function failure(
-  promise: Promise<unknown>,
-): Promise<{ code: string; details: Record<string, unknown> }> {
-  try {
-    await promise
-  } catch (error) {
-    if (isKeelError(error)) return error as never
-    throw error
-  }
-  throw new Error('expected a rejection')
-}
+const home = homesRemovedAfterEach()
 
 /** A stored session of two sample turns and a final unicode message; returns its file. */
 async function twoTurns(store: JsonlStore, id = 's'): Promise<string> {

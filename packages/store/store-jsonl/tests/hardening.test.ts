@@ -10,34 +10,13 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { isKeelError } from '@keel/base'
 import { HOST } from '@keel/store'
 import { appendSampleTurn, SAMPLE_TURN_EVENTS as N } from '@keel/store-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { JsonlStore } from '../src/index.js'
-import { exited, runChild, tempHome } from './helpers.js'
+import { exited, failure, homesRemovedAfterEach, runChild } from './helpers.js'
 
-const homes: string[] = []
-const home = () => {
-  const h = tempHome()
-  homes.push(h)
-  return h
-}
-afterEach(() => {
-  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true })
-})
-
-async function failure(
-  promise: Promise<unknown>,
-): Promise<Error & { code: string; details: Record<string, unknown> }> {
-  try {
-    await promise
-  } catch (error) {
-    if (isKeelError(error)) return error as never
-    throw error
-  }
-  throw new Error('expected a rejection')
-}
+const home = homesRemovedAfterEach()
 
 async function stored(store: JsonlStore, id = 's', turns = 2): Promise<string> {
   const handle = await store.create({ id, header: { cwd: '/w' } })

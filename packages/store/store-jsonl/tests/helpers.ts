@@ -3,7 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isKeelError } from '@keel/base'
 import type { ConformanceFixture } from '@keel/store-testkit'
+import { afterEach } from 'vitest'
 import { JsonlStore } from '../src/index.js'
 
 export function tempHome(): string {
@@ -77,3 +79,29 @@ export const exited = (proc: ChildProcess) =>
     if (proc.exitCode !== null || proc.signalCode !== null) resolve()
     else proc.once('exit', () => resolve())
   })
+
+/** A fresh `$KEEL_HOME` per call, each removed after the test that made it. */
+export function homesRemovedAfterEach(): () => string {
+  const homes: string[] = []
+  afterEach(() => {
+    for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true })
+  })
+  return () => {
+    const h = tempHome()
+    homes.push(h)
+    return h
+  }
+}
+
+/** The typed error `promise` rejects with; fails the test when it resolves or rejects untyped. */
+export async function failure(
+  promise: Promise<unknown>,
+): Promise<Error & { code: string; details: Record<string, unknown> }> {
+  try {
+    await promise
+  } catch (error) {
+    if (isKeelError(error)) return error as never
+    throw error
+  }
+  throw new Error('expected a rejection')
+}
