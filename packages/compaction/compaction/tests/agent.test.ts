@@ -12,20 +12,11 @@ import {
   lastText,
   messagesOf,
   onCleanup,
+  readFile,
+  readFourFilesTurn,
   serve,
   toolPairsIntact,
 } from './helpers.js'
-
-/** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file.',
-  inputSchema: z.strictObject({ path: z.string() }),
-  annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
-  async call({ path }) {
-    return filler(8_000, `contents of ${path}`)
-  },
-})
 
 /** Chars a chat request sends, /4: what the model was asked to read. */
 function requestTokens(request: RecordedRequest): number {
@@ -36,26 +27,7 @@ const window = 6_000
 
 describe('inside a real agent (beforeStep trigger)', () => {
   it('compacts automatically before a step, keeps every request under the window and the todo list intact', async () => {
-    const steps: ScriptedResponse[] = [
-      {
-        toolCalls: [
-          {
-            name: 'todo_write',
-            arguments: {
-              todos: [
-                { id: 'read', content: 'Read the four files', status: 'in_progress' },
-                { id: 'report', content: 'Report', status: 'pending' },
-              ],
-            },
-          },
-        ],
-      },
-      ...['a.ts', 'b.ts', 'c.ts', 'd.ts'].map((path) => ({
-        text: filler(3_000, `thinking about ${path}`),
-        toolCalls: [{ name: 'read_file', arguments: { path } }],
-      })),
-      { text: 'All four read.' },
-    ]
+    const steps: ScriptedResponse[] = [...readFourFilesTurn()]
     let next = 0
     const { server, llm } = await serve({
       handler: (request) =>

@@ -8,7 +8,9 @@ import {
   startScriptedServer,
 } from '@keel/scripted-server'
 import { Session } from '@keel/session'
+import { defineTool } from '@keel/tools'
 import { afterEach } from 'vitest'
+import { z } from 'zod'
 import { SUMMARY_SOURCE } from '../src/index.js'
 
 const cleanups: Array<() => Promise<void>> = []
@@ -196,4 +198,42 @@ export function sessionWithPolicy(id: string, policy: unknown, sandbox: unknown)
     { type: 'sandbox/mode', seq: 2, time: 1, data: sandbox },
   ]
   return Session.create(id, {}, seed)
+}
+
+/** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
+export const readFile = defineTool({
+  name: 'read_file',
+  description: 'Reads a file.',
+  inputSchema: z.strictObject({ path: z.string() }),
+  annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
+  async call({ path }) {
+    return filler(8_000, `contents of ${path}`)
+  },
+})
+
+/**
+ * The model's side of one turn that fills the context: a todo list, then four `read_file`
+ * calls with long thoughts (each output ~8,000 chars), then a short answer.
+ */
+export function readFourFilesTurn(): ScriptedResponse[] {
+  return [
+    {
+      toolCalls: [
+        {
+          name: 'todo_write',
+          arguments: {
+            todos: [
+              { id: 'read', content: 'Read the four files', status: 'in_progress' },
+              { id: 'report', content: 'Report', status: 'pending' },
+            ],
+          },
+        },
+      ],
+    },
+    ...['a.ts', 'b.ts', 'c.ts', 'd.ts'].map((path) => ({
+      text: filler(3_000, `thinking about ${path}`),
+      toolCalls: [{ name: 'read_file', arguments: { path } }],
+    })),
+    { text: 'All four read.' },
+  ]
 }

@@ -10,23 +10,18 @@ import { hooksPlugin } from '@keel/hooks'
 import type { ScriptedResponse, ScriptHandler } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
 import { todoPlugin, todoProjection } from '@keel/todo'
-import { defineTool } from '@keel/tools'
 import { userApproval } from '@keel/user-approval'
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import { compactionPlugin, DISPLAY_KINDS } from '../src/index.js'
-import { filler, isSummaryRequest, lastText, onCleanup, serve } from './helpers.js'
-
-/** A stand-in for @keel/fs's read_file: big outputs, same name and path argument. */
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file.',
-  inputSchema: z.strictObject({ path: z.string() }),
-  annotations: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
-  async call({ path }) {
-    return filler(8_000, `contents of ${path}`)
-  },
-})
+import {
+  filler,
+  isSummaryRequest,
+  lastText,
+  onCleanup,
+  readFile,
+  readFourFilesTurn,
+  serve,
+} from './helpers.js'
 
 /** Appends every PreCompact input to precompact.jsonl; refuses ("not now") when the instructions say "later". */
 const preCompactScript =
@@ -86,24 +81,7 @@ async function rig(id: string, handler: ScriptHandler, compaction: Record<string
 describe('compaction with user-approval, todo and hooks in one real agent', () => {
   it('automatic inside a turn and /compact between turns: PreCompact runs, todo and the configured policy reach the summary, the log reloads', async () => {
     const steps: ScriptedResponse[] = [
-      {
-        toolCalls: [
-          {
-            name: 'todo_write',
-            arguments: {
-              todos: [
-                { id: 'read', content: 'Read the four files', status: 'in_progress' },
-                { id: 'report', content: 'Report', status: 'pending' },
-              ],
-            },
-          },
-        ],
-      },
-      ...['a.ts', 'b.ts', 'c.ts', 'd.ts'].map((path) => ({
-        text: filler(3_000, `thinking about ${path}`),
-        toolCalls: [{ name: 'read_file', arguments: { path } }],
-      })),
-      { text: 'All four read.' },
+      ...readFourFilesTurn(),
       { text: filler(4_000, 'second answer') },
       { text: filler(4_000, 'third answer') },
     ]
