@@ -13,26 +13,13 @@ import { Compactor, compactionPlugin, measureSurface } from '@keel/compaction'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import type { ToolCallId } from '@keel/llm'
 import { type ScriptedResponse, startScriptedServer } from '@keel/scripted-server'
-import { Session, type SessionEventMap, type SessionEventType } from '@keel/session'
+import { Session } from '@keel/session'
 import { todoPlugin, todoProjection } from '@keel/todo'
 import { defineTool } from '@keel/tools'
 import { z } from 'zod'
+import { filler, type Op, stream } from './session-ops.js'
 
-type Op = { [K in SessionEventType]: [K, SessionEventMap[K]] }[SessionEventType]
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
-const filler = (n: number, seed: number | string) => {
-  let s = ''
-  while (s.length < n) s += `line ${seed} of output: the quick brown fox jumps over the lazy dog; `
-  return s.slice(0, n)
-}
-const stream = {
-  provider: 'bench',
-  model: 'm',
-  startedAt: 1,
-  endedAt: 2,
-  chunks: 3,
-  finishReason: 'stop' as const,
-}
 
 /** Per turn: a user message, 3 steps, 2 read_file calls per tool step with ~1 KB results (20 events). */
 function turnOps(turn: number): Op[] {

@@ -1,23 +1,8 @@
 // Session append throughput and the cost of append + deriveMessages() as the log grows.
 // Baseline: JSON.stringify of the same events, measured in the same run.
-import type { SessionEventMap, SessionEventType, ToolCallId } from '@keel/session'
+import type { ToolCallId } from '@keel/session'
 import { Session } from '@keel/session'
-
-type Op = { [K in SessionEventType]: [K, SessionEventMap[K]] }[SessionEventType]
-
-const filler = (n: number, seed: number) => {
-  let s = ''
-  while (s.length < n) s += `line ${seed} of output: the quick brown fox jumps over the lazy dog; `
-  return s.slice(0, n)
-}
-const stream = {
-  provider: 'bench',
-  model: 'm',
-  startedAt: 1,
-  endedAt: 2,
-  chunks: 3,
-  finishReason: 'stop' as const,
-}
+import { filler, type Op, stream } from './session-ops.js'
 
 /** A realistic mix: per turn a user message, 3 steps, 2 tool calls per tool step with ~1 KB results. */
 function turnOps(turn: number): Op[] {
