@@ -1,3 +1,4 @@
+import { canonicalJson } from '@keel/base'
 import type { ToolCallBlock } from '@keel/llm'
 import {
   executeTool,
@@ -171,7 +172,7 @@ function reinput(rt: Runtime, current: ToolCallInfo, input: unknown, plugin: str
     }
   }
   const next = result.data
-  if (stableJson(next) === stableJson(current.input)) return undefined
+  if (canonicalJson(next) === canonicalJson(current.input)) return undefined
   const args = JSON.stringify(next) ?? 'null'
   rt.session.append('tool/input-rewritten', {
     turn: current.turn,
@@ -181,16 +182,6 @@ function reinput(rt: Runtime, current: ToolCallInfo, input: unknown, plugin: str
     arguments: args,
   })
   return { info: { ...current, input: next, facts: toolFacts(tool, next, rt.options.cwd) } }
-}
-
-/** JSON with object keys sorted, to compare inputs by value. */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
 }
 
 async function resolveAsk(

@@ -1,4 +1,5 @@
 export type { Brand } from './brand.js'
+export { canonicalJson } from './canonical.js'
 export { isKeelError, KeelError } from './errors.js'
 export {
   deepFreezeJson,

@@ -1,27 +1,18 @@
 // Runtime helpers of the generated validators (`src/events.generated.ts` of each package):
 // the refinements zod has no built-in for.
+import { canonicalJson } from '@keel/base'
 import { z } from 'zod'
-
-/** A stable text of a JSON value: object keys sorted, so equal values give equal texts. */
-function canonicalText(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalText).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort()
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalText((value as Record<string, unknown>)[k])}`).join(',')}}`
-  }
-  return JSON.stringify(value)
-}
 
 /** `@uniqueItems`: no two items are equal JSON values. */
 export function uniqueItems(items: readonly unknown[]): boolean {
-  return new Set(items.map(canonicalText)).size === items.length
+  return new Set(items.map(canonicalJson)).size === items.length
 }
 
 /** `@uniqueBy key`: no two items (objects) share the value of `key`. */
 export function uniqueBy(items: readonly unknown[], key: string): boolean {
   const seen = new Set<string>()
   for (const item of items) {
-    const v = canonicalText((item as Record<string, unknown>)[key])
+    const v = canonicalJson((item as Record<string, unknown>)[key])
     if (seen.has(v)) return false
     seen.add(v)
   }

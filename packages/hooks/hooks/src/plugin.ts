@@ -1,6 +1,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCallInfo } from '@keel/agent'
+import { canonicalJson } from '@keel/base'
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -58,15 +59,6 @@ function lastAssistantText(session: Session): string | undefined {
   return undefined
 }
 
-function stable(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
-}
-
 /**
  * What to do with a hook's `updatedInput` (in Keel's field names): `{ input }`, the
  * rewrite validated by the tool's schema, for the `beforeTool` decision to carry (the agent
@@ -90,8 +82,8 @@ export function updatedInputDecision(
     }
   }
   const same =
-    stable(toHookInput(tool.name, parsed.data, projectDir)) ===
-    stable(toHookInput(tool.name, current, projectDir))
+    canonicalJson(toHookInput(tool.name, parsed.data, projectDir)) ===
+    canonicalJson(toHookInput(tool.name, current, projectDir))
   return same ? undefined : { input: parsed.data }
 }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { type PluginEntry, usePlugin } from '@keel/agent'
+import { canonicalJson } from '@keel/base'
 import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
 import type { AgentComposition, ComposedPlugin, Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
@@ -11,21 +12,9 @@ import type { Preset, ToolGroup } from './preset.js'
 
 const APPROVAL = '@keel/user-approval'
 
-/** Canonical JSON: object keys sorted, no whitespace. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value ?? null)
-}
-
 /** `sha256:<hex>` of a config's canonical JSON (an absent config digests as `null`). */
 export function configDigest(config: unknown): string {
-  return `sha256:${createHash('sha256').update(canonical(config)).digest('hex')}`
+  return `sha256:${createHash('sha256').update(canonicalJson(config)).digest('hex')}`
 }
 
 /** The config a plugin gets from a preset: its own, with the preset's policy merged into the approval plugin's. */
