@@ -1,14 +1,32 @@
 export { Agent, createAgent } from './agent.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
+export type { CommandSummary, RegisteredCommand } from './commands.js'
+export { MAX_COMMAND_TEXT } from './commands.js'
 export type {
-  AgentLogger,
-  AgentOptions,
-  SendOptions,
-  StoreHandle,
-  ToolAnswerer,
-  ToolQuestion,
-  TurnResult,
-} from './options.js'
+  ApprovalAnswerSource,
+  ApprovalOutcome,
+  CommandOutcome,
+  CommandSource,
+  SessionRule,
+} from './events.js'
+export {
+  approvalAnswerSourceSchema,
+  approvalOutcomeSchema,
+  sessionRuleSchema,
+} from './events.generated.js'
+export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
+export {
+  type ApprovalAnswer,
+  type ApprovalAnswerer,
+  type ApprovalQuestion,
+  defaultRule,
+  describeRule,
+  ruleCovers,
+  type Settlement,
+  sessionRulesProjection,
+} from './permission.js'
+export { orderByServices, type ServiceNeeds } from './services.js'
+export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 
 import './events.js'
 
@@ -19,7 +37,6 @@ export {
   type PluginEntry,
   PluginHost,
   type PluginUse,
-  type RegisteredCommand,
   type Reinput,
   usePlugin,
 } from './host.js'
@@ -42,6 +59,7 @@ export {
   type BeforeStepInfo,
   type BeforeToolDecision,
   type Clock,
+  type CommandRunInfo,
   type DisplayNotice,
   definePlugin,
   type Interceptors,

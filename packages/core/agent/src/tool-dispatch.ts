@@ -1,4 +1,4 @@
-import { canonicalJson } from '@keel/base'
+import { canonicalJson, errorMessage } from '@keel/base'
 import type { ToolCallBlock } from '@keel/llm'
 import {
   executeTool,
@@ -11,8 +11,8 @@ import {
   toolFacts,
 } from '@keel/tools'
 import type { Reinput } from './interceptors-run.js'
-import type { ToolQuestion } from './options.js'
-import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
+import { askAbout } from './permission.js'
+import type { ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { abortedCall, commitResult, errorOutput, notRun, type ToolOutcome } from './tool-results.js'
 
@@ -113,7 +113,16 @@ async function runOne(
       reinput(rt, current, input, plugin),
     )
     const info = before.info
-    const decision = await resolveAsk(rt, before.decision, before.plugin, info, signal)
+    const decision =
+      before.decision.action === 'ask'
+        ? await askAbout(
+            { session: rt.session, answerers: rt.answerers, asked: ts.asked },
+            before.decision,
+            before.plugin,
+            info,
+            signal,
+          )
+        : before.decision
     if (decision.action === 'deny') {
       const by = before.plugin ? ` by plugin '${before.plugin}'` : ''
       return notRun(call, decision.errorCode ?? 'TOOL_DENIED', `denied${by}: ${decision.reason}`)
@@ -126,6 +135,7 @@ async function runOne(
       callId: call.id,
       session: rt.session,
       progress: (progress) => rt.emit('onToolProgress', { turn, step, call, progress }),
+      services: rt.services,
     }
     const maxResultChars = rt.options.maxResultChars
     const outcome = await executeTool(tool, info.input, context, {
@@ -144,13 +154,7 @@ async function runOne(
     }
     return outcome
   } catch (error) {
-    return {
-      output: errorOutput(
-        'TOOL_FAILED',
-        `${call.name} failed inside the agent: ${error instanceof Error ? error.message : String(error)}`,
-      ),
-      ran: false,
-    }
+    return { output: errorOutput('TOOL_FAILED', `${call.name} failed inside the agent: ${errorMessage(error)}`), ran: false }
   }
 }
 
@@ -182,43 +186,6 @@ function reinput(rt: Runtime, current: ToolCallInfo, input: unknown, plugin: str
     arguments: args,
   })
   return { info: { ...current, input: next, facts: toolFacts(tool, next, rt.options.cwd) } }
-}
-
-async function resolveAsk(
-  rt: Runtime,
-  decision: BeforeToolDecision,
-  plugin: string | undefined,
-  info: ToolCallInfo,
-  signal: AbortSignal,
-): Promise<Exclude<BeforeToolDecision, { action: 'ask' }>> {
-  if (decision.action !== 'ask') return decision
-  const answerer = rt.options.answerer
-  if (!answerer) {
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_ASK_UNANSWERED',
-      reason: `${decision.reason} (approval was required but nobody can answer here, so it fails closed)`,
-    }
-  }
-  try {
-    const question: ToolQuestion =
-      plugin === undefined
-        ? { ...info, reason: decision.reason, signal }
-        : { ...info, reason: decision.reason, plugin, signal }
-    const answer = await answerer(question)
-    if (answer === 'allow') return { action: 'allow' }
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_DENIED_BY_USER',
-      reason: `${decision.reason} (the user declined)`,
-    }
-  } catch (error) {
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_ASK_FAILED',
-      reason: `${decision.reason} (asking failed: ${error instanceof Error ? error.message : String(error)})`,
-    }
-  }
 }
 
 interface Deferred<T> {

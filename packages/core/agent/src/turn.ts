@@ -52,6 +52,7 @@ export async function runTurn(rt: Runtime, item: InboxItem, hooks: TurnHooks): P
     turn,
     signal,
     usedCallIds: new Set(),
+    asked: new Map(),
     maxTokens:
       item.maxTokens ?? rt.options.maxTokens ?? rt.llm.capabilities?.(rt.options.model).maxOutputTokens,
   }

@@ -2,6 +2,7 @@ import type { ImageBlock, TextBlock, ToolCallId } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { z } from 'zod'
 import type { AsideConfig } from './aside.js'
+import type { ServiceView } from './services.js'
 
 /**
  * What a tool is — never whether it may run (that is the permission decision's job).
@@ -59,6 +60,11 @@ export interface ToolContext {
   readonly session: Session
   /** Reports progress to live UIs. */
   progress(update: ToolProgress): void
+  /**
+   * The agent's services (`sandbox.limits`, …): how a tool given to the agent, not
+   * registered by a plugin, reads what the plugins provide. Absent outside an agent.
+   */
+  readonly services?: ServiceView
   /**
    * Where this call may store output too large for the log and how many bytes it may store
    * (the per-call disk cap). {@link executeTool} always sets it; a tool that streams more
