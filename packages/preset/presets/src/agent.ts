@@ -1,7 +1,13 @@
-import { type Agent, type AgentOptions, createAgent, type PluginEntry, type StoreHandle } from '@keel/agent'
+import {
+  type Agent,
+  type AgentOptions,
+  type ApprovalAnswerer,
+  createAgent,
+  type PluginEntry,
+  type StoreHandle,
+} from '@keel/agent'
 import type { AgentComposition } from '@keel/session'
 import type { SessionStore } from '@keel/store'
-import type { ApprovalAnswerer } from '@keel/user-approval'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
 import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
@@ -25,7 +31,7 @@ export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plug
   presets?: readonly PresetSource[]
   /** The installed plugins. Default: Keel's own. */
   catalog?: PluginCatalog
-  /** Interactive approval answerers; ignored when the preset is not interactive. */
+  /** Interactive approval answerers (a terminal, a UI); not consulted when the composition is not interactive. */
   answerers?: readonly ApprovalAnswerer[]
   /** Overrides the preset's model (recorded in the composition of a new session). */
   model?: string
@@ -114,16 +120,8 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     })
     origin = 'created'
   }
-  const interactive =
-    chosen?.preset.interactive ?? !composition.plugins.some((p) => isNonInteractive(p.config))
-  const built = buildComposition(
-    composition,
-    { llm: options.llm, answerers: interactive ? (options.answerers ?? []) : [] },
-    {
-      catalog,
-      where: `session ${handle.session.id}`,
-    },
-  )
+  const built = buildComposition(composition, { llm: options.llm }, { catalog, where: `session ${handle.session.id}` })
+  const answerers = composition.interactive === false ? [] : (options.answerers ?? [])
   // `--model` on a resumed session runs that model without rewriting the record.
   const model = options.model ?? composition.model
   const prompts = [options.systemPrompt, chosen?.preset.systemPrompt].filter((p) => p !== undefined)
@@ -147,6 +145,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       session: handle,
       plugins: built.plugins,
       tools: [...built.tools, ...(extraTools ?? [])],
+      answerers,
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       ...(model === undefined ? {} : { model }),
     })
@@ -155,13 +154,4 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     if (options.session === undefined) await handle.close()
     throw error
   }
-}
-
-/** A recorded approval config whose policy never asks (the headless preset) runs without answerers. */
-function isNonInteractive(config: unknown): boolean {
-  return (
-    typeof config === 'object' &&
-    config !== null &&
-    (config as { approvalPolicy?: unknown }).approvalPolicy === 'never'
-  )
 }

@@ -1,8 +1,10 @@
 import './events.js'
+import './services.js'
 
 export { todoItemSchema, todoStatusSchema } from './events.generated.js'
 export type { TodoItem, TodoStatus } from './events.js'
 export { type TodoConfig, todoConfigSchema, todoPlugin } from './plugin.js'
+export type { TodoListService } from './services.js'
 export {
   reminderMessage,
   shouldRemind,

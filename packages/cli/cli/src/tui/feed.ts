@@ -1,5 +1,5 @@
 import type { AgentObserver } from '@keel/agent'
-import type { ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/user-approval'
+import type { ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/agent'
 import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
 
 /** One finished line of the transcript (printed once, above the live region). */
