@@ -19,11 +19,15 @@ export {
   type ApprovalAnswer,
   type ApprovalAnswerer,
   type ApprovalQuestion,
+  type AskContext,
+  askAbout,
   defaultRule,
   describeRule,
   ruleCovers,
   type Settlement,
   sessionRulesProjection,
+  settle,
+  verdict,
 } from './permission.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
 export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'

@@ -43,8 +43,13 @@ const read = readFileTool() as Tool<unknown>
 const write = writeFileTool() as Tool<unknown>
 const bash = sandboxShellTool(bashTool()) as Tool<unknown>
 
-async function judge(tool: Tool<unknown>, input: unknown, cwd = ws): Promise<PermissionDecision> {
-  const config = userApprovalConfigSchema.parse({})
+async function judge(
+  tool: Tool<unknown>,
+  input: unknown,
+  cwd = ws,
+  approvalPolicy = 'on_request',
+): Promise<PermissionDecision> {
+  const config = userApprovalConfigSchema.parse({ approvalPolicy })
   const facts = tool.facts?.(input, cwd) ?? {}
   const request = await permissionRequest({ tool, input, facts }, cwd, Session.create('attack'), config, {
     roots: [ws],
@@ -68,7 +73,11 @@ const input = (tool: 'read' | 'write' | 'bash', arg: string) =>
       ? { path: arg, content: 'x' }
       : { command: 'ls', cwd: arg }
 
-/** Denied in workspace_write; each has an allowed twin below. */
+/**
+ * Denied in workspace_write; each has an allowed twin below. A read outside (`read`, a shell
+ * `cwd`) is not a limit but a question: under on_request it is asked about, naming where it
+ * really leads; under never it is refused with the code listed here.
+ */
 const attacks: Case[] = [
   ['traversal read', 'read', () => '../out/secret.txt', 'OUTSIDE_WORKSPACE'],
   ['traversal write', 'write', () => '../out/x', 'OUTSIDE_WORKSPACE'],
@@ -137,7 +146,13 @@ describe('attack corpus in workspace_write (real files, real symlinks)', () => {
     expect(attacks.length).toBeGreaterThanOrEqual(30)
   })
   it.each(attacks)('denies %s', async (_label, tool, arg, expected) => {
-    expect(outcome(await judge(tools[tool], input(tool, arg())))).toBe(expected)
+    const asked = expected === 'OUTSIDE_WORKSPACE' && tool !== 'write'
+    const first = await judge(tools[tool], input(tool, arg()))
+    expect(outcome(first)).toBe(asked ? 'ask' : expected)
+    if (asked) {
+      expect(first.reason).toContain('outside the workspace')
+      expect(outcome(await judge(tools[tool], input(tool, arg()), ws, 'never'))).toBe(expected)
+    }
   })
   it.each(twins)('allows the twin: %s', async (_label, tool, arg, expected) => {
     expect(outcome(await judge(tools[tool], input(tool, arg())))).toBe(expected)
@@ -145,6 +160,6 @@ describe('attack corpus in workspace_write (real files, real symlinks)', () => {
   it('judges relative paths from a working directory reached through a symlink', async () => {
     const viaLink = join(base, 'ws-link')
     expect(outcome(await judge(read, { path: 'src/a.txt' }, viaLink))).toBe('allow')
-    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink))).toBe('OUTSIDE_WORKSPACE')
+    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink, 'never'))).toBe('OUTSIDE_WORKSPACE')
   })
 })
