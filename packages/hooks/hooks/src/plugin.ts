@@ -192,6 +192,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
             ? undefined
             : updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
         if (rewrite && 'action' in rewrite) return rewrite
+        if (rewrite) hooks.adopt(info.turn, info.call.id, rewrite.input, result)
         const input = rewrite ? { input: rewrite.input } : {}
         if (result.decision === 'ask') {
           return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval', ...input }

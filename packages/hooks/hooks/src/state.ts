@@ -45,7 +45,7 @@ export class HookSession {
    */
   preToolUse(call: Omit<HookToolCall, 'toolNames'>): Promise<PreToolUseResult> {
     this.enterTurn(call.turn)
-    const key = `${call.callId}\u0000${canonicalJson(call.input)}`
+    const key = keyOf(call.callId, call.input)
     let pending = this.#preToolUse.get(key)
     if (!pending) {
       pending = preToolUse(this.engine, { ...call, toolNames: this.toolNames }).then((result) => {
@@ -56,4 +56,20 @@ export class HookSession {
     }
     return pending
   }
+
+  /**
+   * The hooks rewrote a call (`updatedInput`): their verdict is about the input they wrote,
+   * so when the agent judges the rewritten call again the same result answers without
+   * running the hooks a second time (Claude Code runs them once per call). A rewrite by
+   * another plugin has no such entry: the hooks run again on it.
+   */
+  adopt(turn: number, callId: string, input: unknown, result: PreToolUseResult): void {
+    this.enterTurn(turn)
+    const { updatedInput: _applied, ...verdict } = result
+    this.#preToolUse.set(keyOf(callId, input), Promise.resolve(verdict))
+  }
+}
+
+function keyOf(callId: string, input: unknown): string {
+  return `${callId}\u0000${canonicalJson(input)}`
 }
