@@ -21,10 +21,11 @@ export interface ToolAnnotations {
 
 /**
  * The facts of one concrete call that a permission check needs: the paths as the model
- * wrote them and as resolved against the working directory, and the command line for
- * shell tools. They must cover everything the call can reach: `resolvedPaths` holds the
- * real path too when a symbolic link leads elsewhere, and for patterns the directory their
- * fixed prefix leads to (`../outside/*` → `<cwd>/../outside`).
+ * wrote them (`rawPaths`) and, at the same index, the absolute path the call uses for each
+ * (`resolvedPaths`, lexical against the working directory — the check follows symbolic
+ * links itself), and the command line for shell tools. They must cover everything the
+ * call can reach: for a pattern, the directory its fixed prefix leads to from the search
+ * path (`../outside/*` → `<cwd>/../outside`), paired with the pattern.
  */
 export interface ToolCallFacts {
   rawPaths?: string[]

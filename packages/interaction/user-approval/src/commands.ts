@@ -2,8 +2,9 @@ import type { PluginContext } from '@keel/agent'
 import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
 import type { ApprovalPolicyService } from './services.js'
 
-const POLICIES = approvalPolicySchema.options.join(', ')
-const MODES = sandboxModeSchema.options.join(', ')
+/** The values in the order people read them (least to most permissive). */
+const POLICIES = ['strict', 'on_request', 'never'] as const
+const MODES = ['read_only', 'workspace_write', 'danger_full_access'] as const
 
 /**
  * `/policy [strict|on_request|never]` and `/sandbox [read_only|workspace_write|danger_full_access]`:
@@ -16,24 +17,24 @@ export function registerPolicyCommands(ctx: PluginContext<unknown>, policy: Appr
   }
   ctx.registerCommand('policy', {
     description: 'show or set the approval policy (recorded in the log)',
-    usage: `[${approvalPolicySchema.options.join('|')}]`,
+    usage: `[${POLICIES.join('|')}]`,
     async run(args) {
       const wanted = args.trim()
       if (wanted === '') return show()
       const parsed = approvalPolicySchema.safeParse(wanted)
-      if (!parsed.success) return `unknown approval policy ${JSON.stringify(wanted)}: use ${POLICIES}`
+      if (!parsed.success) return `unknown approval policy ${JSON.stringify(wanted)}: use ${POLICIES.join(', ')}`
       policy.setApprovalPolicy(parsed.data)
       return `approval policy set to ${parsed.data}`
     },
   })
   ctx.registerCommand('sandbox', {
     description: 'show or set the sandbox mode (recorded in the log)',
-    usage: `[${sandboxModeSchema.options.join('|')}]`,
+    usage: `[${MODES.join('|')}]`,
     async run(args) {
       const wanted = args.trim()
       if (wanted === '') return show()
       const parsed = sandboxModeSchema.safeParse(wanted)
-      if (!parsed.success) return `unknown sandbox mode ${JSON.stringify(wanted)}: use ${MODES}`
+      if (!parsed.success) return `unknown sandbox mode ${JSON.stringify(wanted)}: use ${MODES.join(', ')}`
       policy.setSandboxMode(parsed.data)
       return `sandbox mode set to ${parsed.data}`
     },
