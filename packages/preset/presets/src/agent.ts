@@ -13,6 +13,7 @@ import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
 import type { Preset } from './preset.js'
 import { buildComposition, recordedComposition, resolveComposition, selectComposition } from './resolve.js'
+import { checkServices } from './services.js'
 import { shippedPresets } from './shipped.js'
 
 /** Options of {@link createPresetAgent}: {@link AgentOptions} minus what the preset decides. */
@@ -120,7 +121,15 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     })
     origin = 'created'
   }
-  const built = buildComposition(composition, { llm: options.llm }, { catalog, where: `session ${handle.session.id}` })
+  const runtime = { llm: options.llm }
+  let built: ReturnType<typeof buildComposition>
+  try {
+    built = buildComposition(composition, runtime, { catalog, where: `session ${handle.session.id}` })
+    checkServices(built.plugins, catalog, runtime, composition.preset)
+  } catch (error) {
+    if (options.session === undefined) await handle.close()
+    throw error
+  }
   const answerers = composition.interactive === false ? [] : (options.answerers ?? [])
   // `--model` on a resumed session runs that model without rewriting the record.
   const model = options.model ?? composition.model
