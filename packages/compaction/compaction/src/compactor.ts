@@ -24,7 +24,7 @@ import {
 
 /**
  * A `PreCompact` hook's question and answer are the agent's `beforeCompaction` types: the
- * plugin passes `ctx.host.beforeCompaction` straight through.
+ * plugin passes `ctx.trigger.beforeCompaction` straight through.
  */
 export type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 

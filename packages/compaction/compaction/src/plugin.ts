@@ -1,6 +1,6 @@
 // Agent wiring of the compaction engine. Everything agent-specific lives in this module:
 // the automatic trigger (`beforeStep`), the overflow trigger (`modelError`), the `/compact`
-// command (`registerCommand`) and PreCompact hooks (`ctx.host.beforeCompaction`).
+// command (`registerCommand`) and PreCompact hooks (`ctx.trigger.beforeCompaction`).
 import {
   definePlugin,
   type ModelErrorDecision,
@@ -122,7 +122,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): PluginD
       const beforeCompaction =
         options.beforeCompaction ??
         (async (info: BeforeCompactionInfo): Promise<BeforeCompactionDecision> => {
-          const { decision, plugin } = await ctx.host.beforeCompaction(info)
+          const { decision, plugin } = await ctx.trigger.beforeCompaction(info)
           return decision.action === 'cancel' && plugin !== undefined
             ? { action: 'cancel', reason: `${decision.reason} (${plugin})` }
             : decision
@@ -149,7 +149,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): PluginD
         if (result.status !== 'compacted' || !result.summarized) return result
         // History was replaced: session-start handlers (SessionStart hooks with source
         // `compact`) run again; the host injects what they add before the next step.
-        await ctx.host.sessionStart({ source: 'compact' })
+        await ctx.trigger.sessionStart({ source: 'compact' })
         return result
       }
       const retried = new Set<string>()

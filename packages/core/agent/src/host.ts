@@ -37,12 +37,12 @@ import type {
   TurnStoppingDecision,
   TurnStoppingInfo,
 } from './plugin.js'
-import { createPluginContext, type HostServices } from './plugin-context.js'
+import { createPluginContext, type AgentFacilities } from './plugin-context.js'
 import { type PluginEntry, resolveEntry, validateConfig } from './plugin-use.js'
 import { orderByServices, ServiceRegistry } from './services.js'
 
 export type { BeforeToolVerdict, Decided, Reinput } from './interceptors-run.js'
-export type { HostServices } from './plugin-context.js'
+export type { AgentFacilities } from './plugin-context.js'
 export { type PluginEntry, type PluginUse, usePlugin } from './plugin-use.js'
 export type { CommandSummary, RegisteredCommand }
 
@@ -100,7 +100,7 @@ export class PluginHost {
    * up in service order. If a setup throws, the plugins already set up are disposed (in
    * reverse) and {@link AgentError} `PLUGIN_SETUP_FAILED` names the plugin that failed.
    */
-  static async start(entries: readonly PluginEntry[], services: HostServices): Promise<PluginHost> {
+  static async start(entries: readonly PluginEntry[], services: AgentFacilities): Promise<PluginHost> {
     const host = new PluginHost()
     host.#report = services.report
     const resolved = entries.map((entry) => resolveEntry(entry))
@@ -131,7 +131,7 @@ export class PluginHost {
     return host
   }
 
-  async #setup(plugin: PluginDefinition<unknown>, config: unknown, services: HostServices): Promise<void> {
+  async #setup(plugin: PluginDefinition<unknown>, config: unknown, services: AgentFacilities): Promise<void> {
     const name = plugin.name
     this.#names.push(name)
     for (const tool of plugin.tools ?? []) this.#tools.push(tool)

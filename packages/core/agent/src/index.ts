@@ -37,7 +37,7 @@ import './events.js'
 export {
   type BeforeToolVerdict,
   type Decided,
-  type HostServices,
+  type AgentFacilities,
   type PluginEntry,
   PluginHost,
   type PluginUse,
@@ -73,7 +73,7 @@ export {
   type PluginCommand,
   type PluginContext,
   type PluginDefinition,
-  type PluginHostView,
+  type PluginTriggers,
   type PromptSubmitDecision,
   type PromptSubmitInfo,
   type SessionEndInfo,

@@ -13,12 +13,12 @@ import type {
   Interceptors,
   PluginContext,
   PluginDefinition,
-  PluginHostView,
+  PluginTriggers,
 } from './plugin.js'
 import type { ServiceRegistry } from './services.js'
 
 /** What the agent lends the host so plugin contexts can reach it. */
-export interface HostServices {
+export interface AgentFacilities {
   readonly session: Session
   readonly cwd: string
   readonly clock: Clock
@@ -39,7 +39,7 @@ export interface ContributionSink {
   readonly interceptors: Array<{ readonly plugin: string; readonly interceptors: Interceptors }>
   readonly answerers: ApprovalAnswerer[]
   readonly services: ServiceRegistry
-  readonly view: PluginHostView
+  readonly view: PluginTriggers
   closed(): boolean
 }
 
@@ -61,7 +61,7 @@ export interface SetupContext {
 export function createPluginContext(
   plugin: PluginDefinition<unknown>,
   config: unknown,
-  services: HostServices,
+  services: AgentFacilities,
   sink: ContributionSink,
 ): SetupContext {
   const name = plugin.name
@@ -88,10 +88,10 @@ export function createPluginContext(
     cwd: services.cwd,
     clock: services.clock,
     llm: services.llm,
-    host: {
+    trigger: {
       beforeCompaction: (info: BeforeCompactionInfo) => sink.view.beforeCompaction(info),
       sessionStart: async (info): Promise<readonly AddedContext[]> => {
-        guard('host.sessionStart', false)
+        guard('trigger.sessionStart', false)
         return sink.view.sessionStart(info)
       },
     },

@@ -110,7 +110,7 @@ export interface SessionEndInfo {
   readonly reason: 'close' | 'error'
 }
 
-/** What a compaction is about to do (asked by the compaction plugin through `host.beforeCompaction`). */
+/** What a compaction is about to do (asked by the compaction plugin through `trigger.beforeCompaction`). */
 export interface BeforeCompactionInfo {
   readonly trigger: 'auto' | 'manual' | 'overflow'
   /** Extra summary instructions, if any. */
@@ -164,7 +164,7 @@ export interface PluginCommand {
  *   they add is queued as developer messages before the next step (of the running turn, or
  *   of the next turn) and returned. Throws `PLUGIN_CONTEXT_CLOSED` after the agent closed.
  */
-export interface PluginHostView {
+export interface PluginTriggers {
   beforeCompaction(
     info: BeforeCompactionInfo,
   ): Promise<{ readonly decision: BeforeCompactionDecision; readonly plugin?: string }>
@@ -181,7 +181,7 @@ export interface Interceptors {
   turnStopping?(info: TurnStoppingInfo): TurnStoppingDecision | Promise<TurnStoppingDecision>
   /**
    * When the agent is created on its session (`startup` / `resume`), and again with
-   * `compact` when a plugin reports a compaction through `host.sessionStart`; every
+   * `compact` when a plugin reports a compaction through `trigger.sessionStart`; every
    * plugin's `context` is added.
    */
   sessionStart?(info: SessionStartInfo): SessionStartDecision | Promise<SessionStartDecision>
@@ -214,8 +214,12 @@ export interface PluginContext<Config> {
   readonly clock: Clock
   /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
   readonly llm: LlmAdapter
-  /** The plugin host: `host.beforeCompaction(info)` before a compaction, `host.sessionStart({ source: 'compact' })` after it. */
-  readonly host: PluginHostView
+  /**
+   * Interception points a plugin may set off in the other plugins:
+   * `trigger.beforeCompaction(info)` before a compaction, `trigger.sessionStart({ source:
+   * 'compact' })` after it.
+   */
+  readonly trigger: PluginTriggers
   registerTool<Input>(tool: Tool<Input>): void
   /**
    * Registers a slash command (`name`: lower-case letters, digits and `-`, unique per

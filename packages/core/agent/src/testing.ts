@@ -3,7 +3,7 @@ import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
 import { CommandRegistry } from './commands.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
-import type { Clock, DisplayNotice, Interceptors, PluginContext, PluginDefinition, PluginHostView } from './plugin.js'
+import type { Clock, DisplayNotice, Interceptors, PluginContext, PluginDefinition, PluginTriggers } from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
 import { ServiceRegistry } from './services.js'
 
@@ -84,11 +84,11 @@ export function offlineLlm(): LlmAdapter {
 }
 
 /**
- * A {@link PluginHostView} for hand-built plugin contexts in tests: `beforeCompaction`
+ * A {@link PluginTriggers} for hand-built plugin contexts in tests: `beforeCompaction`
  * proceeds with the instructions it was given (no other plugin is there to object), and
  * `sessionStart` adds no context (no other plugin is there to add any).
  */
-export function soloHost(): PluginHostView {
+export function soloTriggers(): PluginTriggers {
   return {
     beforeCompaction: async (info) => ({
       decision:
@@ -148,7 +148,7 @@ export interface SoloContext {
 /**
  * The context a plugin's `setup` gets in an agent (the same implementation), for tests
  * that drive one plugin by hand: contributions land in the returned registries,
- * `host.beforeCompaction` proceeds and `host.sessionStart` adds nothing ({@link soloHost}).
+ * `trigger.beforeCompaction` proceeds and `trigger.sessionStart` adds nothing ({@link soloTriggers}).
  */
 export function soloContext(plugin: PluginDefinition<unknown>, config: unknown, init: SoloContextInit): SoloContext {
   const services = new ServiceRegistry()
@@ -159,7 +159,7 @@ export function soloContext(plugin: PluginDefinition<unknown>, config: unknown, 
     interceptors: [] as Array<{ readonly plugin: string; readonly interceptors: Interceptors }>,
     answerers: [] as ApprovalAnswerer[],
     services,
-    view: soloHost(),
+    view: soloTriggers(),
     closed: () => false,
   }
   const setup = createPluginContext(plugin, config, {

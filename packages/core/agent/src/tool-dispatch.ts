@@ -22,21 +22,21 @@ interface PreparedCall {
   parsed: ParsedToolInput<unknown> | undefined
   safe: boolean
   /** Decided before dispatch (a call cut off by the output limit, a filtered answer): not run. */
-  preset?: ToolOutcome
+  settled?: ToolOutcome
 }
 
 /**
  * Logs every call, then runs them: consecutive concurrency-safe calls together (at most
  * `maxParallelTools` at once), every other call alone, in model order. Results are
  * committed in model order as soon as each one and all before it are done. Calls with a
- * `preset` outcome are not run; their outcome is committed in their place.
+ * `settled` outcome (decided before dispatch) are not run; that outcome is committed in their place.
  */
 export async function runTools(
   rt: Runtime,
   ts: TurnState,
   step: number,
   calls: readonly ToolCallBlock[],
-  presets: ReadonlyMap<string, ToolOutcome> = new Map(),
+  settled: ReadonlyMap<string, ToolOutcome> = new Map(),
 ): Promise<void> {
   const { turn } = ts
   for (const call of calls) {
@@ -48,7 +48,7 @@ export async function runTools(
       arguments: call.arguments,
     })
   }
-  const prepared = calls.map((call) => prepare(rt, call, presets.get(call.id)))
+  const prepared = calls.map((call) => prepare(rt, call, settled.get(call.id)))
   const batches: number[][] = []
   for (let i = 0; i < prepared.length; i++) {
     const lastBatch = batches[batches.length - 1]
@@ -71,8 +71,8 @@ export async function runTools(
   await executor
 }
 
-function prepare(rt: Runtime, call: ToolCallBlock, preset: ToolOutcome | undefined): PreparedCall {
-  if (preset) return { call, tool: undefined, parsed: undefined, safe: false, preset }
+function prepare(rt: Runtime, call: ToolCallBlock, settled: ToolOutcome | undefined): PreparedCall {
+  if (settled) return { call, tool: undefined, parsed: undefined, safe: false, settled }
   const tool = rt.registry.get(call.name)
   if (!tool) return { call, tool, parsed: undefined, safe: false }
   const parsed = parseToolInput(tool, call.arguments)
@@ -87,7 +87,7 @@ async function runOne(
 ): Promise<ToolOutcome> {
   const { call, tool, parsed } = prepared
   const { turn, signal } = ts
-  if (prepared.preset) return prepared.preset
+  if (prepared.settled) return prepared.settled
   try {
     if (!tool || !parsed) {
       return {

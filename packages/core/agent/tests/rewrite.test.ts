@@ -180,9 +180,9 @@ describe('host.sessionStart after a compaction', () => {
           : { action: 'continue' }
       },
     })
-    let host!: PluginContext<unknown>['host']
+    let host!: PluginContext<unknown>['trigger']
     const compactor = spy('compactor', {}, (ctx) => {
-      host = ctx.host
+      host = ctx.trigger
     })
     const r = await open([{ text: 'one' }, { text: 'two' }], { plugins: [context, compactor] })
     await r.agent.send('first')
