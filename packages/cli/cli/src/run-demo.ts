@@ -9,11 +9,11 @@ import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 // The demo reads the coding preset's `sandbox.limits` service (types only).
 import type {} from '@keel/user-approval'
-import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { Terminal } from './commands.js'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
 import { createRenderer, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
+import { createTerminalAnswerer } from './terminal-answerer.js'
 
 /** What {@link runDemo} reads and where it writes. */
 export interface DemoIo {

@@ -98,7 +98,9 @@ export function renderQuestion(question: ApprovalQuestion): string {
   if (facts.command !== undefined) lines.push(`  command: ${printable(facts.command)}`)
   for (const path of facts.rawPaths ?? []) lines.push(`  path: ${printable(path)}`)
   lines.push(`  why: ${printable(question.reason)}`)
-  lines.push(`  [y] allow once   [a] allow ${printable(describeRule(question.rule))} for this session   [n <reason>] reject`)
+  lines.push(
+    `  [y] allow once   [a] allow ${printable(describeRule(question.rule))} for this session   [n <reason>] reject`,
+  )
   return `${lines.join('\n')}\n> `
 }
 

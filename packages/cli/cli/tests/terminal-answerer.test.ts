@@ -59,7 +59,9 @@ describe('the terminal answerer over a stream pair', () => {
     expect(t.printed()).toContain('Approval needed: bash')
     expect(t.printed()).toContain('command: make test')
     expect(t.printed()).toContain('why: no OS sandbox')
-    expect(t.printed()).toContain('[a] allow `make test` with bash (this exact command line) for this session')
+    expect(t.printed()).toContain(
+      '[a] allow `make test` with bash (this exact command line) for this session',
+    )
     t.input.write('y\n')
     expect(await first).toEqual({ outcome: 'allow-once' })
     const second = t.answerer.answer(question('make test'))

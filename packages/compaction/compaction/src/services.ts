@@ -7,7 +7,10 @@ export interface CompactionService {
    * Compacts now (the manual trigger), with optional focus instructions; `signal` stops the
    * summary call (nothing more is applied). Throws `COMPACTION_BUSY` while one runs.
    */
-  compact(options?: { readonly instructions?: string; readonly signal?: AbortSignal }): Promise<CompactionResult>
+  compact(options?: {
+    readonly instructions?: string
+    readonly signal?: AbortSignal
+  }): Promise<CompactionResult>
   /** Whether a compaction is running. */
   readonly busy: boolean
   /** The surface size now, and the threshold and window it is judged against. */

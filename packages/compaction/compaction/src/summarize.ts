@@ -14,7 +14,6 @@ import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
 import { estimateMessageTokens, formatCount } from './tokens.js'
 
-
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
 
@@ -241,11 +240,7 @@ export async function summarizeRange(
     )
   }
   // The working state is read again: the call took a while, and the log is the truth.
-  const message = replacementMessage(
-    plan,
-    call.blocks,
-    options.workingState(),
-  )
+  const message = replacementMessage(plan, call.blocks, options.workingState())
   const summaryTokens = estimateMessageTokens(message)
   if (summaryTokens >= plan.tokens) {
     throw new CompactionError(

@@ -219,7 +219,10 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(start.data).toMatchObject({ turn: 3, trigger: 'manual' })
     // between the running call and its result (inside the logged command run), which still
     // answers it on the surface
-    expect(session.events.slice(start.seq - 2, start.seq).map((e) => e.type)).toEqual(['tool/call', 'command/run'])
+    expect(session.events.slice(start.seq - 2, start.seq).map((e) => e.type)).toEqual([
+      'tool/call',
+      'command/run',
+    ])
     expect(toolPairsIntact(session)).toBe(true)
     expect(session.deriveMessages().map((m) => m.role)).toEqual([
       'user',

@@ -140,7 +140,9 @@ describe('tier 2: summarize', () => {
     setApprovalPolicy(session, 'strict')
     setSandboxMode(session, 'read_only')
     const workingState = await pluginSources(session, { approvalPolicy: 'on_request' })
-    expect(await new Compactor({ session, llm, config, workingState }).compact({ trigger: 'manual' })).toMatchObject({
+    expect(
+      await new Compactor({ session, llm, config, workingState }).compact({ trigger: 'manual' }),
+    ).toMatchObject({
       status: 'compacted',
     })
     const instruction = lastText(server.requests[0]!)

@@ -69,7 +69,9 @@ export interface CommandRequest {
 }
 
 function cut(text: string): string {
-  return text.length <= MAX_COMMAND_TEXT ? text : `${text.slice(0, MAX_COMMAND_TEXT)}… [${text.length - MAX_COMMAND_TEXT} more characters]`
+  return text.length <= MAX_COMMAND_TEXT
+    ? text
+    : `${text.slice(0, MAX_COMMAND_TEXT)}… [${text.length - MAX_COMMAND_TEXT} more characters]`
 }
 
 /**
@@ -107,7 +109,9 @@ export async function runLoggedCommand(
   let answer: string | undefined
   try {
     const returned = await Promise.race([
-      Promise.resolve().then(() => command.run(request.args, { signal: request.signal, source: request.source })),
+      Promise.resolve().then(() =>
+        command.run(request.args, { signal: request.signal, source: request.source }),
+      ),
       aborted,
     ])
     answer = typeof returned === 'string' ? returned : undefined
@@ -120,11 +124,20 @@ export async function runLoggedCommand(
           { command: command.name, plugin: command.plugin },
           { cause: thrown },
         )
-    session.append('command/done', { commandId, kind: 'error', text: cut(error.message), errorCode: error.code })
+    session.append('command/done', {
+      commandId,
+      kind: 'error',
+      text: cut(error.message),
+      errorCode: error.code,
+    })
     throw error
   } finally {
     request.signal.removeEventListener('abort', onAbort)
   }
-  session.append('command/done', { commandId, kind: 'success', ...(answer === undefined ? {} : { text: cut(answer) }) })
+  session.append('command/done', {
+    commandId,
+    kind: 'success',
+    ...(answer === undefined ? {} : { text: cut(answer) }),
+  })
   return answer
 }

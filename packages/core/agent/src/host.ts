@@ -37,7 +37,7 @@ import type {
   TurnStoppingDecision,
   TurnStoppingInfo,
 } from './plugin.js'
-import { createPluginContext, type AgentFacilities } from './plugin-context.js'
+import { type AgentFacilities, createPluginContext } from './plugin-context.js'
 import { type PluginEntry, resolveEntry, validateConfig } from './plugin-use.js'
 import { orderByServices, ServiceRegistry } from './services.js'
 
@@ -121,7 +121,9 @@ export class PluginHost {
         throw new AgentError(
           'PLUGIN_SETUP_FAILED',
           `plugin '${plugin.name}' failed to set up: ${errorMessage(error)}${
-            disposeErrors.length > 0 ? ` (and ${disposeErrors.length} disposer(s) of earlier plugins failed)` : ''
+            disposeErrors.length > 0
+              ? ` (and ${disposeErrors.length} disposer(s) of earlier plugins failed)`
+              : ''
           }`,
           { plugin: plugin.name },
           { cause: error },
@@ -146,7 +148,10 @@ export class PluginHost {
         sessionStart: async (info) => {
           const added = await this.sessionStart({ source: info.source })
           for (const { plugin: by, text } of added) {
-            services.inject({ role: 'developer', content: [{ type: 'text', text }] }, { source: `plugin/${by}` })
+            services.inject(
+              { role: 'developer', content: [{ type: 'text', text }] },
+              { source: `plugin/${by}` },
+            )
           }
           return added
         },

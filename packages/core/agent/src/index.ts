@@ -1,7 +1,13 @@
+export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 export { Agent, createAgent } from './agent.js'
-export { AgentError, type AgentErrorCode } from './errors.js'
 export type { CommandSummary, RegisteredCommand } from './commands.js'
 export { MAX_COMMAND_TEXT } from './commands.js'
+export { AgentError, type AgentErrorCode } from './errors.js'
+export {
+  approvalAnswerSourceSchema,
+  approvalOutcomeSchema,
+  sessionRuleSchema,
+} from './events.generated.js'
 export type {
   ApprovalAnswerSource,
   ApprovalOutcome,
@@ -9,11 +15,6 @@ export type {
   CommandSource,
   SessionRule,
 } from './events.js'
-export {
-  approvalAnswerSourceSchema,
-  approvalOutcomeSchema,
-  sessionRuleSchema,
-} from './events.generated.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
 export {
   type ApprovalAnswer,
@@ -30,14 +31,13 @@ export {
   verdict,
 } from './permission.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
-export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 
 import './events.js'
 
 export {
+  type AgentFacilities,
   type BeforeToolVerdict,
   type Decided,
-  type AgentFacilities,
   type PluginEntry,
   PluginHost,
   type PluginUse,

@@ -106,7 +106,9 @@ export const sessionRulesProjection: Projection<readonly SessionRule[]> = {
       return rules
     }
     const rule = event.data.rule
-    if (rules.some((r) => r.toolName === rule.toolName && r.command === rule.command && r.path === rule.path)) {
+    if (
+      rules.some((r) => r.toolName === rule.toolName && r.command === rule.command && r.path === rule.path)
+    ) {
       return rules
     }
     return [...rules, rule]
@@ -163,7 +165,12 @@ async function consult(
       return by === 'hook' ? { ask: true } : undefined
     default: {
       const unknown: unknown = answer
-      return { outcome: 'rejected', by, answerer: answerer.name, reason: `unknown answer ${JSON.stringify(unknown)}` }
+      return {
+        outcome: 'rejected',
+        by,
+        answerer: answerer.name,
+        reason: `unknown answer ${JSON.stringify(unknown)}`,
+      }
     }
   }
 }
@@ -186,7 +193,11 @@ export async function settle(
   }
   if (question.signal.aborted) return cancelled
   if (rules().some((rule) => ruleCovers(rule, question.rule))) {
-    return { outcome: 'allowed-session', by: 'session-rule', reason: `allowed for this session (${describeRule(question.rule)})` }
+    return {
+      outcome: 'allowed-session',
+      by: 'session-rule',
+      reason: `allowed for this session (${describeRule(question.rule)})`,
+    }
   }
   for (const answerer of answerers) {
     if (answerer.kind !== 'interactive') continue
@@ -198,7 +209,10 @@ export async function settle(
 }
 
 /** What a settlement means for the call: run it, or refuse it with a code the model can act on. */
-export function verdict(settlement: Settlement, reason: string): Exclude<BeforeToolDecision, { action: 'ask' }> {
+export function verdict(
+  settlement: Settlement,
+  reason: string,
+): Exclude<BeforeToolDecision, { action: 'ask' }> {
   switch (settlement.outcome) {
     case 'allowed-once':
     case 'allowed-session':
@@ -207,7 +221,11 @@ export function verdict(settlement: Settlement, reason: string): Exclude<BeforeT
       if (settlement.by === 'hook') {
         return { action: 'deny', errorCode: 'HOOK_DENIED', reason: `a hook refused it: ${settlement.reason}` }
       }
-      return { action: 'deny', errorCode: 'USER_REJECTED', reason: `${reason}; rejected: ${settlement.reason}` }
+      return {
+        action: 'deny',
+        errorCode: 'USER_REJECTED',
+        reason: `${reason}; rejected: ${settlement.reason}`,
+      }
     case 'cancelled':
       return { action: 'deny', errorCode: 'APPROVAL_CANCELLED', reason: `${reason}; the turn was cancelled` }
     default:

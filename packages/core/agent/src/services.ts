@@ -102,11 +102,11 @@ export class ServiceRegistry implements ServiceView {
   provide<K extends ServiceKey>(plugin: string, key: K, service: ServiceMap[K]): void {
     const taken = this.#services.get(key)
     if (taken) {
-      throw new AgentError(
-        'PLUGIN_SERVICE_DUPLICATE',
-        `plugin '${plugin}' provided service '${key}' twice`,
-        { plugin, other: taken.plugin, key },
-      )
+      throw new AgentError('PLUGIN_SERVICE_DUPLICATE', `plugin '${plugin}' provided service '${key}' twice`, {
+        plugin,
+        other: taken.plugin,
+        key,
+      })
     }
     this.#services.set(key, { plugin, service })
   }

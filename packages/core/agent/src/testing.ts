@@ -3,7 +3,14 @@ import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
 import { CommandRegistry } from './commands.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
-import type { Clock, DisplayNotice, Interceptors, PluginContext, PluginDefinition, PluginTriggers } from './plugin.js'
+import type {
+  Clock,
+  DisplayNotice,
+  Interceptors,
+  PluginContext,
+  PluginDefinition,
+  PluginTriggers,
+} from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
 import { ServiceRegistry } from './services.js'
 
@@ -105,7 +112,9 @@ export function soloTriggers(): PluginTriggers {
  * allow-once, `session` an allow for the session, `deny` a rejection ("declined").
  */
 export function answerWith(
-  decide: (question: ApprovalQuestion) => 'allow' | 'session' | 'deny' | Promise<'allow' | 'session' | 'deny'>,
+  decide: (
+    question: ApprovalQuestion,
+  ) => 'allow' | 'session' | 'deny' | Promise<'allow' | 'session' | 'deny'>,
   name = 'test-answerer',
 ): ApprovalAnswerer {
   return {
@@ -150,7 +159,11 @@ export interface SoloContext {
  * that drive one plugin by hand: contributions land in the returned registries,
  * `trigger.beforeCompaction` proceeds and `trigger.sessionStart` adds nothing ({@link soloTriggers}).
  */
-export function soloContext(plugin: PluginDefinition<unknown>, config: unknown, init: SoloContextInit): SoloContext {
+export function soloContext(
+  plugin: PluginDefinition<unknown>,
+  config: unknown,
+  init: SoloContextInit,
+): SoloContext {
   const services = new ServiceRegistry()
   for (const [key, service] of init.services ?? []) services.provide('test', key, service as never)
   const sink = {
@@ -162,16 +175,21 @@ export function soloContext(plugin: PluginDefinition<unknown>, config: unknown, 
     view: soloTriggers(),
     closed: () => false,
   }
-  const setup = createPluginContext(plugin, config, {
-    session: init.session,
-    cwd: init.cwd ?? process.cwd(),
-    clock: init.clock ?? new ManualClock(),
-    llm: init.llm ?? offlineLlm(),
-    enqueue: (message, options) => init.enqueue?.(message, options?.source),
-    inject: (message, options) => init.inject?.(message, options?.source),
-    display: (notice) => init.display?.(notice),
-    tools: () => sink.tools,
-    report: () => {},
-  }, sink)
+  const setup = createPluginContext(
+    plugin,
+    config,
+    {
+      session: init.session,
+      cwd: init.cwd ?? process.cwd(),
+      clock: init.clock ?? new ManualClock(),
+      llm: init.llm ?? offlineLlm(),
+      enqueue: (message, options) => init.enqueue?.(message, options?.source),
+      inject: (message, options) => init.inject?.(message, options?.source),
+      display: (notice) => init.display?.(notice),
+      tools: () => sink.tools,
+      report: () => {},
+    },
+    sink,
+  )
   return { ...sink, context: setup.context, done: () => setup.done(true) }
 }

@@ -154,7 +154,10 @@ async function runOne(
     }
     return outcome
   } catch (error) {
-    return { output: errorOutput('TOOL_FAILED', `${call.name} failed inside the agent: ${errorMessage(error)}`), ran: false }
+    return {
+      output: errorOutput('TOOL_FAILED', `${call.name} failed inside the agent: ${errorMessage(error)}`),
+      ran: false,
+    }
   }
 }
 

@@ -121,7 +121,11 @@ export class HookEngine {
     const inherited = this.#options.env ?? process.env
     // Claude Code gives its hooks CLAUDE_PROJECT_DIR; Codex gives none (its scripts must not
     // find one from an unrelated session either).
-    const claudeEnv: NodeJS.ProcessEnv = { ...inherited, CLAUDE_PROJECT_DIR: projectDir, KEEL_PROJECT_DIR: projectDir }
+    const claudeEnv: NodeJS.ProcessEnv = {
+      ...inherited,
+      CLAUDE_PROJECT_DIR: projectDir,
+      KEEL_PROJECT_DIR: projectDir,
+    }
     const { CLAUDE_PROJECT_DIR: _dropped, ...withoutClaude } = inherited
     const codexEnv: NodeJS.ProcessEnv = { ...withoutClaude, KEEL_PROJECT_DIR: projectDir }
     const turn = invocation.turn === undefined ? {} : { turn: invocation.turn }

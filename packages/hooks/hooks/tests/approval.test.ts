@@ -109,7 +109,7 @@ function approvals(session: Session): Array<Record<string, unknown>> {
   return out
 }
 
-describe("PreToolUse hooks beside the approval plugin, one permission chain (real agent, real hook scripts)", () => {
+describe('PreToolUse hooks beside the approval plugin, one permission chain (real agent, real hook scripts)', () => {
   for (const order of ORDERS) {
     describe(order, () => {
       it('hook deny: the command (asked about) and the write (allowed) never run; the deny is final, nobody is asked', async () => {

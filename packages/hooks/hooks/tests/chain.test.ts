@@ -52,13 +52,15 @@ describe('the hooks in the one permission chain', () => {
       'python3',
       'import json,sys\nd=json.load(sys.stdin)\nopen(sys.argv[0]+".log","a").write(d["tool_input"]["command"]+"\\n")\nif "rm -rf" in d["tool_input"]["command"]:\n  sys.stderr.write("rm -rf is not allowed")\n  sys.exit(2)',
     )
-    writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [cmd(guard)] }] } })
+    writeJson(p.dir, '.claude/settings.json', {
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [cmd(guard)] }] },
+    })
     // After the hooks: turns `ls` into something the guard would refuse.
     const rewriter = definePlugin({
       name: 'rewriter',
       setup(ctx) {
         ctx.intercept({
-          beforeTool: (info) => ({ action: 'allow', input: { command: 'rm -rf build' } }),
+          beforeTool: () => ({ action: 'allow', input: { command: 'rm -rf build' } }),
         })
       },
     })
@@ -77,14 +79,24 @@ describe('the hooks in the one permission chain', () => {
       'bash',
       `jq -r .tool_input.file_path >> "$CLAUDE_PROJECT_DIR/reads.log" 2>/dev/null || cat >> "$CLAUDE_PROJECT_DIR/reads.log"; echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`,
     )
-    writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ matcher: 'Read', hooks: [cmd(logger)] }] } })
+    writeJson(p.dir, '.claude/settings.json', {
+      hooks: { PreToolUse: [{ matcher: 'Read', hooks: [cmd(logger)] }] },
+    })
     for (const order of ['approval-first', 'hooks-first'] as const) {
-      const approval = usePlugin(userApproval({ home: p.home }), { approvalPolicy: 'never', osSandbox: 'off' })
+      const approval = usePlugin(userApproval({ home: p.home }), {
+        approvalPolicy: 'never',
+        osSandbox: 'off',
+      })
       const plugins = order === 'approval-first' ? [approval, hooks(p)] : [hooks(p), approval]
       const { agent, session } = await agentFor(p, plugins, [call('read_file', { path: '/etc/hosts' })])
       await agent.send('go')
-      expect(session.events.find((e) => e.type === 'tool/result')!.data.errorCode, order).toBe('OUTSIDE_WORKSPACE')
-      expect(session.events.filter((e) => e.type === 'hook/invoked'), order).toHaveLength(1)
+      expect(session.events.find((e) => e.type === 'tool/result')!.data.errorCode, order).toBe(
+        'OUTSIDE_WORKSPACE',
+      )
+      expect(
+        session.events.filter((e) => e.type === 'hook/invoked'),
+        order,
+      ).toHaveLength(1)
     }
     expect(readFileSync(join(p.dir, 'reads.log'), 'utf8')).toContain('/etc/hosts')
   })
@@ -112,7 +124,10 @@ describe('which handlers run', () => {
       session.append('turn/start', { turn: 1 })
       await engine.run({ point: 'PreToolUse', turn: 1, matchValue: 'Bash', fields: {} })
       expect(lines(join(p.dir, 'audit.log')), dialect).toHaveLength(times)
-      expect(session.events.filter((e) => e.type === 'hook/invoked'), dialect).toHaveLength(times)
+      expect(
+        session.events.filter((e) => e.type === 'hook/invoked'),
+        dialect,
+      ).toHaveLength(times)
     }
   })
 

@@ -22,7 +22,8 @@ export function registerPolicyCommands(ctx: PluginContext<unknown>, policy: Appr
       const wanted = args.trim()
       if (wanted === '') return show()
       const parsed = approvalPolicySchema.safeParse(wanted)
-      if (!parsed.success) return `unknown approval policy ${JSON.stringify(wanted)}: use ${POLICIES.join(', ')}`
+      if (!parsed.success)
+        return `unknown approval policy ${JSON.stringify(wanted)}: use ${POLICIES.join(', ')}`
       policy.setApprovalPolicy(parsed.data)
       return `approval policy set to ${parsed.data}`
     },

@@ -351,7 +351,8 @@ export function decide(request: PermissionRequest): PermissionDecision {
   const { decision } = candidate
   if (decision.type !== 'ask') return decision
   const rule = request.sessionRules.find((r) => ruleCovers(r, decision.rule))
-  if (rule) return { type: 'allow', source: 'user', reason: `allowed for this session (${describeRule(rule)})` }
+  if (rule)
+    return { type: 'allow', source: 'user', reason: `allowed for this session (${describeRule(rule)})` }
   if (request.policy.approvalPolicy === 'never') {
     return deny(
       'policy',

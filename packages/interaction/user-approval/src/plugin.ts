@@ -150,7 +150,11 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
       const limits: SandboxLimitsService = {
         status: osSandboxStatus,
         async current() {
-          const nested = await findProtectedPaths(workspace.roots, config.protectedNames, config.protectedScanLimit)
+          const nested = await findProtectedPaths(
+            workspace.roots,
+            config.protectedNames,
+            config.protectedScanLimit,
+          )
           return {
             mode: policy.current().sandboxMode,
             writableRoots: workspace.roots,

@@ -162,7 +162,9 @@ describe('attack corpus in workspace_write (real files, real symlinks)', () => {
   it('judges relative paths from a working directory reached through a symlink', async () => {
     const viaLink = join(base, 'ws-link')
     expect(outcome(await judge(read, { path: 'src/a.txt' }, viaLink))).toBe('allow')
-    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink, 'never'))).toBe('OUTSIDE_WORKSPACE')
+    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink, 'never'))).toBe(
+      'OUTSIDE_WORKSPACE',
+    )
   })
 })
 
@@ -170,26 +172,51 @@ describe('search tools whose pattern climbs out (glob, grep), judged on every ro
   const glob = globTool() as Tool<unknown>
   const grep = grepTool() as Tool<unknown>
   const cases: Array<[label: string, tool: Tool<unknown>, input: () => unknown, cwd: () => string]> = [
-    ['glob from a symlinked directory', glob, () => ({ path: 'link-docs', pattern: '../../out/*' }), () => ws],
-    ['grep glob from a symlinked directory', grep, () => ({ pattern: 'secret', path: 'link-docs', glob: '../../out/*' }), () => ws],
-    ['glob from a workspace reached through an alias', glob, () => ({ pattern: '../out/*' }), () => join(base, 'ws-link')],
-    ['grep glob from a workspace reached through an alias', grep, () => ({ pattern: 'secret', glob: '../out/**' }), () => join(base, 'ws-link')],
+    [
+      'glob from a symlinked directory',
+      glob,
+      () => ({ path: 'link-docs', pattern: '../../out/*' }),
+      () => ws,
+    ],
+    [
+      'grep glob from a symlinked directory',
+      grep,
+      () => ({ pattern: 'secret', path: 'link-docs', glob: '../../out/*' }),
+      () => ws,
+    ],
+    [
+      'glob from a workspace reached through an alias',
+      glob,
+      () => ({ pattern: '../out/*' }),
+      () => join(base, 'ws-link'),
+    ],
+    [
+      'grep glob from a workspace reached through an alias',
+      grep,
+      () => ({ pattern: 'secret', glob: '../out/**' }),
+      () => join(base, 'ws-link'),
+    ],
   ]
-  it.each(cases)('%s: a read outside, asked about (refused under never), in read_only and workspace_write', async (_label, tool, input, cwd) => {
-    for (const sandboxMode of ['read_only', 'workspace_write'] as const) {
-      const config = userApprovalConfigSchema.parse({ sandboxMode })
-      for (const approvalPolicy of ['on_request', 'never'] as const) {
-        const facts = tool.facts?.(input(), cwd()) ?? {}
-        const request = await permissionRequest(
-          { tool, input: input(), facts },
-          cwd(),
-          Session.create('search'),
-          { ...config, approvalPolicy },
-          { roots: [ws], protectedPaths: [], osSandbox: true },
-        )
-        const d = decide(request)
-        expect(outcome(d), `${sandboxMode} ${approvalPolicy}`).toBe(approvalPolicy === 'never' ? 'OUTSIDE_WORKSPACE' : 'ask')
+  it.each(cases)(
+    '%s: a read outside, asked about (refused under never), in read_only and workspace_write',
+    async (_label, tool, input, cwd) => {
+      for (const sandboxMode of ['read_only', 'workspace_write'] as const) {
+        const config = userApprovalConfigSchema.parse({ sandboxMode })
+        for (const approvalPolicy of ['on_request', 'never'] as const) {
+          const facts = tool.facts?.(input(), cwd()) ?? {}
+          const request = await permissionRequest(
+            { tool, input: input(), facts },
+            cwd(),
+            Session.create('search'),
+            { ...config, approvalPolicy },
+            { roots: [ws], protectedPaths: [], osSandbox: true },
+          )
+          const d = decide(request)
+          expect(outcome(d), `${sandboxMode} ${approvalPolicy}`).toBe(
+            approvalPolicy === 'never' ? 'OUTSIDE_WORKSPACE' : 'ask',
+          )
+        }
       }
-    }
-  })
+    },
+  )
 })

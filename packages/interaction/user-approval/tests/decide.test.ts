@@ -249,7 +249,12 @@ describe('decide: tool overrides, session rules, malformed paths', () => {
       rule: { toolName: 'tool' },
     })
     // a read outside is asked about even when the tool vouches for it
-    const outsideRead = request(reader, ['on_request', 'workspace_write'], { paths: ['/etc/hosts'] }, { toolCheck: check })
+    const outsideRead = request(
+      reader,
+      ['on_request', 'workspace_write'],
+      { paths: ['/etc/hosts'] },
+      { toolCheck: check },
+    )
     expect(decide(outsideRead)).toMatchObject({ type: 'ask', source: 'policy', rule: { path: '/etc/hosts' } })
     expect(short(decide(request(reader, ['never', 'workspace_write'], {}, { toolCheck: ask })))).toBe(
       'deny:APPROVAL_REQUIRED',

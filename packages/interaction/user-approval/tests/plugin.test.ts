@@ -51,7 +51,11 @@ function scripted(
 }
 
 async function rig(config: unknown = {}, answerers: ApprovalAnswerer[] = []): Promise<PluginRig> {
-  const r = await new PluginRig(Session.create(`plugin-${rigs.length}`), ws).setup(userApproval(), config, answerers)
+  const r = await new PluginRig(Session.create(`plugin-${rigs.length}`), ws).setup(
+    userApproval(),
+    config,
+    answerers,
+  )
   rigs.push(r)
   r.openTurn()
   return r
@@ -179,7 +183,10 @@ describe('the approval vote and the answerer chain', () => {
   })
 
   it('asks before a read outside the workspace; "for this session" covers that path only; never refuses it', async () => {
-    const ui = scripted('ui', 'interactive', [{ outcome: 'allow-session' }, { outcome: 'reject', reason: 'no' }])
+    const ui = scripted('ui', 'interactive', [
+      { outcome: 'allow-session' },
+      { outcome: 'reject', reason: 'no' },
+    ])
     const r = await rig({}, [ui.answerer])
     expect(await r.vote(read, { path: '/etc/hosts' })).toMatchObject({
       action: 'ask',
@@ -194,7 +201,9 @@ describe('the approval vote and the answerer chain', () => {
     expect(await r.beforeTool(read, { path: '/etc/passwd' })).toMatchObject({ errorCode: 'USER_REJECTED' })
     expect(ui.asked).toHaveLength(2)
     setApprovalPolicy(r.session, 'never')
-    expect(await r.beforeTool(read, { path: '/etc/passwd' })).toMatchObject({ errorCode: 'OUTSIDE_WORKSPACE' })
+    expect(await r.beforeTool(read, { path: '/etc/passwd' })).toMatchObject({
+      errorCode: 'OUTSIDE_WORKSPACE',
+    })
     // a rule the person made earlier still allows under never
     expect(await r.beforeTool(read, { path: '/etc/hosts' })).toEqual({ action: 'allow' })
     expect(ui.asked).toHaveLength(2)
@@ -211,7 +220,9 @@ describe('the approval vote and the answerer chain', () => {
     const r = await rig({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
     const policy = (r.host as PluginHost).services.get('approval.policy')!
     // nothing switched yet: the configured default, which the log does not hold
-    expect(r.session.events.some((e) => e.type === 'approval/policy' || e.type === 'sandbox/mode')).toBe(false)
+    expect(r.session.events.some((e) => e.type === 'approval/policy' || e.type === 'sandbox/mode')).toBe(
+      false,
+    )
     expect(policy.current()).toEqual({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
     const heard: unknown[] = []
     const stop = policy.subscribe((p) => heard.push(p))

@@ -97,10 +97,9 @@ describe('createPresetAgent', () => {
     const versions = new Map(builtinPlugins().map((p) => [p.use, p.version]))
     expect(versions.get('@keel/todo')).toBe('0.1.0')
     expect(composition.plugins.map((p) => [p.name, p.version])).toEqual(
-      ['@keel/user-approval', '@keel/hooks', '@keel/compaction', '@keel/todo', '@keel/schedule'].map((name) => [
-        name,
-        versions.get(name),
-      ]),
+      ['@keel/user-approval', '@keel/hooks', '@keel/compaction', '@keel/todo', '@keel/schedule'].map(
+        (name) => [name, versions.get(name)],
+      ),
     )
     expect(composition.plugins[3]!.config).toEqual({ reminderAfterSteps: 3 })
     expect(composition.tools).toEqual(['fs', 'shell'])

@@ -47,7 +47,10 @@ async function setup() {
   const cwd = join(base, 'ws')
   await mkdir(cwd, { recursive: true })
   const server = await startScriptedServer({
-    script: [{ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] }, { text: 'done' }],
+    script: [
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] },
+      { text: 'done' },
+    ],
   })
   const store = new JsonlStore({ home: join(base, 'keel') })
   cleanups.push(async () => {
@@ -89,7 +92,9 @@ describe('a plugin from outside Keel, cooperating through services and commands 
     cleanups.push(() => agent.close())
     // the guard requires the approval plugin's service: it is set up after it, whatever the listed order
     expect(agent.plugins).toEqual(['@keel/user-approval', '@acme/policy-guard'])
-    expect(agent.commands().find((c) => c.name === 'lockdown')).toMatchObject({ plugin: '@acme/policy-guard' })
+    expect(agent.commands().find((c) => c.name === 'lockdown')).toMatchObject({
+      plugin: '@acme/policy-guard',
+    })
     expect(await agent.runCommand('lockdown')).toBe('approval policy on_request → strict')
     expect(await agent.runCommand('lockdown')).toBe('already strict')
     expect(shown).toEqual(['@acme/policy-guard: approval policy is now strict'])
@@ -97,7 +102,9 @@ describe('a plugin from outside Keel, cooperating through services and commands 
     await agent.send('write a.txt')
     const types = agent.session.events.map((e) => e.type)
     expect(types.filter((t) => t === 'approval/policy')).toHaveLength(1)
-    expect(agent.session.events.find((e) => e.type === 'tool/result')!.data.errorCode).toBe('APPROVAL_UNAVAILABLE')
+    expect(agent.session.events.find((e) => e.type === 'tool/result')!.data.errorCode).toBe(
+      'APPROVAL_UNAVAILABLE',
+    )
   })
 
   it('without the approval plugin, the preset is refused before anything runs, naming both plugins and the key', async () => {
@@ -111,7 +118,7 @@ describe('a plugin from outside Keel, cooperating through services and commands 
     await expect(createPresetAgent({ preset, store, llm, cwd, catalog })).rejects.toMatchObject({
       code: 'PRESET_SERVICE_MISSING',
       message:
-        "plugin '@acme/policy-guard' requires service 'approval.policy', provided by plugin '@keel/user-approval', which preset \"unguarded\" does not include; add { \"use\": \"@keel/user-approval\" } to it",
+        'plugin \'@acme/policy-guard\' requires service \'approval.policy\', provided by plugin \'@keel/user-approval\', which preset "unguarded" does not include; add { "use": "@keel/user-approval" } to it',
       details: { plugin: '@acme/policy-guard', key: 'approval.policy', provider: '@keel/user-approval' },
     })
   })

@@ -14,12 +14,16 @@ async function setup(rawConfig: unknown = {}, session?: Session) {
   const tools = new Map<string, Tool<unknown>>()
   const enqueued: Array<{ message: UserMessage; source?: string }> = []
   const displayed: string[] = []
-  const solo = soloContext(schedulePlugin as PluginDefinition<unknown>, scheduleConfigSchema.parse(rawConfig), {
-    session: s,
-    clock,
-    enqueue: (message, source) => enqueued.push({ message, ...(source ? { source } : {}) }),
-    display: ({ kind, text }) => displayed.push(`${kind}: ${text}`),
-  })
+  const solo = soloContext(
+    schedulePlugin as PluginDefinition<unknown>,
+    scheduleConfigSchema.parse(rawConfig),
+    {
+      session: s,
+      clock,
+      enqueue: (message, source) => enqueued.push({ message, ...(source ? { source } : {}) }),
+      display: ({ kind, text }) => displayed.push(`${kind}: ${text}`),
+    },
+  )
   const ctx = solo.context as PluginContext<ScheduleConfig>
   const dispose = await schedulePlugin.setup!(ctx)
   solo.done()

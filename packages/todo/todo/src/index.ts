@@ -4,7 +4,6 @@ import './services.js'
 export { todoItemSchema, todoStatusSchema } from './events.generated.js'
 export type { TodoItem, TodoStatus } from './events.js'
 export { type TodoConfig, todoConfigSchema, todoPlugin } from './plugin.js'
-export type { TodoListService } from './services.js'
 export {
   reminderMessage,
   shouldRemind,
@@ -12,6 +11,7 @@ export {
   type TodoActivity,
   todoActivityProjection,
 } from './reminder.js'
+export type { TodoListService } from './services.js'
 export {
   checkTodos,
   createTodoWriteTool,

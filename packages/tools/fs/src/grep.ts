@@ -86,7 +86,8 @@ export function searchFacts(cwd: string, path: string | undefined, pattern: stri
     prefix = splitPattern(pattern).prefix
   } catch (error) {
     // The call itself refuses the pattern (GLOB_PATTERN_ESCAPES); there is no root to name.
-    if (error instanceof FsToolError && error.code === 'GLOB_PATTERN_ESCAPES') return pathsFacts([raw], [base])
+    if (error instanceof FsToolError && error.code === 'GLOB_PATTERN_ESCAPES')
+      return pathsFacts([raw], [base])
     throw error
   }
   return pathsFacts([raw, pattern], [base, resolve(base, prefix)])

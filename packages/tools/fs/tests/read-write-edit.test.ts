@@ -237,7 +237,9 @@ describe('a workspace reached through a symlinked alias', () => {
     await symlink('../secret.txt', join(ws, 'out.txt'))
     const alias = join(base, 'alias')
     expect((await call(readFileTool(), alias, { path: 'missing.txt' })).code).toBe('FILE_NOT_FOUND')
-    expect((await call(readFileTool(), alias, { path: 'src/missing/deeper.txt' })).code).toBe('FILE_NOT_FOUND')
+    expect((await call(readFileTool(), alias, { path: 'src/missing/deeper.txt' })).code).toBe(
+      'FILE_NOT_FOUND',
+    )
     expect((await call(readFileTool(), alias, { path: 'out.txt' })).code).toBe('SYMLINK_ESCAPE')
     await writeFile(join(ws, 'src', 'a.txt'), 'inside\n')
     expect((await call(readFileTool(), alias, { path: 'src/a.txt' })).text).toContain('inside')
