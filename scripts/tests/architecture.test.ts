@@ -70,3 +70,82 @@ describe('docs/architecture.md', () => {
     expect(doc).not.toMatch(/DESIGN\.md|\/work\/shared|seeds\//u)
   })
 })
+
+/** Source files of a package folder's `src/`, generated ones excluded. */
+function sources(dir: string): Array<{ file: string; text: string }> {
+  const out: Array<{ file: string; text: string }> = []
+  const walk = (at: string): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name.endsWith('.ts') && !entry.name.includes('.generated.')) {
+        out.push({ file: path.slice(root.length), text: readFileSync(path, 'utf8') })
+      }
+    }
+  }
+  walk(dir)
+  return out
+}
+
+/** The groups whose packages are the agent, its parts and the stores; every other package is a plugin (or composes them). */
+const CORE_GROUPS = new Set(['core', 'llm', 'store', 'tools', 'cli'])
+
+/** Plugin package folders: `packages/<group>/<name>` outside {@link CORE_GROUPS}. */
+function pluginFolders(): Array<{ name: string; dir: string }> {
+  const out: Array<{ name: string; dir: string }> = []
+  for (const group of readdirSync(join(root, 'packages'))) {
+    if (CORE_GROUPS.has(group)) continue
+    for (const name of readdirSync(join(root, 'packages', group))) {
+      const dir = join(root, 'packages', group, name)
+      try {
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string }
+        out.push({ name: manifest.name, dir })
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      }
+    }
+  }
+  return out
+}
+
+/** A module-level collection keyed by a session, a store handle or an agent: a hidden channel between plugins. */
+export const SESSION_KEYED_GLOBAL =
+  /^(?:export\s+)?(?:const|let|var)\s+\w+\s*(?::[^=]+)?=\s*new\s+(?:Weak)?(?:Map|Set)\s*<\s*(?:Session|SessionHandle|StoreHandle|Agent)\b/mu
+
+describe('plugins cooperate only through the host', () => {
+  it('the rule reads what it means to refuse', () => {
+    expect(SESSION_KEYED_GLOBAL.test('const slots = new WeakMap<Session, ApprovalAnswerer[]>()')).toBe(true)
+    expect(SESSION_KEYED_GLOBAL.test('export const running = new WeakSet<Session>()')).toBe(true)
+    expect(SESSION_KEYED_GLOBAL.test('let byAgent: Map<Agent, X> = new Map<Agent, X>()')).toBe(true)
+    expect(SESSION_KEYED_GLOBAL.test('  readonly #calls = new Map<string, number>()')).toBe(false)
+    expect(SESSION_KEYED_GLOBAL.test('const sandboxed = new WeakSet<object>()')).toBe(false)
+  })
+
+  it('no plugin keeps module-level state keyed by a session or agent', () => {
+    const found = pluginFolders().flatMap(({ dir }) =>
+      sources(join(dir, 'src')).flatMap(({ file, text }) =>
+        text
+          .split('\n')
+          .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+          .filter(({ line }) => SESSION_KEYED_GLOBAL.test(line))
+          .map(({ at }) => at),
+      ),
+    )
+    expect(found).toEqual([])
+  })
+
+  it("a plugin reaches another plugin's package for types only (services and events), never its code", () => {
+    const plugins = pluginFolders().filter(({ name }) => name !== '@keel/presets')
+    const names = new Set(plugins.map((p) => p.name))
+    const found: string[] = []
+    for (const { name, dir } of plugins) {
+      for (const { file, text } of sources(join(dir, 'src'))) {
+        for (const match of text.matchAll(/^import\s+(type\s+)?[^;]*?from\s+'(@keel\/[a-z-]+)'/gmsu)) {
+          const [, typeOnly, target] = match
+          if (target !== name && names.has(target!) && !typeOnly) found.push(`${file}: ${target}`)
+        }
+      }
+    }
+    expect(found).toEqual([])
+  })
+})

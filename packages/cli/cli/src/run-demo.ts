@@ -7,11 +7,13 @@ import { createDeepSeekAdapter } from '@keel/deepseek'
 import { createPresetAgent } from '@keel/presets'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
-import { createTerminalAnswerer, osSandboxStatus } from '@keel/user-approval'
+// The demo reads the coding preset's `sandbox.limits` service (types only).
+import type {} from '@keel/user-approval'
 import type { Terminal } from './commands.js'
 import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
 import { createRenderer, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
+import { createTerminalAnswerer } from './terminal-answerer.js'
 
 /** What {@link runDemo} reads and where it writes. */
 export interface DemoIo {
@@ -119,15 +121,6 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       ? `  KEEL_HOME  ${home}${io.env.KEEL_HOME ? '' : ' (temporary; set KEEL_HOME to keep sessions elsewhere)'}\n`
       : `  store      ${selected.where}\n`,
   )
-  // The coding preset runs shell commands inside the OS sandbox; without one they need a
-  // person's approval. Say so up front rather than let a refused command surprise the reader.
-  const sandbox = await osSandboxStatus()
-  if (!sandbox.available) {
-    out.write(
-      `  sandbox    ${paint('33', `no OS sandbox (${sandbox.reason})`)}: shell commands need approval${io.terminal ? ' (you will be asked)' : ' and are refused without a terminal'}; install bubblewrap and socat (Debian: apt-get install bubblewrap socat)\n`,
-    )
-  }
-
   const renderer = createRenderer(out)
   let exitCode = 1
   let events: readonly SessionEvent[] = []
@@ -151,6 +144,14 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
       retry: live === undefined ? { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 500 } : {},
     })
     sessionId = agent.session.id
+    // The coding preset runs shell commands inside the OS sandbox; without one they need a
+    // person's approval. Say so up front rather than let a refused command surprise the reader.
+    const sandbox = await agent.services.get('sandbox.limits')?.status()
+    if (sandbox && !sandbox.available) {
+      out.write(
+        `  sandbox    ${paint('33', `no OS sandbox (${sandbox.reason})`)}: shell commands need approval${io.terminal ? ' (you will be asked)' : ' and are refused without a terminal'}; install bubblewrap and socat (Debian: apt-get install bubblewrap socat)\n`,
+      )
+    }
     out.write(
       `  preset     coding: ${composition.plugins.map((p) => p.name).join(', ')}; tools ${composition.tools.join(', ')}\n\n`,
     )

@@ -4,12 +4,12 @@ import type { AgentObserver, StoreHandle, TurnResult } from '@keel/agent'
 import { createPresetAgent, findPreset, loadPresets, type PresetAgent } from '@keel/presets'
 import type { SessionEvent } from '@keel/session'
 import { keelHome } from '@keel/store-jsonl'
-import { createTerminalAnswerer } from '@keel/user-approval'
 import type { CliIo } from './commands.js'
 import { createJsonLines, jsonLine, OUTPUT_CAPABILITIES, resultObject } from './json-output.js'
 import { selectLlm, UsageError } from './llm.js'
 import { createRenderer } from './render.js'
 import { type SelectedStore, selectStore } from './store.js'
+import { createTerminalAnswerer } from './terminal-answerer.js'
 
 /** The system prompt of `keel` sessions (a preset may add to it). */
 export const KEEL_SYSTEM_PROMPT =

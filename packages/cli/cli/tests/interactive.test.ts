@@ -187,5 +187,15 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     expect(events.filter((e) => e.type === 'sandbox/mode').map((e) => e.data)).toEqual([
       { sandboxMode: 'read_only' },
     ])
+    // the plugins' commands ran through the agent's registry, each a logged run with one answer
+    const runs = events.flatMap((e) => (e.type === 'command/run' ? [e.data] : []))
+    expect(runs.map((r) => [r.name, r.args, r.source])).toEqual([
+      ['sandbox', 'read_only', 'user'],
+      ['sandbox', undefined, 'user'],
+      ['compact', undefined, 'user'],
+    ])
+    const done = events.flatMap((e) => (e.type === 'command/done' ? [e.data] : []))
+    expect(done.map((d) => d.commandId)).toEqual(runs.map((r) => r.commandId))
+    expect(done[0]).toMatchObject({ kind: 'success', text: 'sandbox mode set to read_only' })
   })
 })

@@ -14,10 +14,17 @@ import { compactionLogProjection, INFORMATIONAL } from './guard.js'
 import { applyPrune, planPrune, viewSurface } from './prune.js'
 import { MIN_SUMMARY_RANGE_TOKENS, summarizeRange } from './summarize.js'
 import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
+import {
+  fileActivityProjection,
+  readWorkingState,
+  renderWorkingState,
+  type WorkingState,
+  type WorkingStateSources,
+} from './working-state.js'
 
 /**
  * A `PreCompact` hook's question and answer are the agent's `beforeCompaction` types: the
- * plugin passes `ctx.host.beforeCompaction` straight through.
+ * plugin passes `ctx.trigger.beforeCompaction` straight through.
  */
 export type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
 
@@ -40,6 +47,8 @@ export interface CompactorOptions {
   ) => BeforeCompactionDecision | Promise<BeforeCompactionDecision>
   /** Receives notices for the user. */
   readonly onNotice?: (notice: CompactionNotice) => void
+  /** The other plugins' state carried over into the summary (todo list, policy). */
+  readonly workingState?: WorkingStateSources
 }
 
 /** One compaction request. */
@@ -71,9 +80,6 @@ export interface CompactionResult {
   readonly reason?: string
 }
 
-/** Compactions running in this process, per session: the lock. */
-const running = new WeakSet<Session>()
-
 /**
  * Keeps one session inside its model's context window. Tier 1 prunes old tool outputs
  * (no model call); tier 2 summarizes the older part of the surface with one model call.
@@ -90,6 +96,10 @@ export class Compactor {
   readonly #onNotice: CompactorOptions['onNotice']
   /** Turns whose guard notice was shown (display only, so not in the log). */
   readonly #notifiedTurns = new Set<number>()
+  readonly #files: ReturnType<typeof fileActivityProjection>
+  readonly #sources: WorkingStateSources
+  /** A compaction of this engine is running (one at a time: the lock). */
+  #running = false
 
   constructor(options: CompactorOptions) {
     this.session = options.session
@@ -97,6 +107,13 @@ export class Compactor {
     this.#llm = options.llm
     this.#beforeCompaction = options.beforeCompaction
     this.#onNotice = options.onNotice
+    this.#files = fileActivityProjection(this.config.fileTools)
+    this.#sources = options.workingState ?? {}
+  }
+
+  /** The working state now (files from the log, the rest from the other plugins' services). */
+  workingState(): WorkingState {
+    return readWorkingState(this.session, this.#files, this.#sources)
   }
 
   /** The model whose window applies and which writes summaries. */
@@ -113,9 +130,9 @@ export class Compactor {
     return Math.floor(this.contextWindow * this.config.threshold)
   }
 
-  /** Whether a compaction of this session is running in this process. */
+  /** Whether a compaction of this engine is running. */
   get busy(): boolean {
-    return running.has(this.session)
+    return this.#running
   }
 
   /** The surface size now. */
@@ -172,14 +189,14 @@ export class Compactor {
    */
   async compact(request: CompactRequest): Promise<CompactionResult> {
     const session = this.session
-    if (running.has(session)) {
+    if (this.#running) {
       throw new CompactionError(
         'COMPACTION_BUSY',
         `a compaction of session ${session.id} is already running; wait for it to end`,
         { session: session.id },
       )
     }
-    running.add(session)
+    this.#running = true
     try {
       if (request.trigger !== 'manual') {
         const blocked = this.automaticBlocked()
@@ -206,7 +223,7 @@ export class Compactor {
       }
       return await this.#run(request, instructions)
     } finally {
-      running.delete(session)
+      this.#running = false
     }
   }
 
@@ -253,7 +270,7 @@ export class Compactor {
         summarized = await summarizeRange(session, this.#llm, {
           start,
           keepRecentTokens,
-          fileTools: config.fileTools,
+          workingState: () => renderWorkingState(this.workingState()),
           maxTokens: config.summaryMaxTokens,
           ...(config.model === undefined ? {} : { model: config.model }),
           ...(instructions === undefined ? {} : { instructions }),

@@ -1,4 +1,5 @@
 import './events.js'
+import './services.js'
 
 export {
   type BeforeCompactionDecision,
@@ -24,7 +25,6 @@ export type { CompactionRange, CompactionTrigger, TokenSource } from './events.j
 export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
   type AfterCompaction,
-  type CompactionPlugin,
   type CompactionPluginOptions,
   compactionPlugin,
   DISPLAY_KINDS,
@@ -33,6 +33,7 @@ export {
   runCompactCommand,
 } from './plugin.js'
 export { placeholderFor, protectedTailStart } from './prune.js'
+export type { CompactionService } from './services.js'
 export { MIN_SUMMARY_RANGE_TOKENS, SUMMARY_SOURCE, summaryInstruction } from './summarize.js'
 export {
   CHARS_PER_TOKEN,
@@ -49,8 +50,11 @@ export {
 } from './tokens.js'
 export {
   defaultFileTools,
+  type FileState,
   type FileToolNames,
+  fileActivityProjection,
   readWorkingState,
   renderWorkingState,
   type WorkingState,
+  type WorkingStateSources,
 } from './working-state.js'

@@ -1,6 +1,6 @@
 // Agent wiring of the compaction engine. Everything agent-specific lives in this module:
 // the automatic trigger (`beforeStep`), the overflow trigger (`modelError`), the `/compact`
-// command (`registerCommand`) and PreCompact hooks (`ctx.host.beforeCompaction`).
+// command (`registerCommand`) and PreCompact hooks (`ctx.trigger.beforeCompaction`).
 import {
   definePlugin,
   type ModelErrorDecision,
@@ -9,14 +9,18 @@ import {
   type PluginDefinition,
 } from '@keel/agent'
 import type { LlmAdapter } from '@keel/llm'
+// The service keys this plugin uses when their plugins run beside it (types only: no code of theirs runs here).
+import type {} from '@keel/todo'
+import type {} from '@keel/user-approval'
 import {
   type BeforeCompactionDecision,
   type BeforeCompactionInfo,
   type CompactionResult,
   Compactor,
 } from './compactor.js'
-import { type CompactionConfig, CompactionError, compactionConfigSchema } from './config.js'
+import { type CompactionConfig, compactionConfigSchema } from './config.js'
 import { ownedEventTypes } from './events.generated.js'
+import type { CompactionService } from './services.js'
 import { formatCount } from './tokens.js'
 
 /** The `display` kind of each notice: `compaction`, `compaction-failed`, `compaction-guard`. */
@@ -39,14 +43,6 @@ export interface CompactionPluginOptions {
   ) => BeforeCompactionDecision | Promise<BeforeCompactionDecision>
 }
 
-/** The compaction plugin, with a handle on its engine once set up. */
-export interface CompactionPlugin extends PluginDefinition<CompactionConfig> {
-  /** The engine of the agent this plugin is set up in; undefined before setup and after close. */
-  readonly compactor: Compactor | undefined
-  /** Compacts now (the manual trigger), with optional focus instructions. */
-  compact(instructions?: string): Promise<CompactionResult>
-}
-
 /** Describes a compaction result for the user (the `/compact` command's answer). */
 export function describeResult(result: CompactionResult): string {
   const tokens = `${formatCount(result.tokensBefore)} → ${formatCount(result.tokensAfter)} tokens`
@@ -67,17 +63,20 @@ export type AfterCompaction = (result: CompactionResult) => Promise<CompactionRe
 
 const asIs: AfterCompaction = async (result) => result
 
-/** The `/compact [instructions]` command. */
+/** The `/compact [instructions]` command; `signal` (the command's) stops the summary call. */
 export async function runCompactCommand(
   compactor: Compactor,
   args: string,
   after: AfterCompaction = asIs,
+  signal?: AbortSignal,
 ): Promise<string> {
   const instructions = args.trim()
   if (compactor.busy) return 'A compaction is already running; try again when it ends.'
-  const result = await compactor.compact(
-    instructions === '' ? { trigger: 'manual' } : { trigger: 'manual', instructions },
-  )
+  const result = await compactor.compact({
+    trigger: 'manual',
+    ...(instructions === '' ? {} : { instructions }),
+    ...(signal === undefined ? {} : { signal }),
+  })
   return describeResult(await after(result))
 }
 
@@ -108,33 +107,39 @@ export async function recoverFromOverflow(
  * threshold (and the loop guard allows); on a context-overflow error it compacts and has
  * the step's model call re-run once (`modelError`); it registers `/compact [instructions]`;
  * before every run it asks the host's `beforeCompaction` interceptors (PreCompact hooks),
- * and it shows what happened with `display` (kinds {@link DISPLAY_KINDS}). The engine is
- * {@link Compactor}.
+ * and it shows what happened with `display` (kinds {@link DISPLAY_KINDS}). It provides
+ * `compaction.run`, and carries the `todo.list` and `approval.policy` of the plugins beside
+ * it into every summary. The engine is {@link Compactor}.
  */
-export function compactionPlugin(options: CompactionPluginOptions = {}): CompactionPlugin {
-  let compactor: Compactor | undefined
-  let manual: ((instructions?: string) => Promise<CompactionResult>) | undefined
-  const definition: PluginDefinition<CompactionConfig> = definePlugin<CompactionConfig>({
+export function compactionPlugin(options: CompactionPluginOptions = {}): PluginDefinition<CompactionConfig> {
+  return definePlugin<CompactionConfig>({
     name: '@keel/compaction',
     config: compactionConfigSchema,
     events: ownedEventTypes,
+    provides: ['compaction.run'],
+    optional: ['todo.list', 'approval.policy'],
     setup(ctx: PluginContext<CompactionConfig>) {
       const beforeCompaction =
         options.beforeCompaction ??
         (async (info: BeforeCompactionInfo): Promise<BeforeCompactionDecision> => {
-          const { decision, plugin } = await ctx.host.beforeCompaction(info)
+          const { decision, plugin } = await ctx.trigger.beforeCompaction(info)
           return decision.action === 'cancel' && plugin !== undefined
             ? { action: 'cancel', reason: `${decision.reason} (${plugin})` }
             : decision
         })
+      const todos = ctx.useOptional('todo.list')
+      const policy = ctx.useOptional('approval.policy')
       const engine = new Compactor({
         session: ctx.session,
         llm: options.llm ?? ctx.llm,
         config: ctx.config,
         beforeCompaction,
         onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
+        workingState: {
+          ...(todos === undefined ? {} : { todos: () => todos.render() }),
+          ...(policy === undefined ? {} : { policy: () => policy.current() }),
+        },
       })
-      compactor = engine
       /**
        * Every compaction of this agent ends here, whatever triggered it. Only a summary drops
        * earlier context from the surface (prunes keep every message), so only then would
@@ -144,7 +149,7 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         if (result.status !== 'compacted' || !result.summarized) return result
         // History was replaced: session-start handlers (SessionStart hooks with source
         // `compact`) run again; the host injects what they add before the next step.
-        await ctx.host.sessionStart({ source: 'compact' })
+        await ctx.trigger.sessionStart({ source: 'compact' })
         return result
       }
       const retried = new Set<string>()
@@ -156,35 +161,29 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): Compact
         modelError: (info) => recoverFromOverflow(engine, info, retried, after),
       })
       ctx.registerCommand('compact', {
-        description: 'Compact the conversation now: /compact [what the summary should focus on]',
-        run: (args) => runCompactCommand(engine, args, after),
+        description: 'compact the conversation now',
+        usage: '[what the summary should focus on]',
+        run: (args, { signal }) => runCompactCommand(engine, args, after, signal),
       })
-      manual = (instructions) =>
-        engine
-          .compact(instructions === undefined ? { trigger: 'manual' } : { trigger: 'manual', instructions })
-          .then(after)
-      return () => {
-        compactor = undefined
-        manual = undefined
+      const service: CompactionService = {
+        compact: async ({ instructions, signal } = {}) =>
+          after(
+            await engine.compact({
+              trigger: 'manual',
+              ...(instructions === undefined ? {} : { instructions }),
+              ...(signal === undefined ? {} : { signal }),
+            }),
+          ),
+        get busy() {
+          return engine.busy
+        },
+        measure: () => ({
+          ...engine.measure(),
+          thresholdTokens: engine.thresholdTokens,
+          contextWindow: engine.contextWindow,
+        }),
       }
+      ctx.provide('compaction.run', service)
     },
   })
-  return {
-    ...definition,
-    get compactor() {
-      return compactor
-    },
-    compact(instructions?: string): Promise<CompactionResult> {
-      if (!manual) {
-        return Promise.reject(
-          new CompactionError(
-            'COMPACTION_CONFIG_INVALID',
-            'compact(): the compaction plugin is not set up in an agent',
-            { path: 'plugin' },
-          ),
-        )
-      }
-      return manual(instructions)
-    },
-  }
 }

@@ -13,7 +13,6 @@ import { CompactionError } from './config.js'
 import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
 import { estimateMessageTokens, formatCount } from './tokens.js'
-import { type FileToolNames, readWorkingState, renderWorkingState } from './working-state.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
@@ -179,7 +178,8 @@ export interface SummarizeOptions {
   /** The seq of the `compaction/start` this belongs to. */
   readonly start: SessionSeq
   readonly keepRecentTokens: number
-  readonly fileTools: FileToolNames
+  /** The working state as text (todo list, policy, files), rendered when the summary is written. */
+  readonly workingState: () => string
   readonly maxTokens: number
   readonly model?: string
   readonly instructions?: string
@@ -202,7 +202,7 @@ export async function summarizeRange(
   const view = viewSurface(session)
   let plan = planSummary(session, view, options.keepRecentTokens)
   if (!plan) return false
-  const workingState = renderWorkingState(readWorkingState(session, options.fileTools))
+  const workingState = options.workingState()
   const request = (p: SummaryPlan) =>
     callSummary(llm, {
       prefix: view.messages.slice(0, p.from),
@@ -240,11 +240,7 @@ export async function summarizeRange(
     )
   }
   // The working state is read again: the call took a while, and the log is the truth.
-  const message = replacementMessage(
-    plan,
-    call.blocks,
-    renderWorkingState(readWorkingState(session, options.fileTools)),
-  )
+  const message = replacementMessage(plan, call.blocks, options.workingState())
   const summaryTokens = estimateMessageTokens(message)
   if (summaryTokens >= plan.tokens) {
     throw new CompactionError(

@@ -1,11 +1,4 @@
 import type { Projection, Session, SessionEvent } from '@keel/session'
-import { renderTodoList, type TodoItem, todoProjection } from '@keel/todo'
-import {
-  type ApprovalPolicy,
-  activePolicy,
-  recordedPolicyProjection,
-  type SandboxMode,
-} from '@keel/user-approval'
 
 /** Which tools read and which modify files, and the argument naming the path. */
 export interface FileToolNames {
@@ -24,23 +17,34 @@ export const defaultFileTools: FileToolNames = Object.freeze({
   pathArgument: 'path',
 })
 
+/**
+ * Where the working state comes from besides the log's tool calls: the services of the
+ * plugins that run beside compaction (`todo.list`, `approval.policy`), absent when they
+ * do not run.
+ */
+export interface WorkingStateSources {
+  /** The todo list as the user sees it. */
+  readonly todos?: () => string
+  /** The run policy in force. */
+  readonly policy?: () => { readonly approvalPolicy: string; readonly sandboxMode: string }
+}
+
 /** What the model was working with, rebuilt from the log (never from a summary). */
 export interface WorkingState {
-  readonly todos: readonly TodoItem[]
-  /**
-   * The approval policy in force: the running approval plugin's (its configured default
-   * overlaid by switches), else the latest `approval/policy` in the log, else absent.
-   */
-  readonly approvalPolicy?: ApprovalPolicy
-  /** The sandbox mode in force, read the same way as `approvalPolicy`. */
-  readonly sandboxMode?: SandboxMode
+  /** The todo list as rendered by the todo plugin, when it runs. */
+  readonly todos?: string
+  /** The approval policy in force, when an approval plugin runs. */
+  readonly approvalPolicy?: string
+  /** The sandbox mode in force, when an approval plugin runs. */
+  readonly sandboxMode?: string
   /** Paths read by a successful read tool call, oldest first, each once. */
   readonly filesRead: readonly string[]
   /** Paths written or edited by a successful call, oldest first, each once. */
   readonly filesModified: readonly string[]
 }
 
-interface FileState {
+/** The files read and modified so far, folded from the log. */
+export interface FileState {
   readonly pending: ReadonlyMap<string, { kind: 'read' | 'modify'; path: string }>
   readonly read: readonly string[]
   readonly modified: readonly string[]
@@ -99,24 +103,23 @@ function pathOf(args: string, key: string): string | undefined {
   return undefined
 }
 
-const fileProjections = new WeakMap<FileToolNames, Projection<FileState>>()
-
-/** Reads the working state of `session` from its projections. */
-export function readWorkingState(session: Session, tools: FileToolNames = defaultFileTools): WorkingState {
-  let files = fileProjections.get(tools)
-  if (!files) {
-    files = fileActivityProjection(tools)
-    fileProjections.set(tools, files)
-  }
+/** Reads the working state of `session`: the files from `files` (a {@link fileActivityProjection}), the rest from `sources`. */
+export function readWorkingState(
+  session: Session,
+  files: Projection<FileState>,
+  sources: WorkingStateSources = {},
+): WorkingState {
   const fileState = session.project(files)
-  const approval = activePolicy(session) ?? session.project(recordedPolicyProjection)
   const state: { -readonly [K in keyof WorkingState]: WorkingState[K] } = {
-    todos: session.project(todoProjection),
     filesRead: fileState.read,
     filesModified: fileState.modified,
   }
-  if (approval.approvalPolicy !== undefined) state.approvalPolicy = approval.approvalPolicy
-  if (approval.sandboxMode !== undefined) state.sandboxMode = approval.sandboxMode
+  if (sources.todos) state.todos = sources.todos()
+  if (sources.policy) {
+    const { approvalPolicy, sandboxMode } = sources.policy()
+    state.approvalPolicy = approvalPolicy
+    state.sandboxMode = sandboxMode
+  }
   return state
 }
 
@@ -125,11 +128,12 @@ const MAX_FILES_SHOWN = 40
 
 /**
  * The working state as plain text for the summary request and the replacing message:
- * the todo list as the user sees it, the approval policy and sandbox mode when the
- * approval plugin runs or recorded them, and the files read and modified (most recent last).
+ * the todo list as the user sees it (when the todo plugin runs), the approval policy and
+ * sandbox mode (when the approval plugin runs), and the files read and modified (most
+ * recent last).
  */
 export function renderWorkingState(state: WorkingState): string {
-  const lines = [renderTodoList(state.todos)]
+  const lines = state.todos === undefined ? [] : [state.todos]
   if (state.approvalPolicy !== undefined) lines.push(`Approval policy: ${state.approvalPolicy}`)
   if (state.sandboxMode !== undefined) lines.push(`Sandbox mode: ${state.sandboxMode}`)
   lines.push(renderFiles('Files read', state.filesRead), renderFiles('Files modified', state.filesModified))

@@ -48,7 +48,7 @@ describe('inside a real agent (beforeStep trigger)', () => {
       observers: [{ onDisplay: (n) => displayed.push(`${n.source} ${n.kind}: ${n.text}`) }],
     })
     onCleanup(() => agent.close())
-    expect(plugin.compactor).toBeDefined()
+    expect(agent.services.get('compaction.run')).toBeDefined()
 
     const result = await agent.send('Read a.ts, b.ts, c.ts and d.ts, then report.')
 
@@ -105,7 +105,8 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(agent.commands()).toContainEqual({
       name: 'compact',
       plugin: '@keel/compaction',
-      description: expect.stringContaining('/compact'),
+      description: 'compact the conversation now',
+      usage: '[what the summary should focus on]',
     })
     const reply = await agent.runCommand('compact', '  Keep the answers short.  ')
     expect(reply).toMatch(
@@ -124,11 +125,18 @@ describe('inside a real agent (beforeStep trigger)', () => {
     const seen = JSON.stringify(messagesOf(server.requests.at(-1)!))
     expect(seen).toContain('[Context compacted:')
     expect(seen).not.toContain('first answer')
-    expect(describeResult(await plugin.compact())).toMatch(/^Compact/)
+    expect(describeResult(await agent.services.get('compaction.run')!.compact())).toMatch(/^Compact/)
+    // each /compact is a logged command run with exactly one answer
+    const runs = session.events.filter((e) => e.type === 'command/run')
+    expect(runs.map((e) => e.data)).toEqual([
+      { commandId: expect.any(String), name: 'compact', args: '  Keep the answers short.  ', source: 'user' },
+    ])
+    expect(session.events.filter((e) => e.type === 'command/done').map((e) => e.data)).toEqual([
+      { commandId: runs[0]!.data.commandId, kind: 'success', text: reply },
+    ])
   })
 
-  it('compact() before the plugin is set up is a typed error; /compact while one runs is refused', async () => {
-    await expect(compactionPlugin().compact()).rejects.toMatchObject({ code: 'COMPACTION_CONFIG_INVALID' })
+  it('/compact while one runs is refused', async () => {
     let release: () => void = () => {}
     const held = new Promise<void>((resolve) => {
       release = resolve
@@ -209,8 +217,12 @@ describe('inside a real agent (beforeStep trigger)', () => {
 
     const start = session.events.find((e) => e.type === 'compaction/start')!
     expect(start.data).toMatchObject({ turn: 3, trigger: 'manual' })
-    // between the running call and its result, which still answers it on the surface
-    expect(session.events[start.seq - 1]!.type).toBe('tool/call')
+    // between the running call and its result (inside the logged command run), which still
+    // answers it on the surface
+    expect(session.events.slice(start.seq - 2, start.seq).map((e) => e.type)).toEqual([
+      'tool/call',
+      'command/run',
+    ])
     expect(toolPairsIntact(session)).toBe(true)
     expect(session.deriveMessages().map((m) => m.role)).toEqual([
       'user',

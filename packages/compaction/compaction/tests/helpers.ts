@@ -1,3 +1,5 @@
+import type { PluginDefinition } from '@keel/agent'
+import { soloContext } from '@keel/agent/testing'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import type { LlmAdapter, TokenUsage, ToolCallId } from '@keel/llm'
 import {
@@ -8,10 +10,12 @@ import {
   startScriptedServer,
 } from '@keel/scripted-server'
 import { Session } from '@keel/session'
+import { todoConfigSchema, todoPlugin } from '@keel/todo'
 import { defineTool } from '@keel/tools'
+import { userApprovalConfigSchema, userApprovalPlugin } from '@keel/user-approval'
 import { afterEach } from 'vitest'
 import { z } from 'zod'
-import { SUMMARY_SOURCE } from '../src/index.js'
+import { SUMMARY_SOURCE, type WorkingStateSources } from '../src/index.js'
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -236,4 +240,28 @@ export function readFourFilesTurn(): ScriptedResponse[] {
     })),
     { text: 'All four read.' },
   ]
+}
+
+/**
+ * The working-state sources the real `@keel/todo` and `@keel/user-approval` plugins provide
+ * (`todo.list`, `approval.policy`), set up on `session` with their real setup, as the
+ * compaction plugin receives them in an agent.
+ */
+export async function pluginSources(
+  session: Session,
+  approvalConfig: Record<string, unknown> = {},
+): Promise<WorkingStateSources> {
+  const todo = soloContext(todoPlugin as PluginDefinition<unknown>, todoConfigSchema.parse({}), { session })
+  await todoPlugin.setup?.(todo.context as never)
+  todo.done()
+  const approval = soloContext(
+    userApprovalPlugin as PluginDefinition<unknown>,
+    userApprovalConfigSchema.parse({ osSandbox: 'off', ...approvalConfig }),
+    { session },
+  )
+  await userApprovalPlugin.setup?.(approval.context as never)
+  approval.done()
+  const list = todo.services.get('todo.list')!
+  const policy = approval.services.get('approval.policy')!
+  return { todos: () => list.render(), policy: () => policy.current() }
 }

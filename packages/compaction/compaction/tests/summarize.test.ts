@@ -9,6 +9,7 @@ import {
   lastText,
   messagesOf,
   newSession,
+  pluginSources,
   serve,
   sessionWithPolicy,
   summariesOnSurface,
@@ -60,7 +61,7 @@ describe('tier 2: summarize', () => {
     history(session)
     const todosBefore = session.project(todoProjection)
     const surfaceBefore = session.surfaceSeqs()
-    const compactor = new Compactor({ session, llm, config })
+    const compactor = new Compactor({ session, llm, config, workingState: await pluginSources(session) })
 
     const result = await compactor.compact({ trigger: 'manual', instructions: 'Focus on the parser.' })
 
@@ -130,7 +131,7 @@ describe('tier 2: summarize', () => {
     expect(session.project(todoProjection)).toEqual(todosBefore)
   })
 
-  it('reads the policy written by the real @keel/user-approval (latest switch wins), without depending on it', async () => {
+  it("carries the policy in force from the real @keel/user-approval's approval.policy (latest switch wins)", async () => {
     const { server, llm } = await serve({ script: [{ text: 'Summary.' }] })
     const session = newSession('real-approval')
     setApprovalPolicy(session, 'never')
@@ -138,7 +139,10 @@ describe('tier 2: summarize', () => {
     history(session)
     setApprovalPolicy(session, 'strict')
     setSandboxMode(session, 'read_only')
-    expect(await new Compactor({ session, llm, config }).compact({ trigger: 'manual' })).toMatchObject({
+    const workingState = await pluginSources(session, { approvalPolicy: 'on_request' })
+    expect(
+      await new Compactor({ session, llm, config, workingState }).compact({ trigger: 'manual' }),
+    ).toMatchObject({
       status: 'compacted',
     })
     const instruction = lastText(server.requests[0]!)
@@ -235,13 +239,12 @@ describe('tier 2: summarize', () => {
 })
 
 describe('the lock', () => {
-  it('runs one compaction at a time per session, across Compactor objects', async () => {
+  it('runs one compaction at a time per engine', async () => {
     const { llm } = await serve({ script: [{ text: 'Summary.', headersDelayMs: 300 }, { text: 'Again.' }] })
     const session = newSession('lock')
     history(session)
-    const a = new Compactor({ session, llm, config })
     const b = new Compactor({ session, llm, config })
-    const first = a.compact({ trigger: 'manual' })
+    const first = b.compact({ trigger: 'manual' })
     expect(b.busy).toBe(true)
     await expect(b.compact({ trigger: 'manual' })).rejects.toMatchObject({ code: 'COMPACTION_BUSY' })
     expect(await b.compactIfNeeded()).toMatchObject({ status: 'skipped' })

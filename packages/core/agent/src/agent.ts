@@ -1,10 +1,11 @@
-import { isKeelError } from '@keel/base'
+import { errorMessage, isKeelError } from '@keel/base'
 import { type DeveloperMessage, developerMessageSchema, type ToolSpec, type UserMessage } from '@keel/llm'
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
-import { type Tool, ToolRegistry } from '@keel/tools'
+import { noServices, type ServiceView, type Tool, ToolRegistry } from '@keel/tools'
+import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import './events.js'
-import { PluginHost, type RegisteredCommand } from './host.js'
+import { PluginHost } from './host.js'
 import {
   type AgentLogger,
   type AgentOptions,
@@ -86,6 +87,7 @@ export class Agent {
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
+        tools: () => agent.#registry?.list() ?? [],
         report: agent.#log,
       })
     } catch (error) {
@@ -108,6 +110,8 @@ export class Agent {
       registry: agent.#registry,
       specs,
       options: agent.#resolved,
+      answerers: [...agent.#resolved.answerers, ...agent.#host.answerers],
+      services: agent.#host.services,
       emit: agent.#emit,
       log: agent.#log,
       flush: () => (agent.#handle ? agent.#handle.flush() : Promise.resolve()),
@@ -177,22 +181,33 @@ export class Agent {
     return this.#host
   }
 
+  /** The services the plugins provide (read-only; `get` is undefined for a key nobody provides). */
+  get services(): ServiceView {
+    return this.#host?.services ?? noServices
+  }
+
   /** Whether a turn is running or queued. */
   get busy(): boolean {
     return this.#running || this.#queue.length > 0
   }
 
-  /** The slash commands plugins registered: name, description and the plugin. */
-  commands(): ReadonlyArray<Pick<RegisteredCommand, 'name' | 'description' | 'plugin'>> {
-    return this.#host.commands.map(({ name, description, plugin }) => ({ name, description, plugin }))
+  /** The commands plugins registered (name, description, usage, plugin), in registration order. */
+  commands(): readonly CommandSummary[] {
+    return this.#host.commands
   }
 
   /**
-   * Runs a plugin's slash command with its argument text; resolves with what it returned.
-   * Throws `COMMAND_UNKNOWN` for a name no plugin registered and `COMMAND_FAILED` (cause
-   * attached) when the command threw.
+   * Runs a plugin's command with its argument text, as a logged act (`command/run`, then one
+   * `command/done`); resolves with what it answered. Throws `COMMAND_UNKNOWN` for a name no
+   * plugin registered (nothing is logged then), and after logging the failure: the
+   * command's own `KeelError`, `COMMAND_FAILED` (cause attached) when it threw, or
+   * `COMMAND_ABORTED` when `signal` fired before it answered.
    */
-  async runCommand(name: string, args = ''): Promise<string | undefined> {
+  async runCommand(
+    name: string,
+    args = '',
+    options: { source?: string; signal?: AbortSignal } = {},
+  ): Promise<string | undefined> {
     if (this.#closed)
       throw new AgentError('AGENT_CLOSED', 'this agent is closed; create a new one to run commands')
     const command = this.#host.command(name)
@@ -202,17 +217,12 @@ export class Agent {
         command: name,
       })
     }
-    try {
-      return (await command.run(args)) ?? undefined
-    } catch (error) {
-      if (isKeelError(error)) throw error
-      throw new AgentError(
-        'COMMAND_FAILED',
-        `command '${name}' of plugin '${command.plugin}' failed: ${error instanceof Error ? error.message : String(error)}`,
-        { command: name, plugin: command.plugin },
-        { cause: error },
-      )
-    }
+    return runLoggedCommand(this.session, command, {
+      name,
+      args,
+      source: options.source ?? 'user',
+      signal: options.signal ?? new AbortController().signal,
+    })
   }
 
   /**
@@ -339,7 +349,7 @@ export class Agent {
     this.send(message, source === undefined ? {} : { source }).catch((error: unknown) => {
       this.#log({
         code: isKeelError(error) ? error.code : 'AGENT_FAILED',
-        message: `a plugin-queued turn failed: ${error instanceof Error ? error.message : String(error)}`,
+        message: `a plugin-queued turn failed: ${errorMessage(error)}`,
       })
     })
   }

@@ -14,8 +14,18 @@ export type AgentErrorCode =
   | 'PLUGIN_DISPOSE_FAILED'
   /** A plugin called a context method after the agent closed or outside setup where that is not allowed. */
   | 'PLUGIN_CONTEXT_CLOSED'
-  /** Two tools share a name, or a tool name is not `^[a-zA-Z0-9_-]{1,64}$`. */
-  | 'TOOL_NAME_INVALID'
+  /** A service key is not `<owner>.<noun>`. */
+  | 'PLUGIN_SERVICE_INVALID'
+  /** Two plugins of one agent provide the same service (both are named). */
+  | 'PLUGIN_SERVICE_DUPLICATE'
+  /** A plugin requires a service no plugin of the agent provides (the plugin and the key are named). */
+  | 'PLUGIN_SERVICE_MISSING'
+  /** The plugins' service needs form a cycle, so no setup order works. */
+  | 'PLUGIN_SERVICE_CYCLE'
+  /** A plugin provided or used a service key its definition does not declare. */
+  | 'PLUGIN_SERVICE_UNDECLARED'
+  /** A plugin declared a service in `provides` but its setup did not provide it. */
+  | 'PLUGIN_SERVICE_NOT_PROVIDED'
   /** An agent option is out of range (maxSteps, maxParallelTools, retry, …). */
   | 'AGENT_OPTIONS_INVALID'
   /** `send` or `inject` got something that is not a valid user / developer message. */
@@ -28,6 +38,8 @@ export type AgentErrorCode =
   | 'COMMAND_UNKNOWN'
   /** A command's `run` threw (the cause is attached). */
   | 'COMMAND_FAILED'
+  /** A command was cancelled (its signal fired) before it answered. */
+  | 'COMMAND_ABORTED'
   /** `setSystemPrompt` on a session whose history does not open with a system message. */
   | 'SYSTEM_PROMPT_UNCHANGEABLE'
 

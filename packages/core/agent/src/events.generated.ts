@@ -4,14 +4,30 @@
 import { registerEvents, type SessionEventMap } from '@keel/session'
 import { z } from 'zod'
 
+/** Validator of {@link ApprovalAnswerSource} (generated). */
+export const approvalAnswerSourceSchema = z.enum(["hook", "none", "session-rule", "user"])
+
+/** Validator of {@link ApprovalOutcome} (generated). */
+export const approvalOutcomeSchema = z.enum(["allowed-once", "allowed-session", "cancelled", "rejected", "unavailable"])
+
+/** Validator of {@link SessionRule} (generated). */
+export const sessionRuleSchema = z.strictObject({ command: z.string().optional(), path: z.string().min(1).optional(), toolName: z.string().min(1) })
+
+/** Validator of {@link CommandOutcome} (generated). */
+export const commandOutcomeSchema = z.enum(["error", "success"])
+
 /** Validator of {@link ErrorRecord} (generated). */
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["llm/retry", "tool/input-rewritten"] as const
+export const ownedEventTypes = ["approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
+  "approval/asked": z.strictObject({ callId: z.string(), id: z.string().min(1), plugin: z.string().min(1).optional(), reason: z.string(), toolName: z.string(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/asked"]>,
+  "approval/decided": z.strictObject({ answerer: z.string().optional(), by: approvalAnswerSourceSchema, id: z.string().min(1), outcome: approvalOutcomeSchema, reason: z.string().optional(), rule: sessionRuleSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/decided"]>,
+  "command/done": z.strictObject({ commandId: z.string().min(1), errorCode: z.string().min(1).optional(), kind: commandOutcomeSchema, text: z.string().optional() }) as unknown as z.ZodType<SessionEventMap["command/done"]>,
+  "command/run": z.strictObject({ args: z.string().optional(), commandId: z.string().min(1), name: z.string().regex(new RegExp("^[a-z][a-z0-9-]{0,63}$", 'u')), source: z.string().min(1) }) as unknown as z.ZodType<SessionEventMap["command/run"]>,
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
 }

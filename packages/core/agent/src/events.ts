@@ -1,8 +1,120 @@
 import type { ErrorRecord, StepRef } from '@keel/session'
 import './events.generated.js'
 
+/**
+ * How one approval question was settled.
+ * - `allowed-once`: run this call.
+ * - `allowed-session`: run it, and calls matching `rule` without asking for the rest of the
+ *   session (forks inherit the rule; the log is the only place it is kept).
+ * - `rejected`: someone said no; the model gets `USER_REJECTED` (or `HOOK_DENIED`) with the reason.
+ * - `cancelled`: the turn was aborted while the question was open.
+ * - `unavailable`: nobody could answer (headless); refused with `APPROVAL_UNAVAILABLE`.
+ */
+export type ApprovalOutcome = 'allowed-once' | 'allowed-session' | 'rejected' | 'cancelled' | 'unavailable'
+
+/**
+ * Who settled an approval question: a hook answerer (`hook`), the user's own earlier
+ * "allow for this session" (`session-rule`), a person at an interactive answerer (`user`),
+ * or nobody (`none`: cancelled or unavailable).
+ */
+export type ApprovalAnswerSource = 'hook' | 'session-rule' | 'user' | 'none'
+
+/**
+ * A standing "allow for this session": later calls of `toolName` are not asked about
+ * again. With `command`, only that exact command line matches (shell tools). With `path`,
+ * only calls whose every path lies under that directory (its real location) match. With
+ * neither, every call of the tool does. A rule never lifts a sandbox limit: it answers a
+ * question, and a call the sandbox refuses is never asked about.
+ */
+export interface SessionRule {
+  /** @minLength 1 */
+  toolName: string
+  command?: string
+  /** @minLength 1 */
+  path?: string
+}
+
+/** Where a command run came from: a person (`user`, typed in a UI), a plugin (`plugin/<name>`), a program. */
+export type CommandSource = string
+
+/** How a command run ended: it returned (`success`), or it threw or was aborted (`error`). */
+export type CommandOutcome = 'success' | 'error'
+
 declare module '@keel/session' {
   interface SessionEventMap {
+    /**
+     * A `beforeTool` vote was `ask`, and the agent's answerer chain is being consulted (hook
+     * answerers, then the session rules, then interactive answerers). Log-only; inside the
+     * open turn, before the call's `tool/result`. `id` is unique within the session and is
+     * answered by exactly one `approval/decided`. A call is asked about again when a plugin
+     * rewrote its input (`tool/input-rewritten`); that later question's `id` gets a `:<n>`
+     * suffix. `plugin` is the plugin whose vote asked.
+     * @example {"id":"2:call_1","turn":2,"toolName":"bash","callId":"call_1","reason":"no OS sandbox can contain `make` here","plugin":"@keel/user-approval"}
+     */
+    'approval/asked': {
+      /** @minLength 1 */
+      id: string
+      /** @integer @minimum 1 */
+      turn: number
+      toolName: string
+      callId: string
+      reason: string
+      /** @minLength 1 */
+      plugin?: string
+    }
+
+    /**
+     * The answer to the `approval/asked` with the same `id`, in the same turn. Exactly one
+     * per question. `rule` is present only when `outcome` is `allowed-session`, and is folded
+     * into the session's rules (it survives resume and is inherited by forks). `reason`
+     * is what the answerer said (a rejection's reason is passed to the model).
+     * @example {"id":"2:call_1","turn":2,"outcome":"allowed-session","by":"user","answerer":"keel-terminal","rule":{"toolName":"bash","command":"make"}}
+     */
+    'approval/decided': {
+      /** @minLength 1 */
+      id: string
+      /** @integer @minimum 1 */
+      turn: number
+      outcome: ApprovalOutcome
+      by: ApprovalAnswerSource
+      answerer?: string
+      reason?: string
+      rule?: SessionRule
+    }
+
+    /**
+     * A command a plugin registered (`/compact`, `/policy strict`) started. Log-only, inside
+     * or outside a turn; answered by exactly one `command/done` with the same `commandId`.
+     * `args` is the argument text as given (absent when empty); `source` says who ran it
+     * (`user`, `plugin/<name>`). The events a command appends come between the two.
+     * @example {"commandId":"cmd-12","name":"policy","args":"strict","source":"user"}
+     */
+    'command/run': {
+      /** @minLength 1 */
+      commandId: string
+      /** @pattern ^[a-z][a-z0-9-]{0,63}$ */
+      name: string
+      args?: string
+      /** @minLength 1 */
+      source: CommandSource
+    }
+
+    /**
+     * How the `command/run` with the same `commandId` ended. Log-only; exactly one per run.
+     * `text` is what the command answered (`success`) or why it failed (`error`: it threw,
+     * or it was aborted), cut to a few thousand characters; `errorCode` is the failure's
+     * code when it had one.
+     * @example {"commandId":"cmd-12","kind":"success","text":"approval policy set to strict"}
+     */
+    'command/done': {
+      /** @minLength 1 */
+      commandId: string
+      kind: CommandOutcome
+      text?: string
+      /** @minLength 1 */
+      errorCode?: string
+    }
+
     /**
      * A model call of the open step failed with a retryable error (rate limit, server error,
      * network failure, stream cut) and the agent will call the model again after `delayMs`.

@@ -1,6 +1,7 @@
-import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
-import { getEventRegistration, type Session } from '@keel/session'
+import { errorMessage } from '@keel/base'
+import { getEventRegistration } from '@keel/session'
 import type { Tool, ToolOutput } from '@keel/tools'
+import { CommandRegistry, type CommandSummary, type RegisteredCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import {
   type BeforeToolVerdict,
@@ -18,6 +19,7 @@ import {
   runSessionStart,
   runTurnStopping,
 } from './interceptors-run.js'
+import type { ApprovalAnswerer } from './permission.js'
 import type {
   AddedContext,
   AfterToolDecision,
@@ -25,12 +27,8 @@ import type {
   BeforeCompactionInfo,
   BeforeStepDecision,
   BeforeStepInfo,
-  Clock,
-  DisplayNotice,
   ModelErrorDecision,
   ModelErrorInfo,
-  PluginCommand,
-  PluginContext,
   PluginDefinition,
   PromptSubmitInfo,
   SessionEndInfo,
@@ -39,32 +37,14 @@ import type {
   TurnStoppingDecision,
   TurnStoppingInfo,
 } from './plugin.js'
-
+import { type AgentFacilities, createPluginContext } from './plugin-context.js'
 import { type PluginEntry, resolveEntry, validateConfig } from './plugin-use.js'
+import { orderByServices, ServiceRegistry } from './services.js'
 
 export type { BeforeToolVerdict, Decided, Reinput } from './interceptors-run.js'
+export type { AgentFacilities } from './plugin-context.js'
 export { type PluginEntry, type PluginUse, usePlugin } from './plugin-use.js'
-
-/** What the agent lends the host so plugin contexts can reach it. */
-export interface HostServices {
-  readonly session: Session
-  readonly cwd: string
-  readonly clock: Clock
-  readonly llm: LlmAdapter
-  enqueue(message: UserMessage, options?: { source?: string }): void
-  inject(message: DeveloperMessage, options?: { source?: string }): void
-  display(notice: DisplayNotice): void
-  /** Where failures with no caller to reject go (the agent's logger). */
-  report: Report
-}
-
-/** A registered slash command and the plugin that offers it. */
-export interface RegisteredCommand extends PluginCommand {
-  readonly name: string
-  readonly plugin: string
-}
-
-const commandNamePattern = /^[a-z][a-z0-9-]{0,63}$/
+export type { CommandSummary, RegisteredCommand }
 
 interface Disposer {
   readonly plugin: string
@@ -74,17 +54,22 @@ interface Disposer {
 const pluginNamePattern = /^[a-z0-9@][a-z0-9@/._-]{0,127}$/i
 
 /**
- * Runs plugins for one agent: validates each config with the plugin's zod schema, sets
- * plugins up in order, collects their tools, commands and interceptors, runs interceptors
- * in plugin order (the first non-default decision wins; see `interceptors-run.ts` for how
- * a throwing interceptor fails closed), and disposes in reverse order on close.
+ * Runs plugins for one agent: validates each config with the plugin's zod schema and the
+ * service declarations of all of them (every required service has a provider, no key has
+ * two, no cycle) before any setup runs; sets the plugins up in an order where every
+ * provider comes before its users (the given order otherwise); collects their tools,
+ * commands, answerers, services and interceptors; runs interceptors in setup order (see
+ * `interceptors-run.ts` for how votes combine and how a throwing interceptor fails closed);
+ * and disposes in reverse order on close.
  */
 export class PluginHost {
   readonly #tools: Array<Tool<unknown>> = []
   readonly #interceptors: Registered[] = []
   readonly #disposers: Disposer[] = []
   readonly #names: string[] = []
-  readonly #commands = new Map<string, RegisteredCommand>()
+  readonly #commands = new CommandRegistry()
+  readonly #answerers: ApprovalAnswerer[] = []
+  readonly #services = new ServiceRegistry()
   #report: Report = () => {}
   #closed = false
 
@@ -95,52 +80,38 @@ export class PluginHost {
     return this.#names
   }
 
-  /** Tools contributed by plugins (their `tools` first, then those registered in `setup`), in plugin order. */
+  /** Tools contributed by plugins (their `tools` first, then those registered in `setup`), in setup order. */
   get tools(): ReadonlyArray<Tool<unknown>> {
     return this.#tools
   }
 
+  /** The answerers plugins registered, in registration order. */
+  get answerers(): readonly ApprovalAnswerer[] {
+    return this.#answerers
+  }
+
+  /** The services plugins provided. */
+  get services(): ServiceRegistry {
+    return this.#services
+  }
+
   /**
-   * Validates every config, then sets the plugins up in order. If a setup throws, the
-   * plugins already set up are disposed (in reverse) and {@link AgentError}
-   * `PLUGIN_SETUP_FAILED` names the plugin that failed.
+   * Validates every config and the plugins' service declarations, then sets the plugins
+   * up in service order. If a setup throws, the plugins already set up are disposed (in
+   * reverse) and {@link AgentError} `PLUGIN_SETUP_FAILED` names the plugin that failed.
    */
-  static async start(entries: readonly PluginEntry[], services: HostServices): Promise<PluginHost> {
+  static async start(entries: readonly PluginEntry[], services: AgentFacilities): Promise<PluginHost> {
     const host = new PluginHost()
     host.#report = services.report
     const resolved = entries.map((entry) => resolveEntry(entry))
     const seen = new Set<string>()
-    // Validate everything before running any setup: a bad config costs no side effects.
+    // Validate everything before running any setup: a bad config or a missing service costs no side effects.
     const configs = resolved.map(({ plugin, config }) => {
-      if (!pluginNamePattern.test(plugin.name)) {
-        throw new AgentError(
-          'PLUGIN_CONFIG_INVALID',
-          `plugin name ${JSON.stringify(plugin.name)} is invalid`,
-          {
-            plugin: plugin.name,
-          },
-        )
-      }
-      if (seen.has(plugin.name)) {
-        throw new AgentError(
-          'PLUGIN_NAME_DUPLICATE',
-          `plugin '${plugin.name}' is listed twice; give each plugin once (with one config)`,
-          { plugin: plugin.name },
-        )
-      }
-      seen.add(plugin.name)
-      for (const type of plugin.events ?? []) {
-        if (!getEventRegistration(type)) {
-          throw new AgentError(
-            'PLUGIN_EVENTS_UNREGISTERED',
-            `plugin '${plugin.name}' owns event '${type}' but no loaded module registered it; import the plugin's events.ts (registerEvents) before starting the agent`,
-            { plugin: plugin.name, type },
-          )
-        }
-      }
+      checkDefinition(plugin, seen)
       return validateConfig(plugin, config)
     })
-    for (let i = 0; i < resolved.length; i++) {
+    const order = orderByServices(resolved.map(({ plugin }) => plugin))
+    for (const i of order) {
       const plugin = resolved[i]!.plugin
       try {
         await host.#setup(plugin, configs[i], services)
@@ -149,7 +120,7 @@ export class PluginHost {
         if (error instanceof AgentError && error.code !== 'PLUGIN_SETUP_FAILED') throw error
         throw new AgentError(
           'PLUGIN_SETUP_FAILED',
-          `plugin '${plugin.name}' failed to set up: ${error instanceof Error ? error.message : String(error)}${
+          `plugin '${plugin.name}' failed to set up: ${errorMessage(error)}${
             disposeErrors.length > 0
               ? ` (and ${disposeErrors.length} disposer(s) of earlier plugins failed)`
               : ''
@@ -162,97 +133,45 @@ export class PluginHost {
     return host
   }
 
-  async #setup(plugin: PluginDefinition<unknown>, config: unknown, services: HostServices): Promise<void> {
+  async #setup(plugin: PluginDefinition<unknown>, config: unknown, services: AgentFacilities): Promise<void> {
     const name = plugin.name
     this.#names.push(name)
     for (const tool of plugin.tools ?? []) this.#tools.push(tool)
-    let inSetup = true
-    const guard = (method: string, setupOnly: boolean): void => {
-      if (this.#closed || (setupOnly && !inSetup)) {
-        throw new AgentError(
-          'PLUGIN_CONTEXT_CLOSED',
-          `plugin '${name}' called ${method} ${this.#closed ? 'after the agent closed' : 'after setup; register tools and interceptors inside setup'}`,
-          { plugin: name, method },
-        )
-      }
-    }
-    const context: PluginContext<unknown> = {
-      name,
-      config,
-      session: services.session,
-      cwd: services.cwd,
-      clock: services.clock,
-      llm: services.llm,
-      host: {
+    const setup = createPluginContext(plugin, config, services, {
+      tools: this.#tools,
+      commands: this.#commands,
+      interceptors: this.#interceptors,
+      answerers: this.#answerers,
+      services: this.#services,
+      view: {
         beforeCompaction: (info) => this.beforeCompaction(info),
         sessionStart: async (info) => {
-          guard('host.sessionStart', false)
           const added = await this.sessionStart({ source: info.source })
-          for (const { plugin, text } of added) {
+          for (const { plugin: by, text } of added) {
             services.inject(
               { role: 'developer', content: [{ type: 'text', text }] },
-              { source: `plugin/${plugin}` },
+              { source: `plugin/${by}` },
             )
           }
           return added
         },
       },
-      registerCommand: (commandName, command) => {
-        guard('registerCommand', true)
-        if (!commandNamePattern.test(commandName)) {
-          throw new AgentError(
-            'COMMAND_INVALID',
-            `plugin '${name}' registered command ${JSON.stringify(commandName)}: a command name is lower-case letters, digits and '-', starting with a letter`,
-            { plugin: name, command: commandName },
-          )
-        }
-        const taken = this.#commands.get(commandName)
-        if (taken) {
-          throw new AgentError(
-            'COMMAND_INVALID',
-            `plugin '${name}' registered command '${commandName}', which plugin '${taken.plugin}' already registered`,
-            { plugin: name, command: commandName },
-          )
-        }
-        this.#commands.set(commandName, {
-          name: commandName,
-          plugin: name,
-          description: command.description,
-          run: (args) => command.run(args),
-        })
-      },
-      registerTool: (tool) => {
-        guard('registerTool', true)
-        this.#tools.push(tool as Tool<unknown>)
-      },
-      intercept: (interceptors) => {
-        guard('intercept', true)
-        this.#interceptors.push({ plugin: name, interceptors })
-      },
-      enqueue: (message, options) => {
-        guard('enqueue', false)
-        services.enqueue(message, { source: options?.source ?? `plugin/${name}` })
-      },
-      inject: (message, options) => {
-        guard('inject', false)
-        services.inject(message, { source: options?.source ?? `plugin/${name}` })
-      },
-      display: (kind, text) => {
-        if (this.#closed) return
-        services.display({ source: name, kind, text })
-      },
-    }
+      closed: () => this.#closed,
+    })
+    let dispose: unknown
     try {
-      const dispose = await plugin.setup?.(context)
-      if (typeof dispose === 'function') this.#disposers.push({ plugin: name, dispose })
-    } finally {
-      inSetup = false
+      dispose = await plugin.setup?.(setup.context)
+    } catch (error) {
+      setup.done(false)
+      throw error
     }
+    if (typeof dispose === 'function') this.#disposers.push({ plugin: name, dispose: dispose as () => void })
+    setup.done(true)
   }
 
-  /** The slash commands plugins registered, in registration order. */
-  get commands(): readonly RegisteredCommand[] {
-    return [...this.#commands.values()]
+  /** The commands plugins registered, in registration order. */
+  get commands(): CommandSummary[] {
+    return this.#commands.list()
   }
 
   /** The command named `name`, if a plugin registered it. */
@@ -266,8 +185,9 @@ export class PluginHost {
   }
 
   /**
-   * Before a tool runs: the first `deny` or `ask` wins; a rewrite (`input` on a decision)
-   * that `reinput` accepts restarts the chain with the new call (see `runBeforeTool`).
+   * Before a tool runs: every plugin votes, `deny` over `ask` over `allow`; a rewrite
+   * (`input` on a vote) that `reinput` accepts restarts the vote with the new call (see
+   * `runBeforeTool`).
    */
   beforeTool(info: ToolCallInfo, reinput: Reinput = () => undefined): Promise<BeforeToolVerdict> {
     return runBeforeTool(this.#interceptors, info, reinput)
@@ -314,18 +234,20 @@ export class PluginHost {
   }
 
   /**
-   * Runs every disposer in reverse setup order, even when some throw; then throws
-   * `PLUGIN_DISPOSE_FAILED` naming the plugins whose disposers failed. Idempotent.
+   * Runs every disposer in reverse setup order, even when some throw; then forgets the
+   * services and throws `PLUGIN_DISPOSE_FAILED` naming the plugins whose disposers failed.
+   * Idempotent.
    */
   async close(): Promise<void> {
     if (this.#closed) return
     const errors = await this.#disposeAll()
     this.#closed = true
+    this.#services.clear()
     if (errors.length > 0) {
       throw new AgentError(
         'PLUGIN_DISPOSE_FAILED',
         `disposing plugin(s) ${errors.map((e) => `'${e.plugin}'`).join(', ')} failed: ${errors
-          .map((e) => (e.error instanceof Error ? e.error.message : String(e.error)))
+          .map((e) => errorMessage(e.error))
           .join('; ')}`,
         { plugins: errors.map((e) => e.plugin) },
         { cause: errors[0]!.error },
@@ -344,5 +266,31 @@ export class PluginHost {
       }
     }
     return errors
+  }
+}
+
+/** A plugin's name is well-formed and unique, and every event it owns is registered. */
+function checkDefinition(plugin: PluginDefinition<unknown>, seen: Set<string>): void {
+  if (!pluginNamePattern.test(plugin.name)) {
+    throw new AgentError('PLUGIN_CONFIG_INVALID', `plugin name ${JSON.stringify(plugin.name)} is invalid`, {
+      plugin: plugin.name,
+    })
+  }
+  if (seen.has(plugin.name)) {
+    throw new AgentError(
+      'PLUGIN_NAME_DUPLICATE',
+      `plugin '${plugin.name}' is listed twice; give each plugin once (with one config)`,
+      { plugin: plugin.name },
+    )
+  }
+  seen.add(plugin.name)
+  for (const type of plugin.events ?? []) {
+    if (!getEventRegistration(type)) {
+      throw new AgentError(
+        'PLUGIN_EVENTS_UNREGISTERED',
+        `plugin '${plugin.name}' owns event '${type}' but no loaded module registered it; import the plugin's events.ts (registerEvents) before starting the agent`,
+        { plugin: plugin.name, type },
+      )
+    }
   }
 }

@@ -1,25 +1,46 @@
+export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 export { Agent, createAgent } from './agent.js'
+export type { CommandSummary, RegisteredCommand } from './commands.js'
+export { MAX_COMMAND_TEXT } from './commands.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
+export {
+  approvalAnswerSourceSchema,
+  approvalOutcomeSchema,
+  sessionRuleSchema,
+} from './events.generated.js'
 export type {
-  AgentLogger,
-  AgentOptions,
-  SendOptions,
-  StoreHandle,
-  ToolAnswerer,
-  ToolQuestion,
-  TurnResult,
-} from './options.js'
+  ApprovalAnswerSource,
+  ApprovalOutcome,
+  CommandOutcome,
+  CommandSource,
+  SessionRule,
+} from './events.js'
+export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
+export {
+  type ApprovalAnswer,
+  type ApprovalAnswerer,
+  type ApprovalQuestion,
+  type AskContext,
+  askAbout,
+  defaultRule,
+  describeRule,
+  ruleCovers,
+  type Settlement,
+  sessionRulesProjection,
+  settle,
+  verdict,
+} from './permission.js'
+export { orderByServices, type ServiceNeeds } from './services.js'
 
 import './events.js'
 
 export {
+  type AgentFacilities,
   type BeforeToolVerdict,
   type Decided,
-  type HostServices,
   type PluginEntry,
   PluginHost,
   type PluginUse,
-  type RegisteredCommand,
   type Reinput,
   usePlugin,
 } from './host.js'
@@ -42,6 +63,7 @@ export {
   type BeforeStepInfo,
   type BeforeToolDecision,
   type Clock,
+  type CommandRunInfo,
   type DisplayNotice,
   definePlugin,
   type Interceptors,
@@ -51,7 +73,7 @@ export {
   type PluginCommand,
   type PluginContext,
   type PluginDefinition,
-  type PluginHostView,
+  type PluginTriggers,
   type PromptSubmitDecision,
   type PromptSubmitInfo,
   type SessionEndInfo,

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import type { ToolOutput } from '@keel/tools'
 import type {
   AddedContext,
@@ -36,12 +37,12 @@ export interface Registered {
 export type Report = (entry: { readonly code: string; readonly message: string }) => void
 
 export function thrown(plugin: string, point: string, error: unknown): string {
-  return `the ${point} interceptor of plugin '${plugin}' threw: ${error instanceof Error ? error.message : String(error)}`
+  return `the ${point} interceptor of plugin '${plugin}' threw: ${errorMessage(error)}`
 }
 
 /*
  * Every runner below visits the plugins in order. An interceptor that throws fails closed:
- * before a step it rejects the step, before a tool it denies (`INTERCEPTOR_FAILED`), after a
+ * before a step it rejects the step, before a tool it votes deny (`INTERCEPTOR_FAILED`), after a
  * tool it blocks the output, at a prompt it blocks the message, before a compaction it
  * cancels it; where there is nothing to refuse (turn stopping, session start and end, model
  * error) the default holds and the failure is reported.
@@ -81,10 +82,15 @@ export interface BeforeToolVerdict extends Decided<BeforeToolDecision> {
   readonly rewrittenBy: readonly string[]
 }
 
+type Vote = Decided<BeforeToolDecision> & { readonly decision: { action: 'deny' | 'ask' } }
+
 /**
- * The first `deny` or `ask` wins. A decision carrying an `input` that `reinput` accepts as
- * a rewrite restarts the chain from the first plugin with the new call, so every verdict
- * that counts is about the input that runs; past `MAX_INPUT_REWRITES` the call is denied.
+ * Every plugin votes on the call, in setup order — also after an earlier one denied, so
+ * each sees every call (a PreToolUse hook logs a call the sandbox refuses). The first
+ * `deny` wins, else the first `ask`, else `allow`. A vote carrying an `input` that
+ * `reinput` accepts as a rewrite restarts the vote from the first plugin with the new call,
+ * so every vote that counts is about the input that runs; past `MAX_INPUT_REWRITES` the
+ * call is denied. A throwing voter votes `deny` (`INTERCEPTOR_FAILED`).
  */
 export async function runBeforeTool(
   list: readonly Registered[],
@@ -94,6 +100,8 @@ export async function runBeforeTool(
   let info = first
   const rewrittenBy: string[] = []
   restart: for (;;) {
+    let deny: Vote | undefined
+    let ask: Vote | undefined
     for (const { plugin, interceptors } of list) {
       if (!interceptors.beforeTool) continue
       let decision: BeforeToolDecision
@@ -101,17 +109,15 @@ export async function runBeforeTool(
         decision = await interceptors.beforeTool(info)
       } catch (error) {
         const reason = thrown(plugin, 'beforeTool', error)
-        return {
-          decision: { action: 'deny', reason, errorCode: 'INTERCEPTOR_FAILED' },
-          plugin,
-          info,
-          rewrittenBy,
-        }
+        deny ??= { decision: { action: 'deny', reason, errorCode: 'INTERCEPTOR_FAILED' }, plugin }
+        continue
       }
-      if (decision.action === 'deny') return { decision, plugin, info, rewrittenBy }
-      if (decision.input !== undefined) {
+      if (decision.action !== 'deny' && decision.input !== undefined) {
         const next = reinput(info, decision.input, plugin)
-        if (next && 'deny' in next) return { decision: next.deny, plugin, info, rewrittenBy }
+        if (next && 'deny' in next) {
+          deny ??= { decision: next.deny, plugin }
+          continue
+        }
         if (next) {
           rewrittenBy.push(plugin)
           if (rewrittenBy.length > MAX_INPUT_REWRITES) {
@@ -127,11 +133,14 @@ export async function runBeforeTool(
           continue restart
         }
       }
-      if (decision.action === 'ask') {
-        return { decision: { action: 'ask', reason: decision.reason }, plugin, info, rewrittenBy }
+      if (decision.action === 'deny') deny ??= { decision, plugin }
+      else if (decision.action === 'ask') {
+        const { input: _input, ...vote } = decision
+        ask ??= { decision: vote, plugin }
       }
     }
-    return { decision: { action: 'allow' }, info, rewrittenBy }
+    const won = deny ?? ask
+    return won ? { ...won, info, rewrittenBy } : { decision: { action: 'allow' }, info, rewrittenBy }
   }
 }
 

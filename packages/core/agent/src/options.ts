@@ -7,21 +7,9 @@ import type { Tool } from '@keel/tools'
 import { AgentError } from './errors.js'
 import type { PluginEntry } from './host.js'
 import type { AgentObserver } from './observer.js'
-import type { Clock, ToolCallInfo } from './plugin.js'
+import type { ApprovalAnswerer } from './permission.js'
+import type { Clock } from './plugin.js'
 import { defaultRetryOptions, type RetryOptions, systemClock } from './retry.js'
-
-/** A question put to the host's answerer when an interceptor decided `ask`. */
-export interface ToolQuestion extends ToolCallInfo {
-  /** Why the interceptor asks. */
-  readonly reason: string
-  /** The plugin that asked. */
-  readonly plugin?: string
-  /** Aborted when the turn is cancelled while the question is open. */
-  readonly signal: AbortSignal
-}
-
-/** Answers `ask` decisions (a UI prompt, an approval service). Throwing counts as `deny`. */
-export type ToolAnswerer = (question: ToolQuestion) => 'allow' | 'deny' | Promise<'allow' | 'deny'>
 
 /**
  * Where the agent reports its own failures that have no caller to reject (an observer that
@@ -87,8 +75,13 @@ export interface AgentOptions {
   observers?: readonly AgentObserver[]
   /** Where failures nobody else can see are reported. Default: dropped. */
   logger?: AgentLogger
-  /** Decides `ask` decisions; without one, `ask` fails closed as a deny (`TOOL_ASK_UNANSWERED`). */
-  answerer?: ToolAnswerer
+  /**
+   * Answerers of approval questions (a terminal, a UI, a parent agent), put in the agent's
+   * answerer chain: hook answerers plugins registered, then the session rules, then these
+   * (before the interactive answerers plugins registered). Without any interactive
+   * answerer, an `ask` that no hook or rule settles fails closed (`APPROVAL_UNAVAILABLE`).
+   */
+  answerers?: readonly ApprovalAnswerer[]
   /**
    * Where tool outputs over their size cap are written. Default: the `directory` of the
    * store handle plus `/tool-outputs` when the handle has one (JSONL), else
@@ -132,7 +125,7 @@ export interface ResolvedOptions {
   readonly retry: RetryOptions
   readonly toolOutputDir: string
   readonly maxResultChars: number | undefined
-  readonly answerer: ToolAnswerer | undefined
+  readonly answerers: readonly ApprovalAnswerer[]
 }
 
 export function isHandle(value: StoreHandle | Session): value is StoreHandle {
@@ -174,7 +167,7 @@ export function resolveOptions(options: AgentOptions, session: Session, director
         ? join(directory, 'tool-outputs')
         : join(tmpdir(), 'keel-tool-outputs', session.id)),
     maxResultChars: options.maxResultChars,
-    answerer: options.answerer,
+    answerers: options.answerers ?? [],
   }
 }
 

@@ -1,7 +1,9 @@
 import type { DeveloperMessage, LlmAdapter, LlmError, ToolCallBlock, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
-import type { Tool, ToolCallFacts, ToolOutput } from '@keel/tools'
+import type { ServiceKey, ServiceMap, ServiceView, Tool, ToolCallFacts, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
+import type { SessionRule } from './events.js'
+import type { ApprovalAnswerer } from './permission.js'
 
 /** A source of "now" (Unix ms) and timers; injectable so tests are exact and fast. */
 export interface Clock {
@@ -14,8 +16,12 @@ export interface Clock {
 export type BeforeStepDecision = { action: 'enter' } | { action: 'reject'; reason: string }
 
 /**
- * Before a tool runs: allow it, deny it (the model gets an error result with `errorCode`),
- * or ask the user (the host's answerer decides; without one, ask fails closed as deny).
+ * Before a tool runs, each plugin votes: allow it, deny it (the model gets an error result
+ * with `errorCode`), or ask. Every plugin votes on every call; a `deny` wins over an `ask`,
+ * an `ask` over an `allow`. An `ask` goes to the agent's answerer chain (hook answerers,
+ * session rules, interactive answerers, else fail closed: `APPROVAL_UNAVAILABLE`); its
+ * `rule` is what an "allow for this session" answer records (default: the tool, with the
+ * exact command line for shell calls).
  *
  * `allow` and `ask` may carry a replacement `input` (a rewrite of the call). The agent
  * validates it with the tool's schema (`TOOL_INPUT_REWRITE_INVALID` if it does not pass),
@@ -29,7 +35,7 @@ export type BeforeStepDecision = { action: 'enter' } | { action: 'reject'; reaso
 export type BeforeToolDecision =
   | { action: 'allow'; input?: unknown }
   | { action: 'deny'; reason: string; errorCode?: string }
-  | { action: 'ask'; reason: string; input?: unknown }
+  | { action: 'ask'; reason: string; input?: unknown; rule?: SessionRule }
 
 /** How many times the `beforeTool` chain may rewrite one call's input before the call is denied. */
 export const MAX_INPUT_REWRITES = 3
@@ -104,7 +110,7 @@ export interface SessionEndInfo {
   readonly reason: 'close' | 'error'
 }
 
-/** What a compaction is about to do (asked by the compaction plugin through `host.beforeCompaction`). */
+/** What a compaction is about to do (asked by the compaction plugin through `trigger.beforeCompaction`). */
 export interface BeforeCompactionInfo {
   readonly trigger: 'auto' | 'manual' | 'overflow'
   /** Extra summary instructions, if any. */
@@ -126,12 +132,26 @@ export interface ModelErrorInfo {
 /** After a final model failure: let the turn fail, or re-run the step's model call once more. */
 export type ModelErrorDecision = { action: 'fail' } | { action: 'retry' }
 
-/** A slash command a plugin offers (the CLI exposes it as `/<name> <args>`). */
+/** What a running command gets besides its argument text. */
+export interface CommandRunInfo {
+  /** Aborted when the person cancels the command (Ctrl-C) or the agent closes: stop then. */
+  readonly signal: AbortSignal
+  /** Who ran it (`user`, `plugin/<name>`), as logged in `command/run`. */
+  readonly source: string
+}
+
+/**
+ * A slash command a plugin offers (a UI shows it as `/<name> <args>`). Each run is logged
+ * as `command/run` and one `command/done`.
+ */
 export interface PluginCommand {
+  /** One line for the command list. */
   readonly description: string
+  /** The arguments, for help (`[strict|on_request|never]`). */
+  readonly usage?: string
   /** Runs the command; the returned text, if any, is shown to the user. */
   // biome-ignore lint/suspicious/noConfusingVoidType: lets `async run() { … }` return nothing
-  run(args: string): Promise<string | void>
+  run(args: string, info: CommandRunInfo): Promise<string | void>
 }
 
 /**
@@ -144,7 +164,7 @@ export interface PluginCommand {
  *   they add is queued as developer messages before the next step (of the running turn, or
  *   of the next turn) and returned. Throws `PLUGIN_CONTEXT_CLOSED` after the agent closed.
  */
-export interface PluginHostView {
+export interface PluginTriggers {
   beforeCompaction(
     info: BeforeCompactionInfo,
   ): Promise<{ readonly decision: BeforeCompactionDecision; readonly plugin?: string }>
@@ -161,7 +181,7 @@ export interface Interceptors {
   turnStopping?(info: TurnStoppingInfo): TurnStoppingDecision | Promise<TurnStoppingDecision>
   /**
    * When the agent is created on its session (`startup` / `resume`), and again with
-   * `compact` when a plugin reports a compaction through `host.sessionStart`; every
+   * `compact` when a plugin reports a compaction through `trigger.sessionStart`; every
    * plugin's `context` is added.
    */
   sessionStart?(info: SessionStartInfo): SessionStartDecision | Promise<SessionStartDecision>
@@ -194,15 +214,44 @@ export interface PluginContext<Config> {
   readonly clock: Clock
   /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
   readonly llm: LlmAdapter
-  /** The plugin host: `host.beforeCompaction(info)` before a compaction, `host.sessionStart({ source: 'compact' })` after it. */
-  readonly host: PluginHostView
+  /**
+   * Interception points a plugin may set off in the other plugins:
+   * `trigger.beforeCompaction(info)` before a compaction, `trigger.sessionStart({ source:
+   * 'compact' })` after it.
+   */
+  readonly trigger: PluginTriggers
   registerTool<Input>(tool: Tool<Input>): void
   /**
    * Registers a slash command (`name`: lower-case letters, digits and `-`, unique per
-   * agent), run through `agent.runCommand(name, args)`. Only during setup.
+   * agent), run through `agent.runCommand(name, args)` and logged as `command/run` /
+   * `command/done`. Only during setup.
    */
   registerCommand(name: string, command: PluginCommand): void
   intercept(interceptors: Interceptors): void
+  /**
+   * Adds an answerer to the agent's answerer chain (`hook` answerers are consulted before
+   * the session rules, `interactive` ones after them). Only during setup.
+   */
+  registerAnswerer(answerer: ApprovalAnswerer): void
+  /** Provides a service under a key the plugin lists in `provides`. Only during setup. */
+  provide<K extends ServiceKey>(key: K, service: ServiceMap[K]): void
+  /**
+   * The service under a key the plugin lists in `requires` (its provider was set up
+   * first). Throws `PLUGIN_SERVICE_UNDECLARED` for a key it does not list.
+   */
+  use<K extends ServiceKey>(key: K): ServiceMap[K]
+  /**
+   * The service under a key the plugin lists in `optional` (or `requires`), or undefined
+   * when no plugin of this agent provides it.
+   */
+  useOptional<K extends ServiceKey>(key: K): ServiceMap[K] | undefined
+  /** Every service of the agent, read-only (what tools see as `ToolContext.services`). */
+  readonly services: ServiceView
+  /**
+   * The agent's tools, once every plugin is set up (empty during setup): a plugin that
+   * reads the log of tool calls judges them by the tool's annotations and facts.
+   */
+  tools(): ReadonlyArray<Tool<unknown>>
   /** Queues a user message as a new turn (run when the agent is idle). */
   enqueue(message: UserMessage, options?: { source?: string }): void
   /** Adds a developer message before the next step of the current or next turn. */
@@ -211,13 +260,25 @@ export interface PluginContext<Config> {
   display(kind: string, text: string): void
 }
 
-/** A plugin: a name, a validated config, the events it owns, its tools, and its setup. */
+/**
+ * A plugin: a name, a validated config, the events it owns, the services it provides and
+ * needs, its tools, and its setup.
+ */
 export interface PluginDefinition<Config = unknown> {
   readonly name: string
   /** Validates the plugin's config (presets hold it as plain JSON). */
   readonly config?: z.ZodType<Config>
   /** The event types this plugin owns (declared in its events.ts). */
   readonly events?: readonly string[]
+  /** Service keys this plugin's setup provides (`ctx.provide`); one provider per key per agent. */
+  readonly provides?: readonly ServiceKey[]
+  /**
+   * Service keys this plugin needs (`ctx.use`): their providers are set up first, and an
+   * agent without one is refused before any setup runs (`PLUGIN_SERVICE_MISSING`).
+   */
+  readonly requires?: readonly ServiceKey[]
+  /** Service keys this plugin uses when present (`ctx.useOptional`); their providers are set up first. */
+  readonly optional?: readonly ServiceKey[]
   /** Tools registered for every agent using the plugin. */
   readonly tools?: ReadonlyArray<Tool<unknown>>
   /** Registers tools, interceptors and services; returns a disposer run when the agent closes. */

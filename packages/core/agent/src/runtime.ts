@@ -1,9 +1,10 @@
 import type { LlmAdapter, ToolSpec } from '@keel/llm'
 import type { Session } from '@keel/session'
-import type { ToolRegistry } from '@keel/tools'
+import type { ServiceView, ToolRegistry } from '@keel/tools'
 import type { PluginHost } from './host.js'
 import type { AgentObserver } from './observer.js'
 import type { AgentLogger, ResolvedOptions } from './options.js'
+import type { ApprovalAnswerer } from './permission.js'
 
 /** The observer sink: every live notification goes through it. */
 export type Emit = <K extends keyof AgentObserver>(
@@ -19,6 +20,10 @@ export interface Runtime {
   readonly registry: ToolRegistry
   readonly specs: readonly ToolSpec[]
   readonly options: ResolvedOptions
+  /** The answerer chain's answerers: plugins' hook answerers, the agent's, then plugins' interactive ones. */
+  readonly answerers: readonly ApprovalAnswerer[]
+  /** The plugins' services (tools get them as `ToolContext.services`). */
+  readonly services: ServiceView
   readonly emit: Emit
   readonly log: AgentLogger
   /** Makes every appended event durable (a no-op for a bare session). */
@@ -35,6 +40,8 @@ export interface TurnState {
   readonly usedCallIds: Set<string>
   /** `max_tokens` of this turn's model calls, when known. */
   readonly maxTokens: number | undefined
+  /** How often each call of the turn was asked about (a rewritten call is asked again). */
+  readonly asked: Map<string, number>
 }
 
 /** Builds the observer sink: a throwing observer is reported to `log`, never raised. */

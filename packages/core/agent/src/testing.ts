@@ -1,5 +1,18 @@
-import { type LlmAdapter, LlmError } from '@keel/llm'
-import type { Clock, PluginHostView } from './plugin.js'
+import { type DeveloperMessage, type LlmAdapter, LlmError, type UserMessage } from '@keel/llm'
+import type { Session } from '@keel/session'
+import type { ServiceKey, Tool } from '@keel/tools'
+import { CommandRegistry } from './commands.js'
+import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
+import type {
+  Clock,
+  DisplayNotice,
+  Interceptors,
+  PluginContext,
+  PluginDefinition,
+  PluginTriggers,
+} from './plugin.js'
+import { createPluginContext } from './plugin-context.js'
+import { ServiceRegistry } from './services.js'
 
 /**
  * A {@link Clock} for tests (`@keel/agent/testing`): time moves only when told, and timers
@@ -78,11 +91,11 @@ export function offlineLlm(): LlmAdapter {
 }
 
 /**
- * A {@link PluginHostView} for hand-built plugin contexts in tests: `beforeCompaction`
+ * A {@link PluginTriggers} for hand-built plugin contexts in tests: `beforeCompaction`
  * proceeds with the instructions it was given (no other plugin is there to object), and
  * `sessionStart` adds no context (no other plugin is there to add any).
  */
-export function soloHost(): PluginHostView {
+export function soloTriggers(): PluginTriggers {
   return {
     beforeCompaction: async (info) => ({
       decision:
@@ -92,4 +105,91 @@ export function soloHost(): PluginHostView {
     }),
     sessionStart: async () => [],
   }
+}
+
+/**
+ * An interactive {@link ApprovalAnswerer} for tests from a plain function: `allow` is an
+ * allow-once, `session` an allow for the session, `deny` a rejection ("declined").
+ */
+export function answerWith(
+  decide: (
+    question: ApprovalQuestion,
+  ) => 'allow' | 'session' | 'deny' | Promise<'allow' | 'session' | 'deny'>,
+  name = 'test-answerer',
+): ApprovalAnswerer {
+  return {
+    name,
+    kind: 'interactive',
+    async answer(question) {
+      const said = await decide(question)
+      if (said === 'allow') return { outcome: 'allow-once' }
+      if (said === 'session') return { outcome: 'allow-session' }
+      return { outcome: 'reject', reason: 'declined' }
+    },
+  }
+}
+
+/** What {@link soloContext} needs: the session, and where the plugin's messages go. */
+export interface SoloContextInit {
+  readonly session: Session
+  readonly cwd?: string
+  readonly clock?: Clock
+  readonly llm?: LlmAdapter
+  /** Services other plugins would provide, already in place (provided by `test`). */
+  readonly services?: ReadonlyArray<readonly [ServiceKey, unknown]>
+  enqueue?(message: UserMessage, source?: string): void
+  inject?(message: DeveloperMessage, source?: string): void
+  display?(notice: DisplayNotice): void
+}
+
+/** A plugin's real context outside an agent, and what its setup contributed. */
+export interface SoloContext {
+  readonly context: PluginContext<unknown>
+  readonly tools: Array<Tool<unknown>>
+  readonly commands: CommandRegistry
+  readonly interceptors: Array<{ readonly plugin: string; readonly interceptors: Interceptors }>
+  readonly answerers: ApprovalAnswerer[]
+  readonly services: ServiceRegistry
+  /** Ends setup (as the host does after `setup` returns): setup-only methods refuse from then on. */
+  done(): void
+}
+
+/**
+ * The context a plugin's `setup` gets in an agent (the same implementation), for tests
+ * that drive one plugin by hand: contributions land in the returned registries,
+ * `trigger.beforeCompaction` proceeds and `trigger.sessionStart` adds nothing ({@link soloTriggers}).
+ */
+export function soloContext(
+  plugin: PluginDefinition<unknown>,
+  config: unknown,
+  init: SoloContextInit,
+): SoloContext {
+  const services = new ServiceRegistry()
+  for (const [key, service] of init.services ?? []) services.provide('test', key, service as never)
+  const sink = {
+    tools: [] as Array<Tool<unknown>>,
+    commands: new CommandRegistry(),
+    interceptors: [] as Array<{ readonly plugin: string; readonly interceptors: Interceptors }>,
+    answerers: [] as ApprovalAnswerer[],
+    services,
+    view: soloTriggers(),
+    closed: () => false,
+  }
+  const setup = createPluginContext(
+    plugin,
+    config,
+    {
+      session: init.session,
+      cwd: init.cwd ?? process.cwd(),
+      clock: init.clock ?? new ManualClock(),
+      llm: init.llm ?? offlineLlm(),
+      enqueue: (message, options) => init.enqueue?.(message, options?.source),
+      inject: (message, options) => init.inject?.(message, options?.source),
+      display: (notice) => init.display?.(notice),
+      tools: () => sink.tools,
+      report: () => {},
+    },
+    sink,
+  )
+  return { ...sink, context: setup.context, done: () => setup.done(true) }
 }

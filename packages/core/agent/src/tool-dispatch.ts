@@ -1,4 +1,4 @@
-import { canonicalJson } from '@keel/base'
+import { canonicalJson, errorMessage } from '@keel/base'
 import type { ToolCallBlock } from '@keel/llm'
 import {
   executeTool,
@@ -11,8 +11,8 @@ import {
   toolFacts,
 } from '@keel/tools'
 import type { Reinput } from './interceptors-run.js'
-import type { ToolQuestion } from './options.js'
-import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
+import { askAbout } from './permission.js'
+import type { ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { abortedCall, commitResult, errorOutput, notRun, type ToolOutcome } from './tool-results.js'
 
@@ -22,21 +22,21 @@ interface PreparedCall {
   parsed: ParsedToolInput<unknown> | undefined
   safe: boolean
   /** Decided before dispatch (a call cut off by the output limit, a filtered answer): not run. */
-  preset?: ToolOutcome
+  settled?: ToolOutcome
 }
 
 /**
  * Logs every call, then runs them: consecutive concurrency-safe calls together (at most
  * `maxParallelTools` at once), every other call alone, in model order. Results are
  * committed in model order as soon as each one and all before it are done. Calls with a
- * `preset` outcome are not run; their outcome is committed in their place.
+ * `settled` outcome (decided before dispatch) are not run; that outcome is committed in their place.
  */
 export async function runTools(
   rt: Runtime,
   ts: TurnState,
   step: number,
   calls: readonly ToolCallBlock[],
-  presets: ReadonlyMap<string, ToolOutcome> = new Map(),
+  settled: ReadonlyMap<string, ToolOutcome> = new Map(),
 ): Promise<void> {
   const { turn } = ts
   for (const call of calls) {
@@ -48,7 +48,7 @@ export async function runTools(
       arguments: call.arguments,
     })
   }
-  const prepared = calls.map((call) => prepare(rt, call, presets.get(call.id)))
+  const prepared = calls.map((call) => prepare(rt, call, settled.get(call.id)))
   const batches: number[][] = []
   for (let i = 0; i < prepared.length; i++) {
     const lastBatch = batches[batches.length - 1]
@@ -71,8 +71,8 @@ export async function runTools(
   await executor
 }
 
-function prepare(rt: Runtime, call: ToolCallBlock, preset: ToolOutcome | undefined): PreparedCall {
-  if (preset) return { call, tool: undefined, parsed: undefined, safe: false, preset }
+function prepare(rt: Runtime, call: ToolCallBlock, settled: ToolOutcome | undefined): PreparedCall {
+  if (settled) return { call, tool: undefined, parsed: undefined, safe: false, settled }
   const tool = rt.registry.get(call.name)
   if (!tool) return { call, tool, parsed: undefined, safe: false }
   const parsed = parseToolInput(tool, call.arguments)
@@ -87,7 +87,7 @@ async function runOne(
 ): Promise<ToolOutcome> {
   const { call, tool, parsed } = prepared
   const { turn, signal } = ts
-  if (prepared.preset) return prepared.preset
+  if (prepared.settled) return prepared.settled
   try {
     if (!tool || !parsed) {
       return {
@@ -113,7 +113,16 @@ async function runOne(
       reinput(rt, current, input, plugin),
     )
     const info = before.info
-    const decision = await resolveAsk(rt, before.decision, before.plugin, info, signal)
+    const decision =
+      before.decision.action === 'ask'
+        ? await askAbout(
+            { session: rt.session, answerers: rt.answerers, asked: ts.asked },
+            before.decision,
+            before.plugin,
+            info,
+            signal,
+          )
+        : before.decision
     if (decision.action === 'deny') {
       const by = before.plugin ? ` by plugin '${before.plugin}'` : ''
       return notRun(call, decision.errorCode ?? 'TOOL_DENIED', `denied${by}: ${decision.reason}`)
@@ -126,6 +135,7 @@ async function runOne(
       callId: call.id,
       session: rt.session,
       progress: (progress) => rt.emit('onToolProgress', { turn, step, call, progress }),
+      services: rt.services,
     }
     const maxResultChars = rt.options.maxResultChars
     const outcome = await executeTool(tool, info.input, context, {
@@ -145,10 +155,7 @@ async function runOne(
     return outcome
   } catch (error) {
     return {
-      output: errorOutput(
-        'TOOL_FAILED',
-        `${call.name} failed inside the agent: ${error instanceof Error ? error.message : String(error)}`,
-      ),
+      output: errorOutput('TOOL_FAILED', `${call.name} failed inside the agent: ${errorMessage(error)}`),
       ran: false,
     }
   }
@@ -182,43 +189,6 @@ function reinput(rt: Runtime, current: ToolCallInfo, input: unknown, plugin: str
     arguments: args,
   })
   return { info: { ...current, input: next, facts: toolFacts(tool, next, rt.options.cwd) } }
-}
-
-async function resolveAsk(
-  rt: Runtime,
-  decision: BeforeToolDecision,
-  plugin: string | undefined,
-  info: ToolCallInfo,
-  signal: AbortSignal,
-): Promise<Exclude<BeforeToolDecision, { action: 'ask' }>> {
-  if (decision.action !== 'ask') return decision
-  const answerer = rt.options.answerer
-  if (!answerer) {
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_ASK_UNANSWERED',
-      reason: `${decision.reason} (approval was required but nobody can answer here, so it fails closed)`,
-    }
-  }
-  try {
-    const question: ToolQuestion =
-      plugin === undefined
-        ? { ...info, reason: decision.reason, signal }
-        : { ...info, reason: decision.reason, plugin, signal }
-    const answer = await answerer(question)
-    if (answer === 'allow') return { action: 'allow' }
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_DENIED_BY_USER',
-      reason: `${decision.reason} (the user declined)`,
-    }
-  } catch (error) {
-    return {
-      action: 'deny',
-      errorCode: 'TOOL_ASK_FAILED',
-      reason: `${decision.reason} (asking failed: ${error instanceof Error ? error.message : String(error)})`,
-    }
-  }
 }
 
 interface Deferred<T> {

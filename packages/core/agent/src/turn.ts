@@ -22,7 +22,7 @@ export interface InboxItem {
   reject(error: unknown): void
 }
 
-/** How the turn runner lets the shell follow along (the shell owns the abort controller). */
+/** How the turn runner lets the agent follow along (the agent owns the abort controller). */
 export interface TurnHooks {
   /** Called with the turn's controller while it runs, then with null. */
   running(controller: AbortController | null): void
@@ -52,6 +52,7 @@ export async function runTurn(rt: Runtime, item: InboxItem, hooks: TurnHooks): P
     turn,
     signal,
     usedCallIds: new Set(),
+    asked: new Map(),
     maxTokens:
       item.maxTokens ?? rt.options.maxTokens ?? rt.llm.capabilities?.(rt.options.model).maxOutputTokens,
   }
@@ -130,7 +131,7 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
     last = message
     const calls = message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
     const cut = cutOff(rt, ts, step, outcome.finishReason, calls)
-    if (calls.length > 0) await runTools(rt, ts, step, calls, cut.presets)
+    if (calls.length > 0) await runTools(rt, ts, step, calls, cut.settled)
     session.append('step/end', { turn, step })
     if (signal.aborted) return { end: { reason: 'aborted' }, last }
     if (cut.end) return { end: cut.end, last }
@@ -160,8 +161,8 @@ function cutOff(
   step: number,
   finishReason: string,
   calls: readonly ToolCallBlock[],
-): { presets: Map<string, ToolOutcome>; end?: TurnEnd } {
-  const presets = new Map<string, ToolOutcome>()
+): { settled: Map<string, ToolOutcome>; end?: TurnEnd } {
+  const settled = new Map<string, ToolOutcome>()
   const { turn } = ts
   const limit =
     ts.maxTokens === undefined
@@ -170,7 +171,7 @@ function cutOff(
   if (finishReason === 'length') {
     for (const call of calls) {
       if (isJson(call.arguments)) continue
-      presets.set(
+      settled.set(
         call.id,
         notRun(
           call,
@@ -179,22 +180,22 @@ function cutOff(
         ),
       )
     }
-    const message = `the model's answer was cut off at ${limit}${presets.size > 0 ? `; ${presets.size} cut-off tool call(s) were not run` : ''}`
+    const message = `the model's answer was cut off at ${limit}${settled.size > 0 ? `; ${settled.size} cut-off tool call(s) were not run` : ''}`
     rt.emit('onNotice', { code: 'OUTPUT_LIMIT', message, turn, step })
     if (calls.length === 0)
-      return { presets, end: { reason: 'output-limit', error: { code: 'OUTPUT_LIMIT', message } } }
+      return { settled, end: { reason: 'output-limit', error: { code: 'OUTPUT_LIMIT', message } } }
   } else if (finishReason === 'content-filter') {
     for (const call of calls) {
-      presets.set(
+      settled.set(
         call.id,
         notRun(call, 'TOOL_CONTENT_FILTERED', "the provider's content filter stopped the answer."),
       )
     }
     const message = "the provider's content filter stopped the model's answer"
     rt.emit('onNotice', { code: 'CONTENT_FILTERED', message, turn, step })
-    return { presets, end: { reason: 'content-filter', error: { code: 'CONTENT_FILTERED', message } } }
+    return { settled, end: { reason: 'content-filter', error: { code: 'CONTENT_FILTERED', message } } }
   }
-  return { presets }
+  return { settled }
 }
 
 function isJson(text: string): boolean {

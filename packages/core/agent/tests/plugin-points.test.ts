@@ -95,7 +95,7 @@ describe('sessionEnd, beforeCompaction, modelError', () => {
     })
   })
 
-  it('a plugin reaches the other plugins through ctx.host.beforeCompaction', async () => {
+  it('a plugin reaches the other plugins through ctx.trigger.beforeCompaction', async () => {
     let asked: unknown
     const veto = spy('veto', { beforeCompaction: () => ({ action: 'cancel', reason: 'keep everything' }) })
     const compactor = definePlugin({
@@ -104,7 +104,7 @@ describe('sessionEnd, beforeCompaction, modelError', () => {
         ctx.registerCommand('compact', {
           description: 'Compacts.',
           run: async () => {
-            asked = await ctx.host.beforeCompaction({ trigger: 'manual' })
+            asked = await ctx.trigger.beforeCompaction({ trigger: 'manual' })
             return 'asked'
           },
         })

@@ -12,6 +12,7 @@ import {
   type PluginDefinition,
   usePlugin,
 } from '../src/index.js'
+import { answerWith } from '../src/testing.js'
 import { probeTools, recorder, rigsClosedAfterEach } from './helpers.js'
 
 const open = rigsClosedAfterEach()
@@ -295,7 +296,8 @@ describe('interceptor decisions', () => {
       plugins: [asker],
     })
     await r.agent.send('poke')
-    expect(r.events('tool/result')[0]!.data.errorCode).toBe('TOOL_ASK_UNANSWERED')
+    expect(r.events('tool/result')[0]!.data.errorCode).toBe('APPROVAL_UNAVAILABLE')
+    expect(r.events('approval/decided')[0]!.data).toMatchObject({ outcome: 'unavailable', by: 'none' })
     expect(probes.log).toEqual([])
 
     const questions: string[] = []
@@ -303,10 +305,12 @@ describe('interceptor decisions', () => {
     const r2 = await open([{ toolCalls: [pokeKey('yes'), pokeKey('no')] }, { text: 'ok' }], {
       tools: probes2.tools,
       plugins: [asker],
-      answerer: (q) => {
-        questions.push(`${q.plugin}: ${q.reason} (${q.call.id})`)
-        return (q.input as { key: string }).key === 'yes' ? 'allow' : 'deny'
-      },
+      answerers: [
+        answerWith((q) => {
+          questions.push(`${q.plugin}: ${q.reason} (${q.callId})`)
+          return (q.input as { key: string }).key === 'yes' ? 'allow' : 'deny'
+        }),
+      ],
     })
     await r2.agent.send('poke')
     expect(questions).toEqual([
@@ -314,7 +318,7 @@ describe('interceptor decisions', () => {
       'asker: writes need approval (call_no)',
     ])
     expect(probes2.log).toEqual(['begin poke yes', 'end poke yes'])
-    expect(r2.events('tool/result').map((e) => e.data.errorCode)).toEqual([undefined, 'TOOL_DENIED_BY_USER'])
+    expect(r2.events('tool/result').map((e) => e.data.errorCode)).toEqual([undefined, 'USER_REJECTED'])
   })
 
   it('the first non-default decision in plugin order wins; a throwing interceptor fails closed', async () => {
@@ -327,7 +331,7 @@ describe('interceptor decisions', () => {
         }),
         interceptor('second', { beforeTool: () => ({ action: 'ask', reason: 'second asks' }) }),
       ],
-      answerer: () => 'allow',
+      answerers: [answerWith(() => 'allow')],
     })
     await r.agent.send('poke')
     expect(r.events('tool/result')[0]!.data.errorCode).toBe('FIRST')

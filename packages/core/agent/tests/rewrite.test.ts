@@ -5,6 +5,7 @@ import { defineTool, type Tool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { definePlugin, type Interceptors, MAX_INPUT_REWRITES, type PluginContext } from '../src/index.js'
+import { answerWith } from '../src/testing.js'
 import { rigsClosedAfterEach } from './helpers.js'
 
 const open = rigsClosedAfterEach()
@@ -155,10 +156,12 @@ describe('beforeTool input rewrites', () => {
     const r = await open([touch('a.txt'), { text: 'ok' }], {
       plugins: [rewriter('a.txt', 'b.txt', 'ask')],
       tools: [tool],
-      answerer: (question) => {
-        asked.push({ input: question.input, plugin: question.plugin })
-        return 'allow'
-      },
+      answerers: [
+        answerWith((question) => {
+          asked.push({ input: question.input, plugin: question.plugin })
+          return 'allow'
+        }),
+      ],
     })
     await r.agent.send('go')
     expect(asked).toEqual([{ input: { path: 'b.txt' }, plugin: 'rewriter' }])
@@ -177,9 +180,9 @@ describe('host.sessionStart after a compaction', () => {
           : { action: 'continue' }
       },
     })
-    let host!: PluginContext<unknown>['host']
+    let host!: PluginContext<unknown>['trigger']
     const compactor = spy('compactor', {}, (ctx) => {
-      host = ctx.host
+      host = ctx.trigger
     })
     const r = await open([{ text: 'one' }, { text: 'two' }], { plugins: [context, compactor] })
     await r.agent.send('first')

@@ -25,3 +25,16 @@ export class KeelError<Code extends string = string> extends Error {
 export function isKeelError<Code extends string>(error: unknown, code?: Code): error is KeelError<Code> {
   return error instanceof KeelError && (code === undefined || error.code === code)
 }
+
+/** The message of anything thrown: an `Error`'s message, else its string form. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * A thrown value as a plain `{ code, message }` record (what events and results carry): a
+ * {@link KeelError}'s own code, else `fallback`.
+ */
+export function errorRecordOf(error: unknown, fallback: string): { code: string; message: string } {
+  return { code: isKeelError(error) ? error.code : fallback, message: errorMessage(error) }
+}

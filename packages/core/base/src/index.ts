@@ -1,6 +1,6 @@
 export type { Brand } from './brand.js'
 export { canonicalJson } from './canonical.js'
-export { isKeelError, KeelError } from './errors.js'
+export { errorMessage, errorRecordOf, isKeelError, KeelError } from './errors.js'
 export {
   deepFreezeJson,
   type JsonObject,

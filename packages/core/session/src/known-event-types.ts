@@ -13,11 +13,13 @@ export interface KnownEventType {
 /** Every event type declared in this repository, keyed by type. */
 export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Object.freeze({
   'agent-preset/selected': { surface: false, owner: '@keel/presets' },
-  'approval/asked': { surface: false, owner: '@keel/user-approval' },
-  'approval/decided': { surface: false, owner: '@keel/user-approval' },
+  'approval/asked': { surface: false, owner: '@keel/agent' },
+  'approval/decided': { surface: false, owner: '@keel/agent' },
   'approval/policy': { surface: false, owner: '@keel/user-approval' },
   'assistant/attempt': { surface: false, owner: '@keel/session' },
   'assistant/message': { surface: true, owner: '@keel/session' },
+  'command/done': { surface: false, owner: '@keel/agent' },
+  'command/run': { surface: false, owner: '@keel/agent' },
   'compaction/end': { surface: false, owner: '@keel/compaction' },
   'compaction/prune': { surface: false, owner: '@keel/compaction' },
   'compaction/start': { surface: false, owner: '@keel/compaction' },

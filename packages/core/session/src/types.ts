@@ -111,6 +111,12 @@ export interface AgentComposition {
   tools: string[]
   /** The model the preset names, when it names one. */
   model?: string
+  /**
+   * Whether a person may be asked to approve tool calls (the preset's `interactive`).
+   * `false` (a headless preset): no interactive answerer is consulted, so what needs
+   * approval fails closed. Absent in sessions recorded before it existed: interactive.
+   */
+  interactive?: boolean
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ToolCallId } from '@keel/llm'
 import { Session } from '@keel/session'
+import { noServices, type ServiceView } from './services.js'
 import type { Tool, ToolCallFacts, ToolContext, ToolProgress } from './tool.js'
 
 /**
@@ -34,6 +35,8 @@ export interface ToolContextInit {
   /** Default: a blank in-memory session (for scripts and tests). */
   session?: Session
   progress?: (update: ToolProgress) => void
+  /** Default: no services. */
+  services?: ServiceView
 }
 
 let counter = 0
@@ -47,5 +50,6 @@ export function createToolContext(init: ToolContextInit): ToolContext {
     signal: init.signal ?? new AbortController().signal,
     session: init.session ?? Session.create(`tool-context-${process.pid}-${counter}`),
     progress,
+    services: init.services ?? noServices,
   }
 }

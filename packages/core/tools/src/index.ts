@@ -40,6 +40,7 @@ export {
   ToolDeadlineError,
   toolTimeoutMs,
 } from './run.js'
+export { noServices, type ServiceKey, type ServiceMap, type ServiceView } from './services.js'
 export { toToolSpec } from './spec.js'
 export { type TruncatedView, toModelText, toWellFormed, truncateText, VISIBLE_NUL } from './text.js'
 export {

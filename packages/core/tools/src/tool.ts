@@ -2,6 +2,7 @@ import type { ImageBlock, TextBlock, ToolCallId } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { z } from 'zod'
 import type { AsideConfig } from './aside.js'
+import type { ServiceView } from './services.js'
 
 /**
  * What a tool is — never whether it may run (that is the permission decision's job).
@@ -20,10 +21,11 @@ export interface ToolAnnotations {
 
 /**
  * The facts of one concrete call that a permission check needs: the paths as the model
- * wrote them and as resolved against the working directory, and the command line for
- * shell tools. They must cover everything the call can reach: `resolvedPaths` holds the
- * real path too when a symbolic link leads elsewhere, and for patterns the directory their
- * fixed prefix leads to (`../outside/*` → `<cwd>/../outside`).
+ * wrote them (`rawPaths`) and, at the same index, the absolute path the call uses for each
+ * (`resolvedPaths`, lexical against the working directory — the check follows symbolic
+ * links itself), and the command line for shell tools. They must cover everything the
+ * call can reach: for a pattern, the directory its fixed prefix leads to from the search
+ * path (`../outside/*` → `<cwd>/../outside`), paired with the pattern.
  */
 export interface ToolCallFacts {
   rawPaths?: string[]
@@ -59,6 +61,11 @@ export interface ToolContext {
   readonly session: Session
   /** Reports progress to live UIs. */
   progress(update: ToolProgress): void
+  /**
+   * The agent's services (`sandbox.limits`, …): how a tool given to the agent, not
+   * registered by a plugin, reads what the plugins provide. Absent outside an agent.
+   */
+  readonly services?: ServiceView
   /**
    * Where this call may store output too large for the log and how many bytes it may store
    * (the per-call disk cap). {@link executeTool} always sets it; a tool that streams more

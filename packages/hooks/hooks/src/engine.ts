@@ -6,7 +6,10 @@ import { runCommand } from './run.js'
 
 /** How handlers are run. */
 export interface HookEngineOptions {
-  /** The project directory: every handler's cwd, `cwd` on stdin, `$CLAUDE_PROJECT_DIR` and `$KEEL_PROJECT_DIR`. */
+  /**
+   * The project directory: every handler's cwd, `cwd` on stdin, `$KEEL_PROJECT_DIR`, and
+   * `$CLAUDE_PROJECT_DIR` for Claude-Code- and Keel-dialect handlers (Codex sets none).
+   */
   readonly projectDir: string
   /** The session: its id goes to `session_id`, and `hook/invoked` / `hook/result` are appended to it. */
   readonly session: Session
@@ -80,11 +83,21 @@ export class HookEngine {
     return this.#options.projectDir
   }
 
-  /** The handlers that would run for `point` and `matchValue`. */
+  /**
+   * The handlers that would run for `point` and `matchValue`, in configuration order. As
+   * in Claude Code, an identical command listed under several matching groups (or in
+   * several settings files) runs once, with the first listing's timeout; Codex runs every
+   * listing, so Codex-dialect handlers are never merged.
+   */
   matching(point: HookPoint, matchValue?: string): HookHandler[] {
-    return this.#hooks.handlers.filter(
-      (h) => h.point === point && (alwaysFire.has(point) || h.matches(matchValue ?? '')),
-    )
+    const seen = new Set<string>()
+    return this.#hooks.handlers.filter((h) => {
+      if (h.point !== point || !(alwaysFire.has(point) || h.matches(matchValue ?? ''))) return false
+      if (h.dialect === 'codex') return true
+      if (seen.has(h.command)) return false
+      seen.add(h.command)
+      return true
+    })
   }
 
   /** Whether any handler is configured for `point` (cheap check before building stdin). */
@@ -105,11 +118,16 @@ export class HookEngine {
       hook_event_name: invocation.point,
       ...invocation.fields,
     })
-    const env: NodeJS.ProcessEnv = {
-      ...(this.#options.env ?? process.env),
+    const inherited = this.#options.env ?? process.env
+    // Claude Code gives its hooks CLAUDE_PROJECT_DIR; Codex gives none (its scripts must not
+    // find one from an unrelated session either).
+    const claudeEnv: NodeJS.ProcessEnv = {
+      ...inherited,
       CLAUDE_PROJECT_DIR: projectDir,
       KEEL_PROJECT_DIR: projectDir,
     }
+    const { CLAUDE_PROJECT_DIR: _dropped, ...withoutClaude } = inherited
+    const codexEnv: NodeJS.ProcessEnv = { ...withoutClaude, KEEL_PROJECT_DIR: projectDir }
     const turn = invocation.turn === undefined ? {} : { turn: invocation.turn }
     return Promise.all(
       handlers.map(async (handler) => {
@@ -124,6 +142,7 @@ export class HookEngine {
           handler.timeoutSeconds ??
           this.#options.defaultTimeoutSeconds ??
           defaultTimeoutSeconds(handler.point, handler.dialect)
+        const env = handler.dialect === 'codex' ? codexEnv : claudeEnv
         const run = await runCommand({
           command: handler.command,
           shell: handler.dialect === 'codex' ? [env.SHELL || '/bin/sh', '-lc'] : ['/bin/sh', '-c'],

@@ -60,4 +60,4 @@ export {
   userPromptSubmit,
 } from './points.js'
 export { type CommandRun, type RunCommandOptions, runCommand } from './run.js'
-export { attachHookSession, HookSession, hookSessionOf } from './state.js'
+export { HookSession } from './state.js'

@@ -1,7 +1,5 @@
-import type { ToolCallInfo } from '@keel/agent'
-import type { Session } from '@keel/session'
-import type { ApprovalAnswer, ApprovalAnswerer } from '@keel/user-approval'
-import { hookSessionOf } from './state.js'
+import type { ApprovalAnswer, ApprovalAnswerer, ToolCallInfo } from '@keel/agent'
+import type { HookSession } from './state.js'
 
 /** The hooks' opinion on one tool call, for the approval answerer chain. */
 export interface HookPermissionAnswer {
@@ -11,22 +9,16 @@ export interface HookPermissionAnswer {
 }
 
 /**
- * What the PreToolUse hooks decided for this call (deny > ask > allow), or `undefined` when
- * the hooks plugin is not in the agent running `session` or no hook had an opinion. The
- * hooks run once per call: if the hooks plugin's `beforeTool` already ran them, their result
- * is reused (and if this runs them first, `beforeTool` reuses it). `signal` (the turn's)
- * kills running hooks when the turn is aborted.
- *
- * It never lifts a limit by itself: the approval plugin consults it only for calls its
- * permission decision allowed or asked about, so a hook `allow` skips the prompt but can
- * never override a sandbox or policy deny (a deny is final before any answerer is asked).
+ * What the PreToolUse hooks decided for this call and input (deny > ask > allow), or
+ * `undefined` when no hook had an opinion. The hooks run once per call and input: if the
+ * hooks plugin's `beforeTool` vote already ran them, their result is reused (and if this
+ * runs them first, the vote reuses it). `signal` (the turn's) kills running hooks when the
+ * turn is aborted.
  */
 export async function hookPermission(
-  session: Session,
+  hooks: HookSession,
   info: Pick<ToolCallInfo, 'turn' | 'call' | 'input' | 'signal'>,
 ): Promise<HookPermissionAnswer | undefined> {
-  const hooks = hookSessionOf(session)
-  if (!hooks) return undefined
   const result = await hooks.preToolUse({
     turn: info.turn,
     callId: info.call.id,
@@ -43,16 +35,18 @@ export async function hookPermission(
 }
 
 /**
- * The hooks as a `hook` answerer of `@keel/user-approval`'s chain (the hooks plugin
- * registers it for its session): hook `allow` → allow once, `deny` → reject (the model gets
- * `HOOK_DENIED` with the hook's reason), `ask` → a person decides, no opinion → pass.
+ * The hooks as a `hook` answerer of the agent's answerer chain (the hooks plugin registers
+ * it): hook `allow` → allow once (Claude Code: an allowing hook skips the prompt), `deny` →
+ * reject (`HOOK_DENIED` with the hook's reason), `ask` → a person decides, no opinion →
+ * pass. It answers only questions some plugin asked: a call the sandbox refused was denied
+ * before any answerer, so a hook's allow never lifts a limit.
  */
-export function hookApprovalAnswerer(session: Session, name = '@keel/hooks'): ApprovalAnswerer {
+export function hookApprovalAnswerer(hooks: HookSession, name = '@keel/hooks'): ApprovalAnswerer {
   return {
     name,
     kind: 'hook',
     async answer(question): Promise<ApprovalAnswer | undefined> {
-      const said = await hookPermission(session, { ...question.info, signal: question.signal })
+      const said = await hookPermission(hooks, { ...question.info, signal: question.signal })
       if (said === undefined) return undefined
       switch (said.decision) {
         case 'allow':

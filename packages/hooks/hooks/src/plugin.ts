@@ -5,7 +5,6 @@ import { canonicalJson } from '@keel/base'
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
-import { isApprovalActive, registerApprovalAnswerer } from '@keel/user-approval'
 import { z } from 'zod'
 import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
 import { HookEngine } from './engine.js'
@@ -14,7 +13,7 @@ import { hookLifecycleInterceptors } from './lifecycle.js'
 import { toHookInput } from './mapping.js'
 import { hookApprovalAnswerer } from './permission.js'
 import { type PreToolUseResult, postToolUse, stop } from './points.js'
-import { attachHookSession, HookSession } from './state.js'
+import { HookSession } from './state.js'
 
 const sourceIds = HOOK_SOURCES.map((s) => s.id) as [HookSourceId, ...HookSourceId[]]
 
@@ -178,11 +177,10 @@ export const hooksPlugin = definePlugin<HooksConfig>({
             reason: `a hook stopped the agent: ${result.halt}`,
           }
         }
-        // With the approval plugin in the agent, the permission verdict (deny/ask/allow) is
-        // its to settle: it consults these same results through the hook answerer, records
-        // them as `approval/*` events, and never lets them lift a sandbox or policy deny.
-        const approvalDecides = isApprovalActive(session)
-        if (result.decision === 'deny' && !approvalDecides) {
+        // A vote like every plugin's: a deny refuses the call, an ask opens a question in
+        // the agent's answerer chain (where these same results answer as a hook answerer),
+        // and an allow never lifts another plugin's deny.
+        if (result.decision === 'deny') {
           return {
             action: 'deny',
             errorCode: 'HOOK_DENIED',
@@ -194,8 +192,9 @@ export const hooksPlugin = definePlugin<HooksConfig>({
             ? undefined
             : updatedInputDecision(info.tool, info.input, result.updatedInput, engine.projectDir)
         if (rewrite && 'action' in rewrite) return rewrite
+        if (rewrite) hooks.adopt(info.turn, info.call.id, rewrite.input, result)
         const input = rewrite ? { input: rewrite.input } : {}
-        if (result.decision === 'ask' && !approvalDecides) {
+        if (result.decision === 'ask') {
           return { action: 'ask', reason: result.reason ?? 'a PreToolUse hook asks for approval', ...input }
         }
         return { action: 'allow', ...input }
@@ -257,11 +256,6 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     const lifecycle = hookLifecycleInterceptors(hooks, (text) => ctx.display('hook-notice', text))
     ctx.intercept({ ...interceptors, ...lifecycle })
 
-    const detach = attachHookSession(session, hooks)
-    const unregister = registerApprovalAnswerer(session, hookApprovalAnswerer(session))
-    return () => {
-      unregister()
-      detach()
-    }
+    ctx.registerAnswerer(hookApprovalAnswerer(hooks))
   },
 })

@@ -1,10 +1,10 @@
-import type { Session } from '@keel/session'
+import { canonicalJson } from '@keel/base'
 import type { HookEngine } from './engine.js'
 import { type HookToolCall, type PreToolUseResult, preToolUse } from './points.js'
 
 /**
- * The hooks of one agent: its engine and the per-session bookkeeping the interception points
- * share (one PreToolUse run per tool call, the Stop loop guard, a pending halt).
+ * The hooks of one agent: its engine and the bookkeeping the interception points share
+ * (one PreToolUse run per tool call and input, the Stop loop guard, a pending halt).
  */
 export class HookSession {
   readonly #preToolUse = new Map<string, Promise<PreToolUseResult>>()
@@ -39,34 +39,37 @@ export class HookSession {
   }
 
   /**
-   * PreToolUse for one call, run once however many times it is asked (the `beforeTool`
-   * interceptor, the approval answerer, `hookPermission`), whichever asks first.
+   * PreToolUse for one call with one input, run once however many times it is asked (the
+   * `beforeTool` vote, the approval answerer), whichever asks first. A call another plugin
+   * rewrote is a new input: its hooks run again, so their verdict is about what runs.
    */
   preToolUse(call: Omit<HookToolCall, 'toolNames'>): Promise<PreToolUseResult> {
     this.enterTurn(call.turn)
-    let pending = this.#preToolUse.get(call.callId)
+    const key = keyOf(call.callId, call.input)
+    let pending = this.#preToolUse.get(key)
     if (!pending) {
       pending = preToolUse(this.engine, { ...call, toolNames: this.toolNames }).then((result) => {
         this.applied(result)
         return result
       })
-      this.#preToolUse.set(call.callId, pending)
+      this.#preToolUse.set(key, pending)
     }
     return pending
   }
-}
 
-const sessions = new WeakMap<Session, HookSession>()
-
-/** Registers the hooks of the agent running `session` (done by the plugin's setup). */
-export function attachHookSession(session: Session, hooks: HookSession): () => void {
-  sessions.set(session, hooks)
-  return () => {
-    if (sessions.get(session) === hooks) sessions.delete(session)
+  /**
+   * The hooks rewrote a call (`updatedInput`): their verdict is about the input they wrote,
+   * so when the agent judges the rewritten call again the same result answers without
+   * running the hooks a second time (Claude Code runs them once per call). A rewrite by
+   * another plugin has no such entry: the hooks run again on it.
+   */
+  adopt(turn: number, callId: string, input: unknown, result: PreToolUseResult): void {
+    this.enterTurn(turn)
+    const { updatedInput: _applied, ...verdict } = result
+    this.#preToolUse.set(keyOf(callId, input), Promise.resolve(verdict))
   }
 }
 
-/** The hooks attached to `session`, if the hooks plugin runs in its agent. */
-export function hookSessionOf(session: Session): HookSession | undefined {
-  return sessions.get(session)
+function keyOf(callId: string, input: unknown): string {
+  return `${callId}\u0000${canonicalJson(input)}`
 }

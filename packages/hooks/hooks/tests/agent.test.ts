@@ -1,13 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type AgentOptions, createAgent, definePlugin, type PluginEntry, usePlugin } from '@keel/agent'
+import { type ApprovalAnswerer, createAgent, definePlugin, type PluginEntry, usePlugin } from '@keel/agent'
+import { answerWith } from '@keel/agent/testing'
 import { isKeelError } from '@keel/base'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import { Session } from '@keel/session'
 import { shellTools } from '@keel/shell'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hookPermission, hooksPlugin } from '../src/index.js'
+import { hooksPlugin } from '../src/index.js'
 import { alive, eventually, readPids, SLOW_HOOK, writeJson } from './helpers.js'
 import { cmd, printsJson, project, script } from './scripts.js'
 
@@ -26,7 +27,7 @@ async function agentFor(
     config?: Record<string, unknown>
     before?: PluginEntry[]
     after?: PluginEntry[]
-    answerer?: AgentOptions['answerer']
+    answerers?: ApprovalAnswerer[]
   } = {},
 ) {
   const server: ScriptedServer = await startScriptedServer({ script })
@@ -43,7 +44,7 @@ async function agentFor(
     ],
     tools: shellTools(),
     observers: [{ onDisplay: (n) => displayed.push(`${n.kind}: ${n.text}`) }],
-    ...(options.answerer ? { answerer: options.answerer } : {}),
+    ...(options.answerers ? { answerers: options.answerers } : {}),
   })
   cleanups.push(async () => {
     await agent.close()
@@ -114,11 +115,11 @@ describe('hooks inside a real agent', () => {
     await agent.send('go')
     expect(existsSync(join(p.dir, 'asked.txt'))).toBe(false)
     expect(session.events.find((e) => e.type === 'tool/result')!.data).toMatchObject({
-      errorCode: 'TOOL_ASK_UNANSWERED',
+      errorCode: 'APPROVAL_UNAVAILABLE',
     })
   })
 
-  it('hookPermission answers an approval question from the hooks, running them once per call', async () => {
+  it("the hooks answer another plugin's approval question in the agent's chain, running them once per call", async () => {
     // Stands in for the approval plugin: asks about every call.
     const askAll = definePlugin({
       name: 'ask-all',
@@ -138,20 +139,18 @@ describe('hooks inside a real agent', () => {
         `echo run >> "$CLAUDE_PROJECT_DIR/runs.log"; echo '${JSON.stringify(allow)}'`,
       )
       writeJson(p.dir, '.claude/settings.json', { hooks: { PreToolUse: [{ hooks: [cmd(counted)] }] } })
-      const answers: unknown[] = []
-      let session: Session | undefined
       const rig = await agentFor(p, [bash('touch approved.txt'), { text: 'ok' }], {
         ...(order === 'approval-first' ? { before: [askAll] } : { after: [askAll] }),
-        answerer: async (question) => {
-          const answer = await hookPermission(session!, question)
-          answers.push(answer)
-          return answer?.decision === 'allow' ? 'allow' : 'deny'
-        },
       })
-      session = rig.session
+      const session = rig.session
       await rig.agent.send('go')
       expect(existsSync(join(p.dir, 'approved.txt')), order).toBe(true)
-      expect(answers, order).toEqual([{ decision: 'allow', reason: 'trusted', source: 'hook' }])
+      expect(session.events.find((e) => e.type === 'approval/decided')?.data, order).toMatchObject({
+        outcome: 'allowed-once',
+        by: 'hook',
+        answerer: '@keel/hooks',
+        reason: 'trusted',
+      })
       expect(readFileSync(join(p.dir, 'runs.log'), 'utf8'), order).toBe('run\n')
       expect(
         session.events.filter((e) => e.type === 'hook/invoked'),
@@ -182,7 +181,7 @@ describe('hooks inside a real agent', () => {
       })
       const { agent, session } = await agentFor(p, [bash('touch escaped.txt'), { text: 'ok' }], {
         ...(order === 'sandbox-first' ? { before: [sandbox] } : { after: [sandbox] }),
-        answerer: () => 'allow',
+        answerers: [answerWith(() => 'allow')],
       })
       await agent.send('go')
       expect(existsSync(join(p.dir, 'escaped.txt')), order).toBe(false)

@@ -17,13 +17,13 @@ afterEach(async () => {
 
 type Project = ReturnType<typeof project>
 
-/** Stands in for a compaction plugin: keeps its context so a test can call `ctx.host`. */
-function compactorStandIn(): { plugin: PluginEntry; host: () => PluginContext<unknown>['host'] } {
-  let host: PluginContext<unknown>['host'] | undefined
+/** Stands in for a compaction plugin: keeps its context so a test can call `ctx.trigger`. */
+function compactorStandIn(): { plugin: PluginEntry; host: () => PluginContext<unknown>['trigger'] } {
+  let host: PluginContext<unknown>['trigger'] | undefined
   const plugin = definePlugin({
     name: 'compactor-stand-in',
     setup(ctx) {
-      host = ctx.host
+      host = ctx.trigger
     },
   })
   return { plugin, host: () => host! }

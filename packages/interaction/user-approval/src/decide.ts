@@ -1,5 +1,7 @@
+import { describeRule, ruleCovers, type SessionRule } from '@keel/agent'
 import type { ToolAnnotations, ToolPermissionCheck } from '@keel/tools'
-import type { ApprovalPolicy, SandboxMode, SessionRule } from './events.js'
+import type { ApprovalPolicy, SandboxMode } from './events.js'
+import { foldName } from './protected.js'
 
 /** The rules of this run: when to ask, and how much a call may touch. */
 export interface RunPolicy {
@@ -22,7 +24,10 @@ export type PermissionSource = 'annotation' | 'policy' | 'tool_override' | 'hook
 
 /** The codes a refused call carries to the model, so it can pick its next move. */
 export type PermissionErrorCode =
-  /** A path lies outside every workspace root (after following symlinks); use a path inside. */
+  /**
+   * A path lies outside every workspace root (after following symlinks): a write there is
+   * never allowed in the limited modes; a read is asked about, and refused under `never`.
+   */
   | 'OUTSIDE_WORKSPACE'
   /** The session is read-only; nothing may be written. */
   | 'READ_ONLY_SESSION'
@@ -52,7 +57,13 @@ export type PermissionErrorCode =
 /** The outcome of the permission check of one tool call. */
 export type PermissionDecision =
   | { type: 'allow'; source: PermissionSource; reason: string }
-  | { type: 'ask'; source: PermissionSource; reason: string }
+  | {
+      type: 'ask'
+      source: PermissionSource
+      reason: string
+      /** What an "allow for this session" answer records (see {@link proposedRule}). */
+      rule: SessionRule
+    }
   | { type: 'deny'; source: PermissionSource; reason: string; errorCode: PermissionErrorCode | (string & {}) }
 
 /**
@@ -125,24 +136,16 @@ export function isWithin(child: string, parent: string): boolean {
   return child.startsWith(prefix)
 }
 
-/** Folds a name for protected-path comparison: Unicode NFC, lower case, trailing dots and spaces dropped. */
-function fold(name: string): string {
-  return name
-    .normalize('NFC')
-    .toLowerCase()
-    .replace(/[. ]+$/u, '')
-}
-
 function isProtected(real: string, request: PermissionRequest): string | undefined {
-  const folded = fold(real)
+  const folded = foldName(real)
   for (const path of request.protectedPaths) {
-    if (isWithin(folded, fold(path))) return path
+    if (isWithin(folded, foldName(path))) return path
   }
-  const names = new Set(request.protectedNames.map(fold))
+  const names = new Set(request.protectedNames.map(foldName))
   for (const root of request.workspaceRoots) {
     if (!isWithin(real, root)) continue
     const segments = real.slice(root.length).split('/')
-    const hit = segments.find((segment) => segment !== '' && names.has(fold(segment)))
+    const hit = segments.find((segment) => segment !== '' && names.has(foldName(segment)))
     if (hit !== undefined) return hit
   }
   return undefined
@@ -162,6 +165,46 @@ interface Candidate {
   refusedAs?: PermissionErrorCode
 }
 
+function isInside(real: string, request: PermissionRequest): boolean {
+  return request.workspaceRoots.some((root) => isWithin(real, root))
+}
+
+function via(path: PathFact): string {
+  return path.real === path.resolved ? '' : ` (it resolves to ${path.real})`
+}
+
+/** The paths a call reads outside every workspace root (none in `danger_full_access`). */
+function outsideReads(request: PermissionRequest): PathFact[] {
+  if (request.policy.sandboxMode === 'danger_full_access') return []
+  return request.paths.filter((p) => p.access === 'read' && p.real !== null && !isInside(p.real, request))
+}
+
+/** The deepest directory that holds every one of `paths` (absolute, normalized). */
+function commonAncestor(paths: readonly string[]): string {
+  let common = paths[0]!.split('/')
+  for (const path of paths.slice(1)) {
+    const parts = path.split('/')
+    let i = 0
+    while (i < common.length && i < parts.length && common[i] === parts[i]) i++
+    common = common.slice(0, i)
+  }
+  return common.join('/') || '/'
+}
+
+/**
+ * What an "allow for this session" answer to a question about this call records: the
+ * tool, with the exact command line for a shell call, and — for a read outside the
+ * workspace — the path read (or the deepest directory holding all of them), so the rule
+ * never reaches further than what the person saw.
+ */
+export function proposedRule(request: PermissionRequest): SessionRule {
+  const rule: SessionRule = { toolName: request.toolName }
+  if (request.command !== undefined) rule.command = request.command
+  const outside = outsideReads(request)
+  if (outside.length > 0) rule.path = commonAncestor(outside.map((p) => p.real!))
+  return rule
+}
+
 /** The sandbox limits: a deny, or undefined when every path is acceptable. */
 function checkLimits(request: PermissionRequest): PermissionDecision | undefined {
   const { sandboxMode } = request.policy
@@ -176,12 +219,13 @@ function checkLimits(request: PermissionRequest): PermissionDecision | undefined
       const why = path.problem === 'symlink-loop' ? 'its symlinks loop' : 'it is too long'
       return deny('policy', 'PATH_UNRESOLVABLE', `${path.raw} cannot be judged: ${why}`)
     }
-    if (!request.workspaceRoots.some((root) => isWithin(path.real!, root))) {
-      const via = path.real === path.resolved ? '' : ` (it resolves to ${path.real})`
+    if (!isInside(path.real, request)) {
+      // A read outside is a question for a person (see `outsideReads`); a write is a limit.
+      if (path.access === 'read') continue
       return deny(
         'policy',
         'OUTSIDE_WORKSPACE',
-        `${path.raw} is outside the workspace${via}; in ${sandboxMode} only paths under ${request.workspaceRoots.join(', ')} may be used`,
+        `${path.raw} is outside the workspace${via(path)}; in ${sandboxMode} only paths under ${request.workspaceRoots.join(', ')} may be written`,
       )
     }
     if (path.access === 'write') {
@@ -204,6 +248,25 @@ function checkLimits(request: PermissionRequest): PermissionDecision | undefined
   return undefined
 }
 
+/** A read outside the workspace is a question for a person (refused under `never`), whatever the tool says. */
+function outsideCandidate(request: PermissionRequest): Candidate | undefined {
+  const outside = outsideReads(request)
+  if (outside.length > 0) {
+    const first = outside[0]!
+    const more = outside.length > 1 ? ` (and ${outside.length - 1} more path(s))` : ''
+    return {
+      decision: {
+        type: 'ask',
+        source: 'policy',
+        reason: `${request.toolName} reads ${first.raw}${via(first)}${more}, outside the workspace (${request.workspaceRoots.join(', ')})`,
+        rule: proposedRule(request),
+      },
+      refusedAs: 'OUTSIDE_WORKSPACE',
+    }
+  }
+  return undefined
+}
+
 /** What the approval policy says about a call already within the sandbox limits. */
 function judge(request: PermissionRequest): Candidate {
   const { approvalPolicy, sandboxMode } = request.policy
@@ -211,7 +274,7 @@ function judge(request: PermissionRequest): Candidate {
   const strict = approvalPolicy === 'strict'
   const full = sandboxMode === 'danger_full_access'
   const ask = (source: PermissionSource, reason: string, refusedAs: PermissionErrorCode): Candidate => ({
-    decision: { type: 'ask', source, reason },
+    decision: { type: 'ask', source, reason, rule: proposedRule(request) },
     refusedAs,
   })
   const allow = (source: PermissionSource, reason: string): Candidate => ({
@@ -257,16 +320,11 @@ function judge(request: PermissionRequest): Candidate {
   )
 }
 
-function ruleMatches(rule: SessionRule, request: PermissionRequest): boolean {
-  return (
-    rule.toolName === request.toolName && (rule.command === undefined || rule.command === request.command)
-  )
-}
-
 /**
  * The permission decision for one tool call: a pure function of the request (no I/O, no
  * clock). In order: malformed paths and the sandbox limits (`deny`, source `policy`); the
- * tool's own `checkPermissions` (source `tool_override`; it cannot lift a limit); the
+ * tool's own `checkPermissions` refusing (source `tool_override`); a read outside the
+ * workspace roots (`ask`; the tool cannot lift it); the tool's own allow or ask; the
  * approval policy over the annotations and effects. An `ask` is then answered by a matching
  * session rule (`allow`, source `user`), or refused when the policy is `never`.
  */
@@ -275,13 +333,16 @@ export function decide(request: PermissionRequest): PermissionDecision {
   if (limit) return limit
   let candidate: Candidate
   const check = request.toolCheck
+  const outside = outsideCandidate(request)
   if (check?.behavior === 'deny') {
     return deny('tool_override', check.errorCode ?? 'TOOL_REFUSED', check.reason)
+  } else if (outside) {
+    candidate = outside
   } else if (check?.behavior === 'allow') {
     candidate = { decision: { type: 'allow', source: 'tool_override', reason: check.reason } }
   } else if (check?.behavior === 'ask') {
     candidate = {
-      decision: { type: 'ask', source: 'tool_override', reason: check.reason },
+      decision: { type: 'ask', source: 'tool_override', reason: check.reason, rule: proposedRule(request) },
       refusedAs: 'APPROVAL_REQUIRED',
     }
   } else {
@@ -289,11 +350,9 @@ export function decide(request: PermissionRequest): PermissionDecision {
   }
   const { decision } = candidate
   if (decision.type !== 'ask') return decision
-  const rule = request.sessionRules.find((r) => ruleMatches(r, request))
-  if (rule) {
-    const what = rule.command === undefined ? rule.toolName : `\`${rule.command}\``
-    return { type: 'allow', source: 'user', reason: `allowed for this session (${what})` }
-  }
+  const rule = request.sessionRules.find((r) => ruleCovers(r, decision.rule))
+  if (rule)
+    return { type: 'allow', source: 'user', reason: `allowed for this session (${describeRule(rule)})` }
   if (request.policy.approvalPolicy === 'never') {
     return deny(
       'policy',

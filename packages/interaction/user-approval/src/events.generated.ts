@@ -4,15 +4,6 @@
 import { registerEvents, type SessionEventMap } from '@keel/session'
 import { z } from 'zod'
 
-/** Validator of {@link ApprovalAnswerSource} (generated). */
-export const approvalAnswerSourceSchema = z.enum(["hook", "none", "session-rule", "user"])
-
-/** Validator of {@link ApprovalOutcome} (generated). */
-export const approvalOutcomeSchema = z.enum(["allowed-once", "allowed-session", "cancelled", "rejected", "unavailable"])
-
-/** Validator of {@link SessionRule} (generated). */
-export const sessionRuleSchema = z.strictObject({ command: z.string().optional(), toolName: z.string() })
-
 /** Validator of {@link ApprovalPolicy} (generated). */
 export const approvalPolicySchema = z.enum(["never", "on_request", "strict"])
 
@@ -20,12 +11,10 @@ export const approvalPolicySchema = z.enum(["never", "on_request", "strict"])
 export const sandboxModeSchema = z.enum(["danger_full_access", "read_only", "workspace_write"])
 
 /** The event types @keel/user-approval declares (its plugin's event list). */
-export const ownedEventTypes = ["approval/asked", "approval/decided", "approval/policy", "sandbox/mode"] as const
+export const ownedEventTypes = ["approval/policy", "sandbox/mode"] as const
 
 /** The validator of each event @keel/user-approval declares. */
 export const eventValidators = {
-  "approval/asked": z.strictObject({ callId: z.string(), id: z.string().min(1), reason: z.string(), toolName: z.string(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/asked"]>,
-  "approval/decided": z.strictObject({ answerer: z.string().optional(), by: approvalAnswerSourceSchema, id: z.string().min(1), outcome: approvalOutcomeSchema, reason: z.string().optional(), rule: sessionRuleSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/decided"]>,
   "approval/policy": z.strictObject({ approvalPolicy: approvalPolicySchema }) as unknown as z.ZodType<SessionEventMap["approval/policy"]>,
   "sandbox/mode": z.strictObject({ sandboxMode: sandboxModeSchema }) as unknown as z.ZodType<SessionEventMap["sandbox/mode"]>,
 }

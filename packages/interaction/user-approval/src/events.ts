@@ -20,75 +20,18 @@ export type ApprovalPolicy = 'strict' | 'on_request' | 'never'
  */
 export type SandboxMode = 'read_only' | 'workspace_write' | 'danger_full_access'
 
-/**
- * How one approval question was settled.
- * - `allowed-once`: run this call.
- * - `allowed-session`: run it, and calls matching `rule` without asking for the rest of the
- *   session (forks inherit the rule; the log is the only place it is kept).
- * - `rejected`: someone said no; the model gets `USER_REJECTED` with the reason.
- * - `cancelled`: the turn was aborted while the question was open.
- * - `unavailable`: nobody could answer (headless); refused with `APPROVAL_UNAVAILABLE`.
- */
-export type ApprovalOutcome = 'allowed-once' | 'allowed-session' | 'rejected' | 'cancelled' | 'unavailable'
-
-/**
- * Who settled an approval question: a hook answerer (`hook`), the user's own earlier
- * "allow for this session" (`session-rule`), a person at an interactive answerer (`user`),
- * or nobody (`none`: cancelled or unavailable).
- */
-export type ApprovalAnswerSource = 'hook' | 'session-rule' | 'user' | 'none'
-
-/**
- * A standing "allow for this session": later calls of `toolName` that the sandbox mode
- * permits are not asked again. With `command`, only that exact command line matches (shell
- * tools); without it, every call of the tool does. A rule never lifts a sandbox limit.
- */
-export interface SessionRule {
-  toolName: string
-  command?: string
-}
-
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
-     * The permission decision for a tool call was `ask`, and the answerers are being
-     * consulted. Log-only; inside the open turn, before the call's `tool/result`. `id` is
-     * unique within the session and is answered by exactly one `approval/decided`. A call
-     * is asked about again when a plugin rewrote its input (`tool/input-rewritten`); that
-     * later question's `id` gets a `:<n>` suffix.
+     * The approval policy was switched; the latest wins on replay. Log-only.
+     * @example {"approvalPolicy":"strict"}
      */
-    'approval/asked': {
-      /** @minLength 1 */
-      id: string
-      /** @integer @minimum 1 */
-      turn: number
-      toolName: string
-      callId: string
-      reason: string
-    }
-
-    /**
-     * The answer to the `approval/asked` with the same `id`, in the same turn. Exactly one
-     * per question. `rule` is present only when `outcome` is `allowed-session`, and is folded
-     * into the session's rules (it survives resume and is inherited by forks). `reason`
-     * is what the answerer said (a rejection's reason is passed to the model).
-     */
-    'approval/decided': {
-      /** @minLength 1 */
-      id: string
-      /** @integer @minimum 1 */
-      turn: number
-      outcome: ApprovalOutcome
-      by: ApprovalAnswerSource
-      answerer?: string
-      reason?: string
-      rule?: SessionRule
-    }
-
-    /** The approval policy was switched; the latest wins on replay. Log-only. */
     'approval/policy': { approvalPolicy: ApprovalPolicy }
 
-    /** The sandbox mode was switched; the latest wins on replay. Log-only. */
+    /**
+     * The sandbox mode was switched; the latest wins on replay. Log-only.
+     * @example {"sandboxMode":"read_only"}
+     */
     'sandbox/mode': { sandboxMode: SandboxMode }
   }
 }

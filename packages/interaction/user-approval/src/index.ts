@@ -1,15 +1,6 @@
 import './events.js'
+import './services.js'
 
-export {
-  type ApprovalAnswer,
-  type ApprovalAnswerer,
-  type ApprovalQuestion,
-  approvalAnswerers,
-  fromToolAnswerer,
-  isApprovalActive,
-  registerApprovalAnswerer,
-} from './answerers.js'
-export { answerCall, consultHooks, type HookAsks, ruleFor, type Settlement, settle } from './ask.js'
 export {
   type CallEffects,
   callEffects,
@@ -22,23 +13,25 @@ export {
   type PermissionRequest,
   type PermissionSource,
   pathAccess,
+  proposedRule,
   type RunPolicy,
 } from './decide.js'
 export {
-  approvalAnswerSourceSchema,
-  approvalOutcomeSchema,
   approvalPolicySchema,
   ownedEventTypes as approvalEventTypes,
   sandboxModeSchema,
-  sessionRuleSchema,
 } from './events.generated.js'
-export type {
-  ApprovalAnswerSource,
-  ApprovalOutcome,
-  ApprovalPolicy,
-  SandboxMode,
-  SessionRule,
-} from './events.js'
+export type { ApprovalPolicy, SandboxMode } from './events.js'
+export {
+  type CommandLimits,
+  holdOsSandbox,
+  type OsSandboxStatus,
+  osSandboxAvailable,
+  osSandboxStatus,
+  SandboxError,
+  type SandboxErrorCode,
+  wrapCommand,
+} from './os-sandbox.js'
 export { expandPath, pathFact, realLocation } from './paths.js'
 export {
   DEFAULT_DENY_READ,
@@ -49,30 +42,13 @@ export {
   userApprovalConfigSchema,
   userApprovalPlugin,
 } from './plugin.js'
+export { DEFAULT_PROTECTED_SCAN_LIMIT, findProtectedPaths, foldName } from './protected.js'
+export { isSandboxedShellTool, sandboxShellTool } from './sandbox.js'
+export type { ApprovalPolicyService, SandboxLimitsService } from './services.js'
 export {
-  type CommandLimits,
-  holdOsSandbox,
-  isSandboxedShellTool,
-  type OsSandboxStatus,
-  osSandboxAvailable,
-  osSandboxStatus,
-  SandboxError,
-  type SandboxErrorCode,
-  sandboxShellTool,
-  wrapCommand,
-} from './sandbox.js'
-export {
-  activePolicy,
   effectivePolicy,
   type RecordedPolicy,
   recordedPolicyProjection,
-  sessionRulesProjection,
   setApprovalPolicy,
   setSandboxMode,
 } from './state.js'
-export {
-  createTerminalAnswerer,
-  parseAnswer,
-  renderQuestion,
-  type TerminalAnswererOptions,
-} from './terminal.js'

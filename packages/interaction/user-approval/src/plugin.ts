@@ -1,21 +1,17 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { type BeforeToolDecision, definePlugin, type PluginDefinition, type ToolCallInfo } from '@keel/agent'
+import { definePlugin, type PluginDefinition, sessionRulesProjection, type ToolCallInfo } from '@keel/agent'
 import type { Session } from '@keel/session'
 import { z } from 'zod'
-import {
-  type ApprovalAnswerer,
-  type ApprovalQuestion,
-  approvalAnswerers,
-  markApprovalActive,
-  registerApprovalAnswerer,
-} from './answerers.js'
-import { answerCall, type Settlement } from './ask.js'
+import { registerPolicyCommands } from './commands.js'
 import { callEffects, DEFAULT_RUN_POLICY, decide, type PermissionRequest, pathAccess } from './decide.js'
 import { approvalPolicySchema, ownedEventTypes, sandboxModeSchema } from './events.generated.js'
+import { holdOsSandbox, osSandboxAvailable, osSandboxStatus } from './os-sandbox.js'
 import { expandPath, pathFact, realDirectory } from './paths.js'
-import { holdOsSandbox, isSandboxedShellTool, osSandboxAvailable, publishCommandLimits } from './sandbox.js'
-import { effectivePolicy, publishActivePolicy, sessionRulesProjection } from './state.js'
+import { DEFAULT_PROTECTED_SCAN_LIMIT, findProtectedPaths } from './protected.js'
+import { isSandboxedShellTool } from './sandbox.js'
+import type { ApprovalPolicyService, SandboxLimitsService } from './services.js'
+import { effectivePolicy, setApprovalPolicy, setSandboxMode } from './state.js'
 
 /** Credentials a shell command in the OS sandbox may never read (`~` is the home directory). */
 export const DEFAULT_DENY_READ: readonly string[] = Object.freeze([
@@ -50,6 +46,12 @@ export const userApprovalConfigSchema = z.strictObject({
   denyRead: z.array(z.string().min(1)).default([...DEFAULT_DENY_READ]),
   /** `auto`: use the OS sandbox where it works; `off`: never (shell commands are then asked about). */
   osSandbox: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * Directories the scan for nested `.git`/`.keel` visits before each sandboxed shell
+   * command; past it the command is refused (`SANDBOX_SCAN_LIMIT`) rather than run with a
+   * guard that may miss one.
+   */
+  protectedScanLimit: z.number().int().positive().default(DEFAULT_PROTECTED_SCAN_LIMIT),
 })
 
 /** The validated config of the approval plugin. */
@@ -57,8 +59,6 @@ export type UserApprovalConfig = z.output<typeof userApprovalConfigSchema>
 
 /** What only code can give the plugin (not a preset's JSON). */
 export interface UserApprovalOptions {
-  /** Answerers registered for every session the plugin runs on (a terminal, a UI). */
-  answerers?: readonly ApprovalAnswerer[]
   /** The home directory `~` expands to. Default `os.homedir()`. */
   home?: string
 }
@@ -113,41 +113,27 @@ export async function permissionRequest(
   return request
 }
 
-function verdict(settlement: Settlement, reason: string): BeforeToolDecision {
-  switch (settlement.outcome) {
-    case 'allowed-once':
-    case 'allowed-session':
-      return { action: 'allow' }
-    case 'rejected':
-      if (settlement.by === 'hook') {
-        return {
-          action: 'deny',
-          errorCode: 'HOOK_DENIED',
-          reason: `a hook refused it: ${settlement.reason}`,
-        }
-      }
-      return {
-        action: 'deny',
-        errorCode: 'USER_REJECTED',
-        reason: `${reason}; rejected: ${settlement.reason}`,
-      }
-    case 'cancelled':
-      return { action: 'deny', errorCode: 'APPROVAL_CANCELLED', reason: `${reason}; the turn was cancelled` }
-    default:
-      return {
-        action: 'deny',
-        errorCode: 'APPROVAL_UNAVAILABLE',
-        reason: `${reason}; approval was needed but nobody can answer here, so the call fails closed`,
-      }
+/** The `approval.policy` service of one agent: the configured default overlaid by the log's switches. */
+function policyService(session: Session, config: UserApprovalConfig): ApprovalPolicyService {
+  const current = () => effectivePolicy(session, config)
+  return {
+    current,
+    setApprovalPolicy: (approvalPolicy) => setApprovalPolicy(session, approvalPolicy),
+    setSandboxMode: (sandboxMode) => setSandboxMode(session, sandboxMode),
+    subscribe: (listener) =>
+      session.subscribe((event) => {
+        if (event.type === 'approval/policy' || event.type === 'sandbox/mode') listener(current())
+      }),
   }
 }
 
 /**
- * The approval plugin: before every tool call it builds the permission request (real
- * paths resolved), runs {@link decide}, and turns `ask` into one `approval/asked` and one
- * `approval/decided` (hook answerers, session rules, interactive answerers, then fail
- * closed). Denials reach the model as error results with their code. It also publishes
- * the sandbox limits that {@link sandboxShellTool}-wrapped shell tools run under.
+ * The approval plugin: before every tool call it builds the permission request (real paths
+ * resolved), runs {@link decide}, and votes: a deny (sandbox limit or `never`) refuses the
+ * call with its code; an `ask` goes to the agent's answerer chain with the rule an "allow
+ * for this session" would record; an allow lets the call run unless another plugin objects.
+ * It provides `approval.policy` (the policy in force; `/policy`, `/sandbox` switch it) and
+ * `sandbox.limits` (what {@link sandboxShellTool}-wrapped shell tools run under).
  */
 export function userApproval(options: UserApprovalOptions = {}): PluginDefinition<UserApprovalConfig> {
   const home = options.home ?? homedir()
@@ -155,87 +141,54 @@ export function userApproval(options: UserApprovalOptions = {}): PluginDefinitio
     name: '@keel/user-approval',
     config: userApprovalConfigSchema,
     events: ownedEventTypes,
+    provides: ['approval.policy', 'sandbox.limits'],
     async setup(ctx) {
       const { session, config, cwd } = ctx
       const workspace = await resolveWorkspace(config, cwd, home)
       const letGo = workspace.osSandbox ? holdOsSandbox() : undefined
-      const unregister = (options.answerers ?? []).map((answerer) =>
-        registerApprovalAnswerer(session, answerer),
-      )
-      unregister.push(markApprovalActive(session))
-      unregister.push(publishActivePolicy(session, () => effectivePolicy(session, config)))
-      const rules = () => session.project(sessionRulesProjection)
-      /** How often each call of the current turn was asked about: a rewritten call is judged again. */
-      const passes = new Map<string, number>()
-      let passesTurn = 0
-      const unpublish = publishCommandLimits(session, () => ({
-        mode: effectivePolicy(session, config).sandboxMode,
-        writableRoots: workspace.roots,
-        denyWrite: [
-          ...workspace.roots.flatMap((root) => config.protectedNames.map((name) => join(root, name))),
-          ...workspace.protectedPaths,
-        ],
-        denyRead: workspace.denyRead,
-        allowedDomains: config.allowedDomains,
-      }))
+      const policy = policyService(session, config)
+      const limits: SandboxLimitsService = {
+        status: osSandboxStatus,
+        async current() {
+          const nested = await findProtectedPaths(
+            workspace.roots,
+            config.protectedNames,
+            config.protectedScanLimit,
+          )
+          return {
+            mode: policy.current().sandboxMode,
+            writableRoots: workspace.roots,
+            denyWrite: [
+              ...new Set([
+                ...workspace.roots.flatMap((root) => config.protectedNames.map((name) => join(root, name))),
+                ...nested,
+                ...workspace.protectedPaths,
+              ]),
+            ],
+            denyRead: workspace.denyRead,
+            allowedDomains: config.allowedDomains,
+          }
+        },
+      }
+      ctx.provide('approval.policy', policy)
+      ctx.provide('sandbox.limits', limits)
+      registerPolicyCommands(ctx, policy)
       ctx.intercept({
         async beforeTool(info) {
-          const request = await permissionRequest(info, cwd, session, config, workspace)
-          const decision = decide(request)
-          // A sandbox or policy deny is final: no answerer (a hook neither) is consulted.
+          const decision = decide(await permissionRequest(info, cwd, session, config, workspace))
           if (decision.type === 'deny') {
             return { action: 'deny', reason: decision.reason, errorCode: decision.errorCode }
           }
-          const answerers = approvalAnswerers(session)
-          const hasHooks = answerers.some((a) => a.kind === 'hook')
-          if (decision.type === 'allow' && !hasHooks) return { action: 'allow' }
-          const open = session.openTurn
-          if (!open) throw new Error(`cannot ask about ${info.call.name} outside a turn`)
-          // A call the agent judges again after a plugin rewrote its input gets a fresh id.
-          if (passesTurn !== open.turn) {
-            passes.clear()
-            passesTurn = open.turn
-          }
-          const base = `${open.turn}:${info.call.id}`
-          const pass = (passes.get(base) ?? 0) + 1
-          passes.set(base, pass)
-          const id = pass === 1 ? base : `${base}:${pass}`
-          const question: ApprovalQuestion = {
-            id,
-            turn: open.turn,
-            toolName: info.tool.name,
-            callId: info.call.id,
-            reason: decision.reason,
-            permission: decision.type,
-            input: info.input,
-            info,
-            request,
-            signal: info.signal ?? new AbortController().signal,
-          }
-          const ask = (reason: string): void => {
-            session.append('approval/asked', {
-              id,
-              turn: open.turn,
-              toolName: info.tool.name,
-              callId: info.call.id,
-              reason,
-            })
-          }
-          const answered = await answerCall(question, answerers, rules, ask)
-          if (answered === undefined) return { action: 'allow' }
-          const { settlement, reason } = answered
-          session.append('approval/decided', { id, turn: open.turn, ...settlement })
-          return verdict(settlement, reason)
+          if (decision.type === 'ask') return { action: 'ask', reason: decision.reason, rule: decision.rule }
+          return { action: 'allow' }
         },
       })
       return async () => {
-        unpublish()
-        for (const undo of unregister) undo()
         await letGo?.()
       }
     },
   })
 }
 
-/** The approval plugin with code-level defaults (no answerers registered up front). */
+/** The approval plugin with code-level defaults. */
 export const userApprovalPlugin: PluginDefinition<UserApprovalConfig> = userApproval()

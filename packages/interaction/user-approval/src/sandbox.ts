@@ -1,198 +1,8 @@
-import { spawn } from 'node:child_process'
-import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime'
-import type { Session } from '@keel/session'
-import { type Tool, type ToolContext, ToolError, type ToolOutput } from '@keel/tools'
-import type { SandboxMode } from './events.js'
-
-/** Codes of {@link SandboxError}. */
-export type SandboxErrorCode =
-  /** The OS sandbox could not wrap the command (bubblewrap missing or refused, bad profile). */
-  | 'SANDBOX_WRAP_FAILED'
-  /** A second composition in this process asked for a different network allow list. */
-  | 'SANDBOX_CONFLICT'
-
-/** The OS sandbox could not run a command; the command did not run. */
-export class SandboxError extends ToolError<SandboxErrorCode> {}
-
-/** What the OS sandbox of one shell command allows. */
-export interface CommandLimits {
-  readonly mode: SandboxMode
-  /** Real paths the command may write (ignored in `read_only`). */
-  readonly writableRoots: readonly string[]
-  /** Absolute paths never written, even under a writable root. */
-  readonly denyWrite: readonly string[]
-  /** Absolute paths never read (credentials). */
-  readonly denyRead: readonly string[]
-  /** Domains reachable through the sandbox's proxy; empty means no network. */
-  readonly allowedDomains: readonly string[]
-}
-
-/** Limits of shell commands per session, published by the approval plugin for {@link sandboxShellTool}. */
-const limitsBySession = new WeakMap<Session, () => CommandLimits>()
-
-/** @internal Called by the approval plugin at setup; returns the unpublish function. */
-export function publishCommandLimits(session: Session, limits: () => CommandLimits): () => void {
-  limitsBySession.set(session, limits)
-  return () => {
-    if (limitsBySession.get(session) === limits) limitsBySession.delete(session)
-  }
-}
-
-/**
- * The sandbox runtime is one per process (its proxies serve every wrapped command), so it is
- * shared: started on first use with the first allow list, kept while anyone holds it, and
- * stopped (its proxy servers closed, so the process can exit) when the last holder lets go.
- * Starting and stopping run one after the other.
- */
-let initialized: { domains: string } | undefined
-let holders = 0
-let lifecycle: Promise<unknown> = Promise.resolve()
-let probe: Promise<OsSandboxStatus> | undefined
-
-function serially<T>(step: () => Promise<T>): Promise<T> {
-  const next = lifecycle.then(step)
-  lifecycle = next.catch(() => undefined)
-  return next
-}
-
-function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
-  const domains = JSON.stringify([...allowedDomains].sort())
-  return serially(async () => {
-    if (initialized) {
-      if (initialized.domains !== domains) {
-        throw new SandboxError(
-          'SANDBOX_CONFLICT',
-          `the OS sandbox's network allow list is process-wide and is already ${initialized.domains}; this composition asks for ${domains}`,
-          { current: initialized.domains, wanted: domains },
-        )
-      }
-      return
-    }
-    const config: SandboxRuntimeConfig = {
-      network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
-      filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
-    }
-    await SandboxManager.initialize(config)
-    initialized = { domains }
-  })
-}
-
-/**
- * Holds the shared sandbox runtime (the approval plugin does so for its lifetime, a wrapped
- * command for its run). The returned function lets go; the last one out stops the runtime.
- */
-export function holdOsSandbox(): () => Promise<void> {
-  holders++
-  let released = false
-  return () => {
-    if (released) return Promise.resolve()
-    released = true
-    holders--
-    return serially(async () => {
-      if (holders > 0 || !initialized) return
-      initialized = undefined
-      await SandboxManager.reset()
-    })
-  }
-}
-
-function run(command: string): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', command], { stdio: 'ignore' })
-    child.on('error', () => resolve(null))
-    child.on('close', (code) => resolve(code))
-  })
-}
-
-/** Whether the OS sandbox works here, and if not, why (shown to people deciding about a shell command). */
-export interface OsSandboxStatus {
-  readonly available: boolean
-  readonly reason?: string
-}
-
-/**
- * Probes the OS sandbox once per process (bubblewrap on Linux, Seatbelt on macOS): the
- * platform is supported, the helpers are installed, and a probe command actually runs
- * wrapped.
- */
-export function osSandboxStatus(): Promise<OsSandboxStatus> {
-  probe ??= (async (): Promise<OsSandboxStatus> => {
-    if (!SandboxManager.isSupportedPlatform()) {
-      return { available: false, reason: `no OS sandbox is supported on ${process.platform}` }
-    }
-    const missing = SandboxManager.checkDependencies().errors
-    if (missing.length > 0) return { available: false, reason: missing.join('; ') }
-    try {
-      const wrapped = await wrapCommand('true', {
-        mode: 'read_only',
-        writableRoots: [],
-        denyWrite: [],
-        denyRead: [],
-        allowedDomains: initialized ? (JSON.parse(initialized.domains) as string[]) : [],
-      })
-      try {
-        const code = await run(wrapped.command)
-        return code === 0
-          ? { available: true }
-          : { available: false, reason: `a probe command in the OS sandbox exited with ${code}` }
-      } finally {
-        await wrapped.release()
-      }
-    } catch (error) {
-      return { available: false, reason: error instanceof Error ? error.message : String(error) }
-    }
-  })()
-  return probe
-}
-
-/** Whether shell commands can run inside an OS sandbox here (see {@link osSandboxStatus}). */
-export async function osSandboxAvailable(): Promise<boolean> {
-  return (await osSandboxStatus()).available
-}
-
-/**
- * Wraps a command line so it runs inside the OS sandbox with `limits`. Call `release` once
- * the command has ended: it removes the sandbox's temporary mount points and lets go of the
- * runtime.
- */
-export async function wrapCommand(
-  command: string,
-  limits: CommandLimits,
-  options: { signal?: AbortSignal; id?: string } = {},
-): Promise<{ command: string; release: () => Promise<void> }> {
-  const letGo = holdOsSandbox()
-  try {
-    await ensureInitialized(limits.allowedDomains)
-    const wrapped = await SandboxManager.wrapWithSandbox(
-      command,
-      'bash',
-      {
-        filesystem: {
-          denyRead: [...limits.denyRead],
-          allowWrite: limits.mode === 'read_only' ? [] : [...limits.writableRoots],
-          denyWrite: [...limits.denyWrite],
-        },
-        network: { allowedDomains: [...limits.allowedDomains], deniedDomains: [] },
-      },
-      options.signal,
-      options.id === undefined ? undefined : { commandId: options.id, commandText: command },
-    )
-    const release = async () => {
-      SandboxManager.cleanupAfterCommand()
-      await letGo()
-    }
-    return { command: wrapped, release }
-  } catch (error) {
-    await letGo()
-    if (error instanceof SandboxError) throw error
-    throw new SandboxError(
-      'SANDBOX_WRAP_FAILED',
-      `the OS sandbox could not wrap the command: ${error instanceof Error ? error.message : String(error)}`,
-      {},
-      { cause: error },
-    )
-  }
-}
+import { join } from 'node:path'
+import type { Tool, ToolContext, ToolOutput } from '@keel/tools'
+import { type CommandLimits, osSandboxAvailable, SandboxError, wrapCommand } from './os-sandbox.js'
+import { findProtectedPaths } from './protected.js'
+import './services.js'
 
 const sandboxed = new WeakSet<object>()
 
@@ -201,12 +11,17 @@ export function isSandboxedShellTool(tool: object): boolean {
   return sandboxed.has(tool)
 }
 
-/** The limits of shell commands when no approval plugin published any: the workspace, no network. */
-function defaultLimits(context: ToolContext): CommandLimits {
+/**
+ * The limits of shell commands when no approval plugin runs in the agent: the working
+ * directory, none of its `.git`/`.keel` at any depth, no network.
+ */
+async function defaultLimits(context: ToolContext): Promise<CommandLimits> {
   return {
     mode: 'workspace_write',
     writableRoots: [context.cwd],
-    denyWrite: [`${context.cwd}/.git`, `${context.cwd}/.keel`],
+    denyWrite: await findProtectedPaths([context.cwd], ['.git', '.keel']).then((found) => [
+      ...new Set([join(context.cwd, '.git'), join(context.cwd, '.keel'), ...found]),
+    ]),
     denyRead: [],
     allowedDomains: [],
   }
@@ -214,23 +29,24 @@ function defaultLimits(context: ToolContext): CommandLimits {
 
 /**
  * Wraps a shell tool (any tool whose input has a `command` line, such as `bash`) so each
- * command runs inside the OS sandbox under the limits of the session's sandbox mode:
- * `workspace_write` may write only the workspace roots (never `.git`/`.keel`),
- * `read_only` nothing, and neither reaches the network unless domains are allowed;
- * `danger_full_access` runs the command as is. The approval plugin lets such a tool run
- * without asking under `on_request`; an unwrapped shell tool is asked about, since nothing
- * contains it. Name, schema, annotations and facts are the wrapped tool's.
+ * command runs inside the OS sandbox under the limits the agent's `sandbox.limits` service
+ * gives (the approval plugin provides it): `workspace_write` may write only the workspace
+ * roots (never a `.git`/`.keel` at any depth), `read_only` nothing, and neither reaches the
+ * network unless domains are allowed; `danger_full_access` runs the command as is. The
+ * approval plugin lets such a tool run without asking under `on_request`; an unwrapped
+ * shell tool is asked about, since nothing contains it. Name, schema, annotations and facts
+ * are the wrapped tool's.
  */
 export function sandboxShellTool<Input extends { command: string }>(tool: Tool<Input>): Tool<Input> {
   const wrapped: Tool<Input> = {
     ...tool,
     async call(input: Input, context: ToolContext): Promise<ToolOutput | string> {
-      const published = limitsBySession.get(context.session)
-      const limits = published ? published() : defaultLimits(context)
+      const service = context.services?.get('sandbox.limits')
+      const limits = service ? await service.current() : await defaultLimits(context)
       if (limits.mode === 'danger_full_access') return tool.call(input, context)
       if (!(await osSandboxAvailable())) {
         // The approval plugin asked before letting an uncontained command run; without it, refuse.
-        if (published) return tool.call(input, context)
+        if (service) return tool.call(input, context)
         throw new SandboxError(
           'SANDBOX_WRAP_FAILED',
           'no OS sandbox is available here (bubblewrap and socat on Linux), and no approval plugin asked about this command',

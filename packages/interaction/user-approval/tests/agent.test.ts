@@ -2,8 +2,15 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
-import { type AgentOptions, createAgent, type StoreHandle, usePlugin } from '@keel/agent'
+import {
+  type AgentOptions,
+  type ApprovalAnswerer,
+  createAgent,
+  type StoreHandle,
+  sessionRulesProjection,
+  usePlugin,
+} from '@keel/agent'
+import { answerWith } from '@keel/agent/testing'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { readFileTool, writeFileTool } from '@keel/fs'
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
@@ -12,14 +19,12 @@ import { bashTool } from '@keel/shell'
 import { JsonlStore } from '@keel/store-jsonl'
 import type { Tool } from '@keel/tools'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  type ApprovalAnswerer,
-  createTerminalAnswerer,
-  recordedPolicyProjection,
-  sessionRulesProjection,
-  setSandboxMode,
-  userApproval,
-} from '../src/index.js'
+import { recordedPolicyProjection, setSandboxMode, userApproval } from '../src/index.js'
+
+/** A person who gives these answers in order (`session`: allow for this session). */
+function person(answers: Array<'allow' | 'session' | 'deny'>): ApprovalAnswerer {
+  return answerWith(() => answers.shift() ?? 'deny', 'person')
+}
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -51,8 +56,9 @@ async function agentOn(
     llm: createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} }),
     session: handle,
     cwd: ws,
-    plugins: [usePlugin(userApproval({ answerers, home }), { osSandbox: 'off' })],
+    plugins: [usePlugin(userApproval({ home }), { osSandbox: 'off' })],
     tools: tools(),
+    answerers,
     ...extra,
   })
   cleanups.push(async () => {
@@ -77,7 +83,7 @@ function toolMessages(server: ScriptedServer, index: number): string[] {
 }
 
 describe('inside a real agent (scripted model over HTTP, JSONL store)', () => {
-  it('refuses reads and writes outside the workspace with codes the model sees', async () => {
+  it('asks before a read outside the workspace (headless: refused) and refuses a write there, with codes the model sees', async () => {
     const store = new JsonlStore({ home: join(home, '.keel') })
     cleanups.push(() => store.close())
     const handle = await store.create({ header: { cwd: ws } })
@@ -90,7 +96,7 @@ describe('inside a real agent (scripted model over HTTP, JSONL store)', () => {
     const result = await agent.send('Look around.')
     expect(result.reason).toBe('completed')
     const codes = results(handle.session).map((r) => r.errorCode ?? 'ok')
-    expect(codes).toEqual(['OUTSIDE_WORKSPACE', 'OUTSIDE_WORKSPACE', 'ok'])
+    expect(codes).toEqual(['APPROVAL_UNAVAILABLE', 'OUTSIDE_WORKSPACE', 'ok'])
     expect(existsSync(join(ws, '..', 'x.txt'))).toBe(false)
     const seen = toolMessages(server, 1).join('\n')
     expect(seen).toContain('outside the workspace')
@@ -115,16 +121,12 @@ describe('inside a real agent (scripted model over HTTP, JSONL store)', () => {
     expect(types.indexOf('turn/end')).toBeGreaterThan(asked)
   })
 
-  it('"allow for this session" from the terminal survives resume and is inherited by a fork, not by the parent', async () => {
+  it('"allow for this session" from a person survives resume and is inherited by a fork, not by the parent', async () => {
     const keelHome = join(home, '.keel')
     const store = new JsonlStore({ home: keelHome })
     const handle = await store.create({ header: { cwd: ws } })
-    const input = new PassThrough()
-    const output = new PassThrough()
-    output.resume()
-    const terminal = createTerminalAnswerer({ input, output })
-    input.write('a\n') // allow `touch one.txt` for the session
-    input.write('n not now\n') // reject `touch two.txt`
+    // allow `touch one.txt` for the session, reject `touch two.txt`
+    const terminal = answerWith((q) => (q.rule.command === 'touch one.txt' ? 'session' : 'deny'), 'person')
     const first = await agentOn(
       handle,
       [
@@ -137,7 +139,7 @@ describe('inside a real agent (scripted model over HTTP, JSONL store)', () => {
     )
     await first.agent.send('Touch files.')
     expect(results(handle.session).map((r) => r.errorCode ?? 'ok')).toEqual(['ok', 'USER_REJECTED', 'ok'])
-    expect(toolMessages(first.server, 2).at(-1)).toContain('not now')
+    expect(toolMessages(first.server, 2).at(-1)).toContain('declined')
     expect(existsSync(join(ws, 'one.txt'))).toBe(true)
     expect(existsSync(join(ws, 'two.txt'))).toBe(false)
     expect(handle.session.events.filter((e) => e.type === 'approval/asked')).toHaveLength(2)
@@ -173,15 +175,11 @@ describe('inside a real agent (scripted model over HTTP, JSONL store)', () => {
     expect(child.session.project(sessionRulesProjection)).toEqual([
       { toolName: 'bash', command: 'touch one.txt' },
     ])
-    const childInput = new PassThrough()
-    const childOutput = new PassThrough()
-    childOutput.resume()
-    childInput.write('a\n')
     setSandboxMode(child.session, 'workspace_write')
     const forked = await agentOn(
       child,
       [call('bash', { command: 'touch three.txt' }), { text: 'ok' }],
-      [createTerminalAnswerer({ input: childInput, output: childOutput })],
+      [person(['session'])],
     )
     await forked.agent.send('Fork work.')
     expect(child.session.project(sessionRulesProjection)).toHaveLength(2)

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, realpath, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { readFileTool, writeFileTool } from '@keel/fs'
+import { globTool, grepTool, readFileTool, writeFileTool } from '@keel/fs'
 import { Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
 import type { Tool } from '@keel/tools'
@@ -37,14 +37,21 @@ beforeAll(async () => {
   await symlink('src', join(ws, 'inner-link'))
   await symlink('src/a.txt', join(ws, 'inner-file-link'))
   await symlink(ws, join(base, 'ws-link'))
+  await mkdir(join(ws, 'docs', 'sub'), { recursive: true })
+  await symlink('docs/sub', join(ws, 'link-docs'))
 })
 
 const read = readFileTool() as Tool<unknown>
 const write = writeFileTool() as Tool<unknown>
 const bash = sandboxShellTool(bashTool()) as Tool<unknown>
 
-async function judge(tool: Tool<unknown>, input: unknown, cwd = ws): Promise<PermissionDecision> {
-  const config = userApprovalConfigSchema.parse({})
+async function judge(
+  tool: Tool<unknown>,
+  input: unknown,
+  cwd = ws,
+  approvalPolicy = 'on_request',
+): Promise<PermissionDecision> {
+  const config = userApprovalConfigSchema.parse({ approvalPolicy })
   const facts = tool.facts?.(input, cwd) ?? {}
   const request = await permissionRequest({ tool, input, facts }, cwd, Session.create('attack'), config, {
     roots: [ws],
@@ -68,7 +75,11 @@ const input = (tool: 'read' | 'write' | 'bash', arg: string) =>
       ? { path: arg, content: 'x' }
       : { command: 'ls', cwd: arg }
 
-/** Denied in workspace_write; each has an allowed twin below. */
+/**
+ * Denied in workspace_write; each has an allowed twin below. A read outside (`read`, a shell
+ * `cwd`) is not a limit but a question: under on_request it is asked about, naming where it
+ * really leads; under never it is refused with the code listed here.
+ */
 const attacks: Case[] = [
   ['traversal read', 'read', () => '../out/secret.txt', 'OUTSIDE_WORKSPACE'],
   ['traversal write', 'write', () => '../out/x', 'OUTSIDE_WORKSPACE'],
@@ -137,7 +148,13 @@ describe('attack corpus in workspace_write (real files, real symlinks)', () => {
     expect(attacks.length).toBeGreaterThanOrEqual(30)
   })
   it.each(attacks)('denies %s', async (_label, tool, arg, expected) => {
-    expect(outcome(await judge(tools[tool], input(tool, arg())))).toBe(expected)
+    const asked = expected === 'OUTSIDE_WORKSPACE' && tool !== 'write'
+    const first = await judge(tools[tool], input(tool, arg()))
+    expect(outcome(first)).toBe(asked ? 'ask' : expected)
+    if (asked) {
+      expect(first.reason).toContain('outside the workspace')
+      expect(outcome(await judge(tools[tool], input(tool, arg()), ws, 'never'))).toBe(expected)
+    }
   })
   it.each(twins)('allows the twin: %s', async (_label, tool, arg, expected) => {
     expect(outcome(await judge(tools[tool], input(tool, arg())))).toBe(expected)
@@ -145,6 +162,61 @@ describe('attack corpus in workspace_write (real files, real symlinks)', () => {
   it('judges relative paths from a working directory reached through a symlink', async () => {
     const viaLink = join(base, 'ws-link')
     expect(outcome(await judge(read, { path: 'src/a.txt' }, viaLink))).toBe('allow')
-    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink))).toBe('OUTSIDE_WORKSPACE')
+    expect(outcome(await judge(read, { path: '../out/secret.txt' }, viaLink, 'never'))).toBe(
+      'OUTSIDE_WORKSPACE',
+    )
   })
+})
+
+describe('search tools whose pattern climbs out (glob, grep), judged on every root they search', () => {
+  const glob = globTool() as Tool<unknown>
+  const grep = grepTool() as Tool<unknown>
+  const cases: Array<[label: string, tool: Tool<unknown>, input: () => unknown, cwd: () => string]> = [
+    [
+      'glob from a symlinked directory',
+      glob,
+      () => ({ path: 'link-docs', pattern: '../../out/*' }),
+      () => ws,
+    ],
+    [
+      'grep glob from a symlinked directory',
+      grep,
+      () => ({ pattern: 'secret', path: 'link-docs', glob: '../../out/*' }),
+      () => ws,
+    ],
+    [
+      'glob from a workspace reached through an alias',
+      glob,
+      () => ({ pattern: '../out/*' }),
+      () => join(base, 'ws-link'),
+    ],
+    [
+      'grep glob from a workspace reached through an alias',
+      grep,
+      () => ({ pattern: 'secret', glob: '../out/**' }),
+      () => join(base, 'ws-link'),
+    ],
+  ]
+  it.each(cases)(
+    '%s: a read outside, asked about (refused under never), in read_only and workspace_write',
+    async (_label, tool, input, cwd) => {
+      for (const sandboxMode of ['read_only', 'workspace_write'] as const) {
+        const config = userApprovalConfigSchema.parse({ sandboxMode })
+        for (const approvalPolicy of ['on_request', 'never'] as const) {
+          const facts = tool.facts?.(input(), cwd()) ?? {}
+          const request = await permissionRequest(
+            { tool, input: input(), facts },
+            cwd(),
+            Session.create('search'),
+            { ...config, approvalPolicy },
+            { roots: [ws], protectedPaths: [], osSandbox: true },
+          )
+          const d = decide(request)
+          expect(outcome(d), `${sandboxMode} ${approvalPolicy}`).toBe(
+            approvalPolicy === 'never' ? 'OUTSIDE_WORKSPACE' : 'ask',
+          )
+        }
+      }
+    },
+  )
 })

@@ -78,7 +78,7 @@ const classes: Record<
 const expected: Record<SandboxMode, Record<string, [string, string, string]>> = {
   read_only: {
     'read inside': ['allow', 'allow', 'allow'],
-    'read outside': ['deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE'],
+    'read outside': ['ask', 'ask', 'deny:OUTSIDE_WORKSPACE'],
     'write inside': ['deny:READ_ONLY_SESSION', 'deny:READ_ONLY_SESSION', 'deny:READ_ONLY_SESSION'],
     'write outside': ['deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE'],
     'write protected': ['deny:READ_ONLY_SESSION', 'deny:READ_ONLY_SESSION', 'deny:READ_ONLY_SESSION'],
@@ -94,7 +94,7 @@ const expected: Record<SandboxMode, Record<string, [string, string, string]>> = 
   },
   workspace_write: {
     'read inside': ['allow', 'allow', 'allow'],
-    'read outside': ['deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE'],
+    'read outside': ['ask', 'ask', 'deny:OUTSIDE_WORKSPACE'],
     'write inside': ['ask', 'allow', 'allow'],
     'write outside': ['deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE', 'deny:OUTSIDE_WORKSPACE'],
     'write protected': ['deny:PROTECTED_PATH', 'deny:PROTECTED_PATH', 'deny:PROTECTED_PATH'],
@@ -181,9 +181,12 @@ describe('decide: every annotation combination × policy × sandbox mode', () =>
       if (m === 'read_only' && !a.readOnly && f.command === undefined && (f.paths || a.destructive)) {
         expect(d.type, label).toBe('deny')
       }
-      // limited modes never allow a path outside the workspace, nor a write to a protected path
-      if (m !== 'danger_full_access' && f.label === 'outside')
-        expect(short(d), label).toBe('deny:OUTSIDE_WORKSPACE')
+      // limited modes never allow a path outside the workspace (a read is asked about, and
+      // refused under never; a write is refused), nor a write to a protected path
+      if (m !== 'danger_full_access' && f.label === 'outside') {
+        const read = a.readOnly || f.command !== undefined
+        expect(short(d), label).toBe(read && p !== 'never' ? 'ask' : 'deny:OUTSIDE_WORKSPACE')
+      }
       if (m === 'workspace_write' && f.label === 'protected' && !a.readOnly) {
         expect(short(d), label).toBe('deny:PROTECTED_PATH')
       }
@@ -243,7 +246,16 @@ describe('decide: tool overrides, session rules, malformed paths', () => {
       type: 'ask',
       source: 'tool_override',
       reason: ask.reason,
+      rule: { toolName: 'tool' },
     })
+    // a read outside is asked about even when the tool vouches for it
+    const outsideRead = request(
+      reader,
+      ['on_request', 'workspace_write'],
+      { paths: ['/etc/hosts'] },
+      { toolCheck: check },
+    )
+    expect(decide(outsideRead)).toMatchObject({ type: 'ask', source: 'policy', rule: { path: '/etc/hosts' } })
     expect(short(decide(request(reader, ['never', 'workspace_write'], {}, { toolCheck: ask })))).toBe(
       'deny:APPROVAL_REQUIRED',
     )

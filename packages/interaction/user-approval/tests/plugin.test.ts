@@ -1,22 +1,19 @@
 import { mkdtemp, realpath } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { readFileTool } from '@keel/fs'
-import { Session } from '@keel/session'
-import { bashTool } from '@keel/shell'
-import type { Tool } from '@keel/tools'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   type ApprovalAnswer,
   type ApprovalAnswerer,
   type ApprovalQuestion,
-  activePolicy,
-  fromToolAnswerer,
-  registerApprovalAnswerer,
+  type PluginHost,
   sessionRulesProjection,
-  setApprovalPolicy,
-  userApproval,
-} from '../src/index.js'
+} from '@keel/agent'
+import { readFileTool, writeFileTool } from '@keel/fs'
+import { Session } from '@keel/session'
+import { bashTool } from '@keel/shell'
+import type { Tool } from '@keel/tools'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { setApprovalPolicy, userApproval } from '../src/index.js'
 import { PluginRig } from './rig.js'
 
 let ws: string
@@ -31,6 +28,7 @@ afterEach(async () => {
 /** An unwrapped bash: nothing contains it, so on_request asks before each command. */
 const bash = bashTool() as Tool<unknown>
 const read = readFileTool() as Tool<unknown>
+const write = writeFileTool() as Tool<unknown>
 
 /** An answerer that records the questions it got and gives scripted answers (undefined passes). */
 function scripted(
@@ -54,8 +52,9 @@ function scripted(
 
 async function rig(config: unknown = {}, answerers: ApprovalAnswerer[] = []): Promise<PluginRig> {
   const r = await new PluginRig(Session.create(`plugin-${rigs.length}`), ws).setup(
-    userApproval({ answerers }),
+    userApproval(),
     config,
+    answerers,
   )
   rigs.push(r)
   r.openTurn()
@@ -70,14 +69,19 @@ function approvalEvents(session: Session) {
   )
 }
 
-describe('answering ask inside the plugin', () => {
+describe('the approval vote and the answerer chain', () => {
   it('fails closed when nobody can answer (headless): one asked, one decided unavailable, inside the turn', async () => {
     const r = await rig()
     const decision = await r.beforeTool(bash, { command: 'make test' })
     expect(decision).toMatchObject({ action: 'deny', errorCode: 'APPROVAL_UNAVAILABLE' })
     const events = approvalEvents(r.session)
     expect(events.map((e) => e.type)).toEqual(['approval/asked', 'approval/decided'])
-    expect(events[0]!.data).toMatchObject({ turn: 1, toolName: 'bash', callId: 'call_1' })
+    expect(events[0]!.data).toMatchObject({
+      turn: 1,
+      toolName: 'bash',
+      callId: 'call_1',
+      plugin: '@keel/user-approval',
+    })
     expect(events[1]!.data).toMatchObject({ id: events[0]!.data.id, outcome: 'unavailable', by: 'none' })
     expect(r.session.openTurn?.turn).toBe(1)
   })
@@ -139,75 +143,16 @@ describe('answering ask inside the plugin', () => {
     })
   })
 
-  it('hooks review calls the decision allowed: a reject denies, an ask opens a question, an allow or a pass runs', async () => {
-    const hook = scripted('hooks', 'hook', [
-      { outcome: 'reject', reason: 'no reading notes' },
-      { outcome: 'ask', reason: 'hook wants a person' },
-      { outcome: 'allow-once' },
-      undefined,
-    ])
-    const ui = scripted('ui', 'interactive', [{ outcome: 'allow-once' }])
-    const r = await rig({}, [ui.answerer, hook.answerer])
-    expect(await r.beforeTool(read, { path: 'notes.txt' })).toMatchObject({
-      action: 'deny',
-      errorCode: 'HOOK_DENIED',
-      reason: 'a hook refused it: no reading notes',
-    })
-    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
-    // the hook saw the allowed call once per call; the person only the one the hook asked about
-    expect(hook.asked.map((q) => q.permission)).toEqual(['allow', 'allow'])
-    expect(ui.asked.map((q) => [q.permission, q.reason])).toEqual([['ask', 'hook wants a person']])
-    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
-    expect(await r.beforeTool(read, { path: 'notes.txt' })).toEqual({ action: 'allow' })
-    const events = approvalEvents(r.session)
-    expect(events.map((e) => [e.type, e.type === 'approval/asked' ? e.data.reason : e.data.outcome])).toEqual(
-      [
-        ['approval/asked', 'no reading notes'],
-        ['approval/decided', 'rejected'],
-        ['approval/asked', 'hook wants a person'],
-        ['approval/decided', 'allowed-once'],
-      ],
-    )
-    expect(events.filter((e) => e.type === 'approval/decided').map((e) => e.data.by)).toEqual([
-      'hook',
-      'user',
-    ])
-  })
-
   it('a hook ask on a question passes it on to the interactive answerers; a hook never sees a denied call', async () => {
     const hook = scripted('hooks', 'hook', [{ outcome: 'ask', reason: 'hook wants a person' }])
     const ui = scripted('ui', 'interactive', [{ outcome: 'reject', reason: 'no' }])
     const r = await rig({}, [hook.answerer, ui.answerer])
     expect(await r.beforeTool(bash, { command: 'make deploy' })).toMatchObject({ errorCode: 'USER_REJECTED' })
     expect(ui.asked).toHaveLength(1)
-    expect(await r.beforeTool(read, { path: '../secret.txt' })).toMatchObject({
+    expect(await r.beforeTool(write, { path: '../secret.txt', content: 'x' })).toMatchObject({
       errorCode: 'OUTSIDE_WORKSPACE',
     })
     expect(hook.asked).toHaveLength(1)
-  })
-
-  it('answerers registered by another plugin on the same session take part, and can be removed', async () => {
-    const r = await rig()
-    const hook = scripted('other-plugin', 'hook', [{ outcome: 'allow-once' }])
-    const unregister = registerApprovalAnswerer(r.session, hook.answerer)
-    expect(await r.beforeTool(bash, { command: 'ls' })).toEqual({ action: 'allow' })
-    unregister()
-    expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE' })
-  })
-
-  it("uses the agent's ToolAnswerer type as an interactive answerer (allow once / decline)", async () => {
-    const seen: string[] = []
-    const answers: Array<'allow' | 'deny'> = ['allow', 'deny']
-    const r = await rig({}, [
-      fromToolAnswerer((q) => {
-        seen.push(`${q.call.name}:${q.facts.command}:${q.reason}`)
-        return answers.shift()!
-      }),
-    ])
-    expect(await r.beforeTool(bash, { command: 'ls' })).toEqual({ action: 'allow' })
-    expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'USER_REJECTED' })
-    expect(seen[0]).toMatch(/^bash:ls:no OS sandbox/)
-    expect(r.session.project(sessionRulesProjection)).toEqual([])
   })
 
   it('records cancelled when the turn is aborted while a person is being asked', async () => {
@@ -227,14 +172,41 @@ describe('answering ask inside the plugin', () => {
   it('sends limit denials to the model with their code, without asking', async () => {
     const ui = scripted('ui', 'interactive', [{ outcome: 'allow-once' }])
     const r = await rig({}, [ui.answerer])
-    expect(await r.beforeTool(read, { path: '../secret.txt' })).toMatchObject({
+    expect(await r.beforeTool(write, { path: '../secret.txt', content: 'x' })).toMatchObject({
       action: 'deny',
       errorCode: 'OUTSIDE_WORKSPACE',
     })
+    expect(await r.beforeTool(write, { path: '.git/config', content: 'x' })).toMatchObject({
+      errorCode: 'PROTECTED_PATH',
+    })
+    expect(ui.asked).toHaveLength(0)
+  })
+
+  it('asks before a read outside the workspace; "for this session" covers that path only; never refuses it', async () => {
+    const ui = scripted('ui', 'interactive', [
+      { outcome: 'allow-session' },
+      { outcome: 'reject', reason: 'no' },
+    ])
+    const r = await rig({}, [ui.answerer])
+    expect(await r.vote(read, { path: '/etc/hosts' })).toMatchObject({
+      action: 'ask',
+      rule: { toolName: 'read_file', path: '/etc/hosts' },
+    })
+    expect(await r.beforeTool(read, { path: '/etc/hosts' })).toEqual({ action: 'allow' })
+    expect(ui.asked[0]!.rule).toEqual({ toolName: 'read_file', path: '/etc/hosts' })
+    expect(r.session.project(sessionRulesProjection)).toEqual([{ toolName: 'read_file', path: '/etc/hosts' }])
+    // the rule answers the same read at once (decided by the approval vote, nothing asked)
+    expect(await r.vote(read, { path: '/etc/hosts' })).toEqual({ action: 'allow' })
+    // another file outside is a new question
+    expect(await r.beforeTool(read, { path: '/etc/passwd' })).toMatchObject({ errorCode: 'USER_REJECTED' })
+    expect(ui.asked).toHaveLength(2)
+    setApprovalPolicy(r.session, 'never')
     expect(await r.beforeTool(read, { path: '/etc/passwd' })).toMatchObject({
       errorCode: 'OUTSIDE_WORKSPACE',
     })
-    expect(ui.asked).toHaveLength(0)
+    // a rule the person made earlier still allows under never
+    expect(await r.beforeTool(read, { path: '/etc/hosts' })).toEqual({ action: 'allow' })
+    expect(ui.asked).toHaveLength(2)
   })
 
   it('follows policy switches in the log (latest wins) over the configured default', async () => {
@@ -244,19 +216,40 @@ describe('answering ask inside the plugin', () => {
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'SANDBOX_UNAVAILABLE' })
   })
 
-  it('publishes the policy in force (configured default, then switches) while it runs, for other plugins', async () => {
+  it('provides approval.policy: the configured default, then the switches in the log; listeners hear them', async () => {
     const r = await rig({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
+    const policy = (r.host as PluginHost).services.get('approval.policy')!
     // nothing switched yet: the configured default, which the log does not hold
     expect(r.session.events.some((e) => e.type === 'approval/policy' || e.type === 'sandbox/mode')).toBe(
       false,
     )
-    expect(activePolicy(r.session)).toEqual({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
+    expect(policy.current()).toEqual({ approvalPolicy: 'strict', sandboxMode: 'read_only' })
+    const heard: unknown[] = []
+    const stop = policy.subscribe((p) => heard.push(p))
     setApprovalPolicy(r.session, 'never')
-    expect(activePolicy(r.session)).toEqual({ approvalPolicy: 'never', sandboxMode: 'read_only' })
-    await r.dispose()
-    rigs.splice(rigs.indexOf(r), 1)
-    expect(activePolicy(r.session)).toBeUndefined()
-    expect(activePolicy(Session.create('no-approval'))).toBeUndefined()
+    policy.setSandboxMode('workspace_write')
+    stop()
+    policy.setApprovalPolicy('on_request')
+    expect(heard).toEqual([
+      { approvalPolicy: 'never', sandboxMode: 'read_only' },
+      { approvalPolicy: 'never', sandboxMode: 'workspace_write' },
+    ])
+    expect(policy.current()).toEqual({ approvalPolicy: 'on_request', sandboxMode: 'workspace_write' })
+  })
+
+  it('registers /policy and /sandbox: show the policy in force, switch it, refuse an unknown value', async () => {
+    const r = await rig()
+    const host = r.host as PluginHost
+    const run = (name: string, args: string) =>
+      host.command(name)!.run(args, { signal: new AbortController().signal, source: 'user' })
+    expect(await run('policy', '')).toBe('approval policy on_request, sandbox mode workspace_write')
+    expect(await run('policy', 'strict')).toBe('approval policy set to strict')
+    expect(await run('sandbox', 'read_only')).toBe('sandbox mode set to read_only')
+    expect(await run('sandbox', 'yolo')).toMatch(/^unknown sandbox mode "yolo": use /)
+    expect(host.services.get('approval.policy')!.current()).toEqual({
+      approvalPolicy: 'strict',
+      sandboxMode: 'read_only',
+    })
   })
 
   it('refuses a bad config with a clear error naming the field', async () => {

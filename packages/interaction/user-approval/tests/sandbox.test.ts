@@ -34,6 +34,11 @@ beforeAll(async () => {
   await writeFile(join(home, '.ssh', 'id_rsa'), 'PRIVATE KEY\n')
   await writeFile(join(base, 'out', 'secret.txt'), 'secret\n')
   await writeFile(join(ws, '.git', 'config'), '[core]\n')
+  // nested repositories: one where the runtime's own scan reaches, one deeper than it looks
+  await mkdir(join(ws, 'vendor', 'lib', '.git', 'hooks'), { recursive: true })
+  await writeFile(join(ws, 'vendor', 'lib', '.git', 'config'), '[core]\n')
+  await mkdir(join(ws, 'a', 'b', 'c', 'd', 'e', '.git', 'hooks'), { recursive: true })
+  await mkdir(join(ws, 'tools', '.keel'), { recursive: true })
   await symlink('../out', join(ws, 'link-out'))
   server = createServer((socket) => {
     connections.push('connected')
@@ -59,7 +64,7 @@ async function runIn(
   const rig = await new PluginRig(session, ws).setup(userApproval({ home }), config)
   if (mode !== 'workspace_write') setSandboxMode(session, mode)
   const tool = sandboxShellTool(bashTool()) as Tool<unknown>
-  const context = createToolContext({ cwd: ws, session })
+  const context = createToolContext({ cwd: ws, session, services: rig.host!.services })
   const { output } = await runToolCall(tool, JSON.stringify({ command, timeoutMs: 60_000 }), context)
   await rig.dispose?.()
   const all = text(output)
@@ -96,6 +101,26 @@ describe.skipIf(!available)('the OS sandbox around shell commands (bubblewrap)',
       'overwrite .git/config',
       () => 'echo "[evil]" > .git/config',
       async () => (await readFile(join(ws, '.git', 'config'), 'utf8')).includes('evil'),
+    ],
+    [
+      "write a nested repository's .git/hooks/pre-commit",
+      () => 'printf "#!/bin/sh\\necho owned\\n" > vendor/lib/.git/hooks/pre-commit',
+      async () => existsSync(join(ws, 'vendor', 'lib', '.git', 'hooks', 'pre-commit')),
+    ],
+    [
+      "append to a nested repository's .git/config",
+      () => 'printf "[alias]\\n  st = !sh evil.sh\\n" >> vendor/lib/.git/config',
+      async () => (await readFile(join(ws, 'vendor', 'lib', '.git', 'config'), 'utf8')).includes('alias'),
+    ],
+    [
+      "write a deeply nested repository's .git/hooks",
+      () => 'echo x > a/b/c/d/e/.git/hooks/post-checkout',
+      async () => existsSync(join(ws, 'a', 'b', 'c', 'd', 'e', '.git', 'hooks', 'post-checkout')),
+    ],
+    [
+      'write a nested .keel',
+      () => 'echo x > tools/.keel/settings.json',
+      async () => existsSync(join(ws, 'tools', '.keel', 'settings.json')),
     ],
     [
       'create .keel',
@@ -190,7 +215,7 @@ describe.skipIf(!available)('timeouts inside the OS sandbox', () => {
     const session = Session.create('sandbox-timeout')
     const rig = await new PluginRig(session, ws).setup(userApproval({ home }), {})
     const tool = sandboxShellTool(bashTool({ killGraceMs: 500 })) as Tool<unknown>
-    const context = createToolContext({ cwd: ws, session })
+    const context = createToolContext({ cwd: ws, session, services: rig.host!.services })
     const command = `(exec -a ${marker} sleep 60) & (exec -a ${marker} sleep 60)`
     const { output } = await runToolCall(tool, JSON.stringify({ command, timeoutMs: 1500 }), context)
     await rig.dispose()

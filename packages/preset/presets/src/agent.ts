@@ -1,12 +1,19 @@
-import { type Agent, type AgentOptions, createAgent, type PluginEntry, type StoreHandle } from '@keel/agent'
+import {
+  type Agent,
+  type AgentOptions,
+  type ApprovalAnswerer,
+  createAgent,
+  type PluginEntry,
+  type StoreHandle,
+} from '@keel/agent'
 import type { AgentComposition } from '@keel/session'
 import type { SessionStore } from '@keel/store'
-import type { ApprovalAnswerer } from '@keel/user-approval'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
 import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
 import type { Preset } from './preset.js'
 import { buildComposition, recordedComposition, resolveComposition, selectComposition } from './resolve.js'
+import { checkServices } from './services.js'
 import { shippedPresets } from './shipped.js'
 
 /** Options of {@link createPresetAgent}: {@link AgentOptions} minus what the preset decides. */
@@ -25,7 +32,7 @@ export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plug
   presets?: readonly PresetSource[]
   /** The installed plugins. Default: Keel's own. */
   catalog?: PluginCatalog
-  /** Interactive approval answerers; ignored when the preset is not interactive. */
+  /** Interactive approval answerers (a terminal, a UI); not consulted when the composition is not interactive. */
   answerers?: readonly ApprovalAnswerer[]
   /** Overrides the preset's model (recorded in the composition of a new session). */
   model?: string
@@ -114,16 +121,16 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     })
     origin = 'created'
   }
-  const interactive =
-    chosen?.preset.interactive ?? !composition.plugins.some((p) => isNonInteractive(p.config))
-  const built = buildComposition(
-    composition,
-    { llm: options.llm, answerers: interactive ? (options.answerers ?? []) : [] },
-    {
-      catalog,
-      where: `session ${handle.session.id}`,
-    },
-  )
+  const runtime = { llm: options.llm }
+  let built: ReturnType<typeof buildComposition>
+  try {
+    built = buildComposition(composition, runtime, { catalog, where: `session ${handle.session.id}` })
+    checkServices(built.plugins, catalog, runtime, composition.preset)
+  } catch (error) {
+    if (options.session === undefined) await handle.close()
+    throw error
+  }
+  const answerers = composition.interactive === false ? [] : (options.answerers ?? [])
   // `--model` on a resumed session runs that model without rewriting the record.
   const model = options.model ?? composition.model
   const prompts = [options.systemPrompt, chosen?.preset.systemPrompt].filter((p) => p !== undefined)
@@ -147,6 +154,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       session: handle,
       plugins: built.plugins,
       tools: [...built.tools, ...(extraTools ?? [])],
+      answerers,
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       ...(model === undefined ? {} : { model }),
     })
@@ -155,13 +163,4 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     if (options.session === undefined) await handle.close()
     throw error
   }
-}
-
-/** A recorded approval config whose policy never asks (the headless preset) runs without answerers. */
-function isNonInteractive(config: unknown): boolean {
-  return (
-    typeof config === 'object' &&
-    config !== null &&
-    (config as { approvalPolicy?: unknown }).approvalPolicy === 'never'
-  )
 }

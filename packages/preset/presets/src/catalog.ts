@@ -7,15 +7,13 @@ import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
-import { type ApprovalAnswerer, userApproval, userApprovalConfigSchema } from '@keel/user-approval'
+import { userApproval, userApprovalConfigSchema } from '@keel/user-approval'
 import type { z } from 'zod'
 
 /** What only the running program can give a plugin (never part of a preset's JSON). */
 export interface PluginRuntime {
-  /** The agent's model (compaction summarizes with it). */
+  /** The agent's model. */
   readonly llm: LlmAdapter
-  /** Interactive approval answerers (a terminal UI); none in headless runs. */
-  readonly answerers: readonly ApprovalAnswerer[]
 }
 
 /** An installed plugin a preset can name with `use`. */
@@ -81,7 +79,7 @@ export function builtinPlugins(): PluginProvider[] {
       '@keel/user-approval',
       'approval policy, sandbox mode and asking the user before risky tool calls',
       userApprovalConfigSchema,
-      (runtime) => userApproval({ answerers: runtime.answerers }) as PluginDefinition<unknown>,
+      () => userApproval() as PluginDefinition<unknown>,
     ),
     provider(
       '@keel/hooks',
@@ -93,7 +91,7 @@ export function builtinPlugins(): PluginProvider[] {
       '@keel/compaction',
       'prunes old tool output and summarizes old turns when the context fills up (/compact)',
       compactionConfigSchema as z.ZodType<unknown>,
-      (runtime) => compactionPlugin({ llm: runtime.llm }) as unknown as PluginDefinition<unknown>,
+      () => compactionPlugin() as PluginDefinition<unknown>,
     ),
     provider(
       '@keel/todo',

@@ -18,6 +18,8 @@ export type PresetErrorCode =
   | 'PRESET_SWITCH_NOT_BLANK'
   /** A recorded composition cannot be rebuilt (a plugin is gone or its config no longer validates). */
   | 'COMPOSITION_UNAVAILABLE'
+  /** A plugin of the preset requires a service that no plugin of the preset provides. */
+  | 'PRESET_SERVICE_MISSING'
 
 /**
  * A preset problem. `details.file` names the preset file (or `shipped`, `code`, a session)

@@ -99,6 +99,7 @@ export function resolveComposition(
     return entry
   })
   const composition: AgentComposition = { preset: preset.id, plugins, tools: [...preset.tools] }
+  if (!preset.interactive) composition.interactive = false
   const model = options.model ?? preset.model
   if (model !== undefined) composition.model = model
   return composition

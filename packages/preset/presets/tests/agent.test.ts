@@ -69,11 +69,12 @@ describe('createPresetAgent', () => {
     const created = await createPresetAgent({ ...r.options, preset: r.preset, store: r.store })
     expect(created.origin).toBe('created')
     const agent = created.agent
+    // set up in service order: compaction uses the todo plugin's `todo.list`, so todo comes first
     expect(agent.plugins).toEqual([
       '@keel/user-approval',
       '@keel/hooks',
-      '@keel/compaction',
       '@keel/todo',
+      '@keel/compaction',
       '@keel/schedule',
     ])
     expect(agent.tools.map((t) => t.name)).toEqual(
@@ -96,7 +97,9 @@ describe('createPresetAgent', () => {
     const versions = new Map(builtinPlugins().map((p) => [p.use, p.version]))
     expect(versions.get('@keel/todo')).toBe('0.1.0')
     expect(composition.plugins.map((p) => [p.name, p.version])).toEqual(
-      agent.plugins.map((name) => [name, versions.get(name)]),
+      ['@keel/user-approval', '@keel/hooks', '@keel/compaction', '@keel/todo', '@keel/schedule'].map(
+        (name) => [name, versions.get(name)],
+      ),
     )
     expect(composition.plugins[3]!.config).toEqual({ reminderAfterSteps: 3 })
     expect(composition.tools).toEqual(['fs', 'shell'])

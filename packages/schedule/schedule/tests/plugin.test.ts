@@ -1,5 +1,5 @@
-import type { PluginContext } from '@keel/agent'
-import { offlineLlm, soloHost } from '@keel/agent/testing'
+import type { PluginContext, PluginDefinition } from '@keel/agent'
+import { soloContext } from '@keel/agent/testing'
 import type { UserMessage } from '@keel/llm'
 import { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -14,28 +14,20 @@ async function setup(rawConfig: unknown = {}, session?: Session) {
   const tools = new Map<string, Tool<unknown>>()
   const enqueued: Array<{ message: UserMessage; source?: string }> = []
   const displayed: string[] = []
-  const ctx: PluginContext<ScheduleConfig> = {
-    name: schedulePlugin.name,
-    config: scheduleConfigSchema.parse(rawConfig),
-    session: s,
-    cwd: process.cwd(),
-    clock,
-    llm: offlineLlm(),
-    host: soloHost(),
-    registerCommand: () => {},
-    registerTool: (tool) => {
-      tools.set(tool.name, tool as Tool<unknown>)
+  const solo = soloContext(
+    schedulePlugin as PluginDefinition<unknown>,
+    scheduleConfigSchema.parse(rawConfig),
+    {
+      session: s,
+      clock,
+      enqueue: (message, source) => enqueued.push({ message, ...(source ? { source } : {}) }),
+      display: ({ kind, text }) => displayed.push(`${kind}: ${text}`),
     },
-    intercept: () => {},
-    enqueue: (message, options) => {
-      enqueued.push({ message, ...(options?.source ? { source: options.source } : {}) })
-    },
-    inject: () => {},
-    display: (kind, text) => {
-      displayed.push(`${kind}: ${text}`)
-    },
-  }
+  )
+  const ctx = solo.context as PluginContext<ScheduleConfig>
   const dispose = await schedulePlugin.setup!(ctx)
+  solo.done()
+  for (const tool of solo.tools) tools.set(tool.name, tool)
   const call = (name: string, args: unknown) => callTool(tools.get(name)!, args, s)
   return { session: s, clock, tools, enqueued, displayed, dispose: dispose as () => void, call }
 }

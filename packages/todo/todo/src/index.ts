@@ -1,4 +1,5 @@
 import './events.js'
+import './services.js'
 
 export { todoItemSchema, todoStatusSchema } from './events.generated.js'
 export type { TodoItem, TodoStatus } from './events.js'
@@ -10,6 +11,7 @@ export {
   type TodoActivity,
   todoActivityProjection,
 } from './reminder.js'
+export type { TodoListService } from './services.js'
 export {
   checkTodos,
   createTodoWriteTool,

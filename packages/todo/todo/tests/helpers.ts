@@ -1,5 +1,5 @@
 import type { Clock, Interceptors, PluginContext, PluginDefinition } from '@keel/agent'
-import { ManualClock, offlineLlm, soloHost } from '@keel/agent/testing'
+import { ManualClock, type SoloContext, soloContext } from '@keel/agent/testing'
 import type { DeveloperMessage, ToolCallId, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import { createToolContext, runToolCall, type Tool, type ToolOutput } from '@keel/tools'
@@ -24,6 +24,8 @@ export class PluginDriver<Config> {
   readonly displayed: Array<{ kind: string; text: string }> = []
   readonly outputs: ToolOutput[] = []
   dispose: (() => void | Promise<void>) | undefined
+  /** What the plugin's setup contributed (commands, services). */
+  solo: SoloContext | undefined
   #calls = 0
 
   constructor(
@@ -33,32 +35,18 @@ export class PluginDriver<Config> {
 
   async setup(plugin: PluginDefinition<Config>, rawConfig: unknown = {}): Promise<this> {
     const config = plugin.config ? plugin.config.parse(rawConfig) : (rawConfig as Config)
-    const ctx: PluginContext<Config> = {
-      name: plugin.name,
-      config,
+    const solo = soloContext(plugin as PluginDefinition<unknown>, config, {
       session: this.session,
-      cwd: process.cwd(),
       clock: this.clock,
-      llm: offlineLlm(),
-      host: soloHost(),
-      registerCommand: () => {},
-      registerTool: (tool) => {
-        this.tools.set(tool.name, tool as Tool<unknown>)
-      },
-      intercept: (interceptors) => {
-        this.interceptors.push(interceptors)
-      },
-      enqueue: (message, options) => {
-        this.enqueued.push({ message, ...(options?.source ? { source: options.source } : {}) })
-      },
-      inject: (message, options) => {
-        this.injected.push({ message, ...(options?.source ? { source: options.source } : {}) })
-      },
-      display: (kind, text) => {
-        this.displayed.push({ kind, text })
-      },
-    }
-    const dispose = await plugin.setup?.(ctx)
+      enqueue: (message, source) => this.enqueued.push({ message, ...(source ? { source } : {}) }),
+      inject: (message, source) => this.injected.push({ message, ...(source ? { source } : {}) }),
+      display: ({ kind, text }) => this.displayed.push({ kind, text }),
+    })
+    this.solo = solo
+    const dispose = await plugin.setup?.(solo.context as PluginContext<Config>)
+    solo.done()
+    for (const tool of [...(plugin.tools ?? []), ...solo.tools]) this.tools.set(tool.name, tool)
+    this.interceptors.push(...solo.interceptors.map((i) => i.interceptors))
     if (typeof dispose === 'function') this.dispose = dispose
     return this
   }

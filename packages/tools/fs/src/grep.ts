@@ -72,17 +72,25 @@ const grepInput = z.strictObject({
 /** Input of `grep`. */
 export type GrepInput = z.infer<typeof grepInput>
 
-/** The facts of a grep or glob call: the search path and the directory the pattern's fixed prefix leads to. */
+/**
+ * The facts of a grep or glob call: the search path, and the directory the pattern's fixed
+ * prefix leads to from it (`../../out/*` under `link-docs` searches `<cwd>/../out`, however
+ * `link-docs` is linked), each paired with what was written.
+ */
 export function searchFacts(cwd: string, path: string | undefined, pattern: string | undefined) {
-  const base = resolve(cwd, path ?? '.')
-  const raws = pattern === undefined ? [path ?? '.'] : [path ?? '.', pattern]
-  if (pattern === undefined) return pathsFacts(raws, [base])
+  const raw = path ?? '.'
+  const base = resolve(cwd, raw)
+  if (pattern === undefined) return pathsFacts([raw], [base])
+  let prefix: string
   try {
-    const root = resolve(base, splitPattern(pattern).prefix)
-    return pathsFacts(raws, root === base ? [base] : [base, root])
-  } catch {
-    return pathsFacts(raws, [base]) // the call itself refuses the pattern (GLOB_PATTERN_ESCAPES)
+    prefix = splitPattern(pattern).prefix
+  } catch (error) {
+    // The call itself refuses the pattern (GLOB_PATTERN_ESCAPES); there is no root to name.
+    if (error instanceof FsToolError && error.code === 'GLOB_PATTERN_ESCAPES')
+      return pathsFacts([raw], [base])
+    throw error
   }
+  return pathsFacts([raw, pattern], [base, resolve(base, prefix)])
 }
 
 /** Binary (NUL in the first 8 KB), or text that looks UTF-8 or Latin-1 judging by those bytes. */

@@ -1,44 +1,20 @@
-import { realpathSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { ToolCallFacts } from '@keel/tools'
 import { FsToolError } from './common.js'
 
 /**
- * The real path of `absolute`: symbolic links resolved in the longest prefix that exists,
- * the rest appended as written. Undefined when even that fails (permissions, loops).
- */
-export function realPathOf(absolute: string): string | undefined {
-  const missing: string[] = []
-  let current = absolute
-  for (let depth = 0; depth < 4096; depth++) {
-    try {
-      return join(realpathSync(current), ...missing.reverse())
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined
-      const parent = dirname(current)
-      if (parent === current) return undefined
-      missing.push(basename(current))
-      current = parent
-    }
-  }
-  return undefined
-}
-
-/**
- * The permission facts of a call touching these paths: each as written, and each resolved
- * against `cwd` — lexically and, when symbolic links lead elsewhere, as its real path too,
- * so a decision sees where the call really reaches.
+ * The permission facts of a call touching these paths: each as written (`raws[i]`) with
+ * the absolute path it is used at (`resolved[i]`, lexical against the working directory:
+ * the path the call really opens). One entry each, in the same order, so a permission
+ * check can judge every path against its own real location (it follows the symbolic links
+ * itself).
  */
 export function pathsFacts(raws: readonly string[], resolved: readonly string[]): ToolCallFacts {
-  const all = new Set<string>()
-  for (const p of resolved) {
-    all.add(p)
-    const real = realPathOf(p)
-    if (real !== undefined) all.add(real)
+  if (raws.length !== resolved.length) {
+    throw new Error(`pathsFacts: ${raws.length} raw path(s) but ${resolved.length} resolved`)
   }
-  return { rawPaths: [...raws], resolvedPaths: [...all] }
+  return { rawPaths: [...raws], resolvedPaths: [...resolved] }
 }
 
 /** The facts of a call touching one path. */
@@ -96,13 +72,31 @@ export async function realOrSelf(absolute: string): Promise<string> {
 }
 
 /**
+ * Where `absolute` really is: the real path of its longest existing prefix, with the rest
+ * appended as written (a file not created yet lies where its directory really is). The
+ * path itself when not even `/` resolves.
+ */
+export async function realLocationOf(absolute: string): Promise<string> {
+  const missing: string[] = []
+  for (let current = absolute; ; current = dirname(current)) {
+    try {
+      return join(await realpath(current), ...missing.reverse())
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(current) === current) return absolute
+      missing.push(basename(current))
+    }
+  }
+}
+
+/**
  * Refuses a path that lies inside `root` as written but leads out of it through a symbolic
  * link (`SYMLINK_ESCAPE`, naming the real target so the model can ask for it directly and
  * the permission decision sees it). Paths outside `root` as written are not judged here.
  */
 export async function assertNoSymlinkEscape(root: string, raw: string, absolute: string): Promise<void> {
   if (!isInside(root, absolute)) return
-  const real = await realOrSelf(absolute)
+  const real = await realLocationOf(absolute)
   const realRoot = await realOrSelf(root)
   if (!isInside(realRoot, real)) {
     throw new FsToolError(

@@ -172,7 +172,7 @@ describe('facts cover everything a pattern reaches', () => {
     }
   })
 
-  it('grep and read_file never follow a symlink out of their root; facts show the real path', async () => {
+  it('grep and read_file never follow a symlink out of their root; facts pair each path with where it is used', async () => {
     await symlink(join(root, 'outside', 'secret.txt'), join(ws, 'link.txt'))
     await symlink(join(root, 'outside'), join(ws, 'linkdir'))
     for (const input of [
@@ -193,10 +193,11 @@ describe('facts cover everything a pattern reaches', () => {
     expect(read.text).toContain(join(root, 'outside', 'secret.txt'))
     const viaDir = await call(readFileTool(), ws, { path: 'linkdir/secret.txt' })
     expect(viaDir.code).toBe('SYMLINK_ESCAPE')
-    expect(readFileTool().facts!({ path: 'link.txt' }, ws).resolvedPaths).toEqual([
-      join(ws, 'link.txt'),
-      join(root, 'outside', 'secret.txt'),
-    ])
+    // one resolved path per raw path, lexical: the permission check follows the link itself
+    expect(readFileTool().facts!({ path: 'link.txt' }, ws)).toEqual({
+      rawPaths: ['link.txt'],
+      resolvedPaths: [join(ws, 'link.txt')],
+    })
     // a link that stays inside is fine
     await symlink('mine.txt', join(ws, 'inner.txt'))
     expect((await call(readFileTool(), ws, { path: 'inner.txt' })).text).toContain('mine')

@@ -1,4 +1,5 @@
-import { chmod, readFile, stat } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, realpath, stat, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { editFileTool, readFileTool, writeFileTool } from '../src/index.js'
@@ -223,5 +224,24 @@ describe('edit_file', () => {
       expect(t.annotations.readOnly).toBe(false)
       expect(t.isConcurrencySafe).toBe(false)
     }
+  })
+})
+
+describe('a workspace reached through a symlinked alias', () => {
+  it('a missing file is FILE_NOT_FOUND (not SYMLINK_ESCAPE); a link out of it is still refused', async () => {
+    const base = await realpath(await mkdtemp(join(tmpdir(), 'keel-fs-alias-')))
+    const ws = join(base, 'ws')
+    await mkdir(join(ws, 'src'), { recursive: true })
+    await writeFile(join(base, 'secret.txt'), 'secret\n')
+    await symlink(ws, join(base, 'alias'))
+    await symlink('../secret.txt', join(ws, 'out.txt'))
+    const alias = join(base, 'alias')
+    expect((await call(readFileTool(), alias, { path: 'missing.txt' })).code).toBe('FILE_NOT_FOUND')
+    expect((await call(readFileTool(), alias, { path: 'src/missing/deeper.txt' })).code).toBe(
+      'FILE_NOT_FOUND',
+    )
+    expect((await call(readFileTool(), alias, { path: 'out.txt' })).code).toBe('SYMLINK_ESCAPE')
+    await writeFile(join(ws, 'src', 'a.txt'), 'inside\n')
+    expect((await call(readFileTool(), alias, { path: 'src/a.txt' })).text).toContain('inside')
   })
 })

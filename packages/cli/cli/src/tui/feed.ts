@@ -1,5 +1,4 @@
-import type { AgentObserver } from '@keel/agent'
-import type { ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/user-approval'
+import type { AgentObserver, ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/agent'
 import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
 
 /** One finished line of the transcript (printed once, above the live region). */

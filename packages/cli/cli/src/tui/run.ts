@@ -1,4 +1,5 @@
 import type { Agent } from '@keel/agent'
+import { errorMessage } from '@keel/base'
 import type { PresetAgent } from '@keel/presets'
 import { render } from 'ink'
 import { createElement as h } from 'react'
@@ -30,11 +31,13 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     submit(line: string) {
       if (line.startsWith('/')) {
         feed.add('user', line)
-        runSlash(line, { agent, built })
+        // A command is cancelled by Ctrl-C like a turn (its `command/done` then says so).
+        const controller = new AbortController()
+        running.add(controller)
+        runSlash(line, { agent, built, signal: controller.signal })
           .then((text) => feed.add('info', text))
-          .catch((error: unknown) =>
-            feed.add('error', error instanceof Error ? error.message : String(error)),
-          )
+          .catch((error: unknown) => feed.add('error', errorMessage(error)))
+          .finally(() => running.delete(controller))
         return
       }
       feed.add('user', line)
@@ -43,7 +46,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       feed.busy(true)
       agent
         .send(line, { signal: controller.signal })
-        .catch((error: unknown) => feed.add('error', error instanceof Error ? error.message : String(error)))
+        .catch((error: unknown) => feed.add('error', errorMessage(error)))
         .finally(() => {
           running.delete(controller)
           if (running.size === 0) feed.busy(false)

@@ -1,33 +1,12 @@
 import { PassThrough } from 'node:stream'
-import type { ToolCallInfo } from '@keel/agent'
+import type { ApprovalQuestion, ToolCallInfo } from '@keel/agent'
 import type { ToolCallId } from '@keel/llm'
 import { bashTool } from '@keel/shell'
 import type { Tool } from '@keel/tools'
 import { describe, expect, it } from 'vitest'
-import {
-  type ApprovalQuestion,
-  callEffects,
-  createTerminalAnswerer,
-  type PermissionRequest,
-  parseAnswer,
-} from '../src/index.js'
-
-const annotations = { readOnly: false, destructive: true, openWorld: true, idempotent: false }
+import { createTerminalAnswerer, parseAnswer } from '../src/terminal-answerer.js'
 
 function question(command: string, signal = new AbortController().signal, id = 'q1'): ApprovalQuestion {
-  const request: PermissionRequest = {
-    toolName: 'bash',
-    annotations,
-    paths: [],
-    command,
-    effects: callEffects(annotations, { paths: [], command }),
-    policy: { approvalPolicy: 'on_request', sandboxMode: 'workspace_write' },
-    workspaceRoots: ['/ws'],
-    protectedNames: ['.git'],
-    protectedPaths: [],
-    sessionRules: [],
-    osSandbox: false,
-  }
   const tool = bashTool() as Tool<unknown>
   const info: ToolCallInfo = {
     turn: 1,
@@ -48,10 +27,9 @@ function question(command: string, signal = new AbortController().signal, id = '
     turn: 1,
     toolName: 'bash',
     callId: `call_${id}`,
-    permission: 'ask',
     reason: 'no OS sandbox',
     input: {},
-    request,
+    rule: { toolName: 'bash', command },
     signal,
   }
 }
@@ -81,7 +59,9 @@ describe('the terminal answerer over a stream pair', () => {
     expect(t.printed()).toContain('Approval needed: bash')
     expect(t.printed()).toContain('command: make test')
     expect(t.printed()).toContain('why: no OS sandbox')
-    expect(t.printed()).toContain('[a] allow for this session')
+    expect(t.printed()).toContain(
+      '[a] allow `make test` with bash (this exact command line) for this session',
+    )
     t.input.write('y\n')
     expect(await first).toEqual({ outcome: 'allow-once' })
     const second = t.answerer.answer(question('make test'))

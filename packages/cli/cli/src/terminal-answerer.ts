@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import type { ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from './answerers.js'
+import { type ApprovalAnswer, type ApprovalAnswerer, type ApprovalQuestion, describeRule } from '@keel/agent'
 
 /** Options of {@link createTerminalAnswerer}. */
 export interface TerminalAnswererOptions {
@@ -93,15 +93,14 @@ function printable(text: string): string {
 
 /** The question as shown: what wants to run, why it is asked, and the choices. */
 export function renderQuestion(question: ApprovalQuestion): string {
-  const { request } = question
+  const { facts } = question.info
   const lines = [`Approval needed: ${question.toolName} (call ${question.callId})`]
-  if (request.command !== undefined) lines.push(`  command: ${printable(request.command)}`)
-  for (const path of request.paths) {
-    const real = path.real !== null && path.real !== path.resolved ? ` -> ${path.real}` : ''
-    lines.push(`  ${path.access}: ${printable(path.raw)}${printable(real)}`)
-  }
+  if (facts.command !== undefined) lines.push(`  command: ${printable(facts.command)}`)
+  for (const path of facts.rawPaths ?? []) lines.push(`  path: ${printable(path)}`)
   lines.push(`  why: ${printable(question.reason)}`)
-  lines.push('  [y] allow once   [a] allow for this session   [n <reason>] reject')
+  lines.push(
+    `  [y] allow once   [a] allow ${printable(describeRule(question.rule))} for this session   [n <reason>] reject`,
+  )
   return `${lines.join('\n')}\n> `
 }
 

@@ -1,3 +1,0 @@
-import { osSandboxAvailable } from '@keel/user-approval'
-
-console.log(await osSandboxAvailable())
