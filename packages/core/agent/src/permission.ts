@@ -261,22 +261,18 @@ export async function askAbout(
   const base = `${info.turn}:${info.call.id}`
   const pass = (ctx.asked.get(base) ?? 0) + 1
   ctx.asked.set(base, pass)
-  const id = pass === 1 ? base : `${base}:${pass}`
-  ctx.session.append('approval/asked', {
-    id,
+  const asked = {
+    id: pass === 1 ? base : `${base}:${pass}`,
     turn: info.turn,
     toolName: info.tool.name,
     callId: info.call.id,
     reason: ask.reason,
     ...(plugin === undefined ? {} : { plugin }),
-  })
+  }
+  ctx.session.append('approval/asked', asked)
+  const { id } = asked
   const question: ApprovalQuestion = {
-    id,
-    turn: info.turn,
-    toolName: info.tool.name,
-    callId: info.call.id,
-    reason: ask.reason,
-    ...(plugin === undefined ? {} : { plugin }),
+    ...asked,
     input: info.input,
     info,
     rule: ask.rule ?? defaultRule(info),
