@@ -1,8 +1,38 @@
+import type { UserMessage } from '@keel/llm'
 import type { ErrorRecord, StepRef } from '@keel/session'
 import './events.generated.js'
 
+/**
+ * Which pending list of the agent's inbox a splice edits. `next-turn`: user messages typed
+ * while a turn ran (or left when it was interrupted), each to run as a turn of its own, in
+ * order.
+ */
+export type InboxTarget = 'next-turn'
+
 declare module '@keel/session' {
   interface SessionEventMap {
+    /**
+     * One normalized edit of the agent's durable list of pending user messages: the list
+     * is the fold of these events (`inboxProjection`), so a crash or a resume keeps what
+     * was typed and not yet run. Log-only. The edit is `Array.prototype.splice(start,
+     * removedCount ?? 0, ...inserted)` of the `target` list as folded so far, and it is
+     * normalized: `start + removedCount` lies within the list, it changes something
+     * (removes or inserts), and `removed` and `inserted` share no leading or trailing
+     * message (a replacement names only what differs). A removal without `outcome` took
+     * the messages to run: the turn that runs the first one follows (its `turn/start`
+     * right after). `outcome: 'canceled'` withdrew them unrun (the person took the text
+     * back to edit it, or dropped it) and inserts nothing.
+     * @example {"target":"next-turn","start":0,"inserted":[{"role":"user","content":[{"type":"text","text":"Then run the linter."}]}]}
+     */
+    'agent/inbox/spliced': {
+      target: InboxTarget
+      /** @integer @minimum 0 */
+      start: number
+      /** @integer @minimum 1 */
+      removedCount?: number
+      inserted: UserMessage[]
+      outcome?: 'canceled'
+    }
     /**
      * A model call of the open step failed with a retryable error (rate limit, server error,
      * network failure, stream cut) and the agent will call the model again after `delayMs`.

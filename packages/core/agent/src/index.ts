@@ -12,6 +12,7 @@ export type {
 
 import './events.js'
 
+export type { InboxTarget } from './events.js'
 export {
   type BeforeToolVerdict,
   type Decided,
@@ -23,6 +24,19 @@ export {
   type Reinput,
   usePlugin,
 } from './host.js'
+export {
+  applySplice,
+  enqueueMessage,
+  type InboxEdit,
+  type InboxSplice,
+  inboxProjection,
+  normalizeSplice,
+  pendingMessages,
+  spliceInbox,
+  spliceProblem,
+  takeFromInbox,
+  withdrawMessage,
+} from './inbox.js'
 export type {
   AgentNotice,
   AgentObserver,
