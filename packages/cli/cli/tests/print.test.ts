@@ -186,7 +186,7 @@ describe('keel without a terminal (child processes against the scripted server)'
     expect(missing.stderr).toContain('SESSION_NOT_FOUND')
   })
 
-  it('presets list shows shipped and user presets; a user preset file with an error names file and path, exit 2', async () => {
+  it('presets list shows shipped and user presets; a broken user preset file is named with line:column and disables only itself', async () => {
     const r = await rig()
     const list = await runKeel(['presets', 'list'], { env: r.env, cwd: r.cwd })
     expect(list.code).toBe(0)
@@ -208,11 +208,16 @@ describe('keel without a terminal (child processes against the scripted server)'
         plugins: [{ use: '@keel/todo', config: { maxInProgress: 'two' } }],
       }),
     )
+    // a broken file disables only itself: the others still list, and it is named with the place of each problem
     const bad = await runKeel(['presets', 'list'], { env: r.env, cwd: r.cwd })
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('PRESET_PLUGIN_CONFIG_INVALID')
-    expect(bad.stderr).toContain(file)
-    expect(bad.stderr).toContain('$.plugins[0].config.maxInProgress')
+    expect(bad.code).toBe(0)
+    expect(bad.stdout).toMatch(/^coding /mu)
+    expect(bad.stdout).not.toContain('mine')
+    expect(bad.stderr).toContain(`keel: ${file}:1:92: $.plugins[0].config.maxInProgress: `)
+    expect(bad.stderr).toContain(`keel: ${file} is disabled (preset mine)`)
+    const asked = await runKeel(['presets', 'show', 'mine'], { env: r.env, cwd: r.cwd })
+    expect(asked.code).toBe(2)
+    expect(asked.stderr).toContain('PRESET_PLUGIN_CONFIG_INVALID')
     await writeFile(
       file,
       JSON.stringify({
