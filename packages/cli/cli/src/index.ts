@@ -6,6 +6,9 @@ export {
   demoScript,
   demoSystemPrompt,
   demoTask,
+  lastBashOutput,
+  type TestOutcome,
+  testOutcome,
   writeDemoWorkspace,
 } from './demo-task.js'
 export { sessionToHtml } from './export-html.js'

@@ -100,7 +100,11 @@ export function closest(word: string, candidates: readonly string[]): string | u
     const distance = editDistance(word, name)
     const near =
       distance <= 1 ||
-      (distance === 2 && bare.length > 3 && word.length === name.length && word[0] === name[0] && word !== name)
+      (distance === 2 &&
+        bare.length > 3 &&
+        word.length === name.length &&
+        word[0] === name[0] &&
+        word !== name)
     if (near && distance > 0 && (best === undefined || distance < best.distance)) best = { name, distance }
   }
   return best?.name
