@@ -57,7 +57,7 @@ function describeParseError(error: unknown, options: Options): string {
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     const flag = /^Option '(?:-\w, )?(--[\w-]+)/u.exec(message)?.[1] ?? 'an option'
-    return /argument missing/u.test(message) ? `${flag} needs a value` : `${flag} takes no value`
+    return /argument missing|ambiguous/u.test(message) ? `${flag} needs a value` : `${flag} takes no value`
   }
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     const arg = /^Unexpected argument '([^']*)'/u.exec(message)?.[1] ?? '?'

@@ -49,21 +49,24 @@ export function runKeel(
     env: Record<string, string>
     cwd?: string
     onStdout?: (text: string, child: ReturnType<typeof spawn>) => void
+    /** Piped into stdin (closed after); without it stdin is /dev/null. */
+    input?: string
   },
 ): Promise<KeelRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEL_BIN, ...args], {
       env: options.env,
       cwd: options.cwd ?? process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
+    if (options.input !== undefined) child.stdin!.end(options.input)
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk
       options.onStdout?.(stdout, child)
     })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk
     })
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)

@@ -73,9 +73,10 @@ export class KeelPty {
     }
   }
 
-  kill(): void {
+  /** Sends `signal` to keel (default SIGHUP, as a closed terminal does). */
+  kill(signal?: NodeJS.Signals): void {
     try {
-      this.#pty.kill()
+      this.#pty.kill(signal)
     } catch {
       // already gone
     }
