@@ -127,4 +127,28 @@ describe('nothing typed is lost (a real pseudo-terminal)', { timeout: 180_000 },
     const { users } = await userTexts(r)
     expect(users).toEqual(['start', 'do not lose me'])
   })
+
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
+    it(`${signal} in the interactive UI ends the running turn, closes the log, keeps the queue, exits ${code}`, async () => {
+      const r = await rig(slow('four'))
+      const pty = open(r, ['--preset', 'minimal'])
+      await pty.waitFor('› ')
+      pty.write('start\r')
+      await pty.waitFor('four word')
+      pty.write('keep me\r')
+      await pty.waitFor('⋯ queued: keep me')
+      pty.kill(signal)
+      expect(await pty.exitCode()).toBe(code)
+      const [summary] = await new JsonlStore({ home: r.home }).list({ limit: 1 })
+      const inspection = await new JsonlStore({ home: r.home }).inspect(summary!.id)
+      expect(inspection.interruptedTurn).toBeUndefined()
+      const ends = inspection.events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason)
+      expect(ends).toEqual(['aborted'])
+      const queued = inspection.events.filter((e) => e.type === 'agent/inbox/spliced')
+      expect(queued).toHaveLength(1)
+    })
+  }
 })
