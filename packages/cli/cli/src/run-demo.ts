@@ -17,8 +17,8 @@ import {
   testOutcome,
   writeDemoWorkspace,
 } from './demo-task.js'
-import { createRenderer, oneLine, type RenderTarget } from './render.js'
 import { checkDirectory } from './open-session.js'
+import { createRenderer, oneLine, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
 import { parseFlags } from './usage.js'
 

@@ -1,9 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { ScriptedResponse } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig, runKeel } from './keel-process.js'
+import { type KeelRig, keelRig, runKeel, writeAskingPreset } from './keel-process.js'
 
 const rigs: KeelRig[] = []
 afterEach(async () => {
@@ -23,16 +21,7 @@ describe('keel -p says what happened, and only that', { timeout: 120_000 }, () =
       { text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > made.txt' } }] },
       { text: 'It was refused.' },
     )
-    await mkdir(join(r.home, 'presets'), { recursive: true })
-    await writeFile(
-      join(r.home, 'presets', 'asking.json'),
-      JSON.stringify({
-        id: 'asking',
-        description: 'asks before every shell command',
-        plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }],
-        tools: ['shell'],
-      }),
-    )
+    await writeAskingPreset(r.home)
     const run = await runKeel(['-p', 'make a file', '--preset', 'asking', '--output', 'json', ...base(r)], {
       env: r.env,
     })

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdir, mkdtemp, realpath } from 'node:fs/promises'
+import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -76,4 +76,35 @@ export function runKeel(
       resolve({ code, signal, stdout, stderr })
     })
   })
+}
+
+/**
+ * Writes the user preset `asking` into the rig's KEEL_HOME: approval with the OS sandbox off,
+ * so every bash command is asked about (and refused where nobody can answer), the todo
+ * plugin, fs and shell.
+ */
+export async function writeAskingPreset(home: string): Promise<void> {
+  await mkdir(join(home, 'presets'), { recursive: true })
+  await writeFile(
+    join(home, 'presets', 'asking.json'),
+    JSON.stringify({
+      id: 'asking',
+      description: 'asks before every shell command',
+      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }, { use: '@keel/todo' }],
+      tools: ['fs', 'shell'],
+    }),
+  )
+}
+
+/** Cleanups of one test file, run in reverse after each test (register it with `afterEach(cleanups.run)`). */
+export function cleanupList() {
+  const list: Array<() => Promise<void> | void> = []
+  return {
+    add(cleanup: () => Promise<void> | void): void {
+      list.push(cleanup)
+    },
+    async run(): Promise<void> {
+      for (const cleanup of list.splice(0).reverse()) await cleanup()
+    },
+  }
 }

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig, runKeel } from './keel-process.js'
+import { type KeelRig, keelRig, runKeel, writeAskingPreset } from './keel-process.js'
 
 const rigs: KeelRig[] = []
 afterEach(async () => {
@@ -238,17 +238,7 @@ describe('keel without a terminal (child processes against the scripted server)'
       { text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > made.txt' } }] },
       { text: 'It was refused.' },
     )
-    const { mkdir } = await import('node:fs/promises')
-    await mkdir(join(r.home, 'presets'), { recursive: true })
-    await writeFile(
-      join(r.home, 'presets', 'asking.json'),
-      JSON.stringify({
-        id: 'asking',
-        description: 'asks before every shell command',
-        plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }],
-        tools: ['shell'],
-      }),
-    )
+    await writeAskingPreset(r.home)
     const run = await runKeel(
       [
         '-p',

@@ -1,26 +1,10 @@
 import type { ScriptedResponse } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig } from './keel-process.js'
-import { KeelPty } from './pty.js'
+import { describe, expect, it } from 'vitest'
+import type { KeelRig } from './keel-process.js'
+import { idle, ptyTests } from './pty.js'
 
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function rig(...script: ScriptedResponse[]): Promise<KeelRig> {
-  const r = await keelRig(script)
-  cleanups.push(() => r.close())
-  return r
-}
-function open(r: KeelRig, args: string[]): KeelPty {
-  const pty = new KeelPty([...args, '--base-url', r.server.baseURL], r.env, r.cwd)
-  cleanups.push(() => pty.kill())
-  return pty
-}
-async function idle(pty: KeelPty): Promise<void> {
-  await pty.waitUntil('keel to be idle', (screen) => screen.lastIndexOf('› ') > screen.lastIndexOf('… '))
-}
+const { rig, open } = ptyTests()
 const slow = (word: string): ScriptedResponse => ({
   text: `${word} ${'word '.repeat(600)}`,
   chunking: { text: 5 },

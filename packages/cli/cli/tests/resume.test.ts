@@ -3,27 +3,11 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ScriptedResponse } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig, runKeel } from './keel-process.js'
-import { KeelPty } from './pty.js'
+import { describe, expect, it } from 'vitest'
+import { type KeelRig, runKeel } from './keel-process.js'
+import { idle, ptyTests } from './pty.js'
 
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function rig(...script: ScriptedResponse[]): Promise<KeelRig> {
-  const r = await keelRig(script)
-  cleanups.push(() => r.close())
-  return r
-}
-function open(r: KeelRig, args: string[], cwd = r.cwd): KeelPty {
-  const pty = new KeelPty([...args, '--base-url', r.server.baseURL], r.env, cwd)
-  cleanups.push(() => pty.kill())
-  return pty
-}
-async function idle(pty: KeelPty): Promise<void> {
-  await pty.waitUntil('keel to be idle', (screen) => screen.lastIndexOf('› ') > screen.lastIndexOf('… '))
-}
+const { rig, open } = ptyTests()
 const sessionsOf = (r: KeelRig) =>
   existsSync(join(r.home, 'sessions')) ? readdirSync(join(r.home, 'sessions')) : []
 const p = (r: KeelRig, ...args: string[]) =>
@@ -35,7 +19,7 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
   it('keel opened and closed with no prompt stores nothing; the first prompt is the title', async () => {
     const r = await rig({ text: 'hello back' })
     const empty = open(r, ['--preset', 'minimal'])
-    await empty.waitFor('› ')
+    await empty.ready('› ')
     empty.write('\x04')
     expect(await empty.exitCode()).toBe(0)
     expect(empty.screen).toContain('nothing was stored')
