@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { ScriptedResponse } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
 import { describe, expect, it } from 'vitest'
 import { type KeelRig, runKeel } from './keel-process.js'
