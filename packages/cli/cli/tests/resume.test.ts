@@ -58,7 +58,14 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
   })
 
   it('sessions list sorts by last activity and takes --json; --last and -c pick the last active one here', async () => {
-    const r = await rig({ text: 'a1' }, { text: 'b1' }, { text: 'a2' }, { text: 'a3' }, { text: 'a4' })
+    const r = await rig(
+      { text: 'a1' },
+      { text: 'b1' },
+      { text: 'a2' },
+      { text: 'a3' },
+      { text: 'a4' },
+      { text: 'f1' },
+    )
     const first = JSON.parse((await p(r, 'session A', '--output', 'json')).stdout).session_id as string
     const second = JSON.parse((await p(r, 'session B', '--output', 'json')).stdout).session_id as string
     // resuming A makes it the last active one, though B was created later
@@ -88,6 +95,13 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
     })
     expect(short.stderr).toContain(`resumed session ${first}`)
     expect(short.stdout).toBe('a4\n')
+    // a fork has no prompt of its own yet: the list names what it was forked from
+    const fork = await runKeel(['fork', second, '-p', 'branch off', '--base-url', r.server.baseURL], {
+      env: r.env,
+    })
+    expect(fork.code).toBe(0)
+    const rows = (await runKeel(['sessions', 'list'], { env: r.env })).stdout.split('\n')
+    expect(rows[1]).toContain('fork of "session B"')
   })
 
   it('resume from another directory runs where the session was recorded, or refuses naming --cwd', async () => {
