@@ -61,7 +61,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       })
       return outcome.exitCode
     }
-    if (command === 'help' || command === '--help' || command === '-h') {
+    const options = argv.indexOf('--') === -1 ? argv : argv.slice(0, argv.indexOf('--'))
+    if (command === 'help' || options.includes('--help') || options.includes('-h')) {
       io.out(`${USAGE}\n`)
       return EXIT.ok
     }
