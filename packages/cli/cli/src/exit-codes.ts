@@ -6,9 +6,16 @@ export interface Interrupt {
   readonly signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP'
 }
 
-/** The exit code of a run stopped by `signal` (`128 + n`: 129 SIGHUP, 130 SIGINT, 143 SIGTERM). */
-export function interruptExitCode(signal: AbortSignal | undefined): number | undefined {
+/** The signal that aborted `signal` (SIGINT when the abort gave no {@link Interrupt}), if it was aborted. */
+export function interruptSignal(signal: AbortSignal | undefined): Interrupt['signal'] | undefined {
   if (!signal?.aborted) return undefined
   const name = (signal.reason as Partial<Interrupt> | undefined)?.signal
+  return name === 'SIGTERM' || name === 'SIGHUP' ? name : 'SIGINT'
+}
+
+/** The exit code of a run stopped by `signal` (`128 + n`: 129 SIGHUP, 130 SIGINT, 143 SIGTERM). */
+export function interruptExitCode(signal: AbortSignal | undefined): number | undefined {
+  const name = interruptSignal(signal)
+  if (name === undefined) return undefined
   return name === 'SIGTERM' ? EXIT.terminated : name === 'SIGHUP' ? EXIT.hangup : EXIT.interrupted
 }

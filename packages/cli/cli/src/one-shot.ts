@@ -2,7 +2,7 @@ import type { Agent, AgentObserver, TurnResult } from '@keel/agent'
 import type { SessionEvent } from '@keel/session'
 import type { CliIo } from './commands.js'
 import type { DeferredSession } from './deferred-session.js'
-import { EXIT, type Interrupt, interruptExitCode } from './exit-codes.js'
+import { EXIT, interruptExitCode, interruptSignal } from './exit-codes.js'
 import { jsonLine, PERMISSION_DENIAL_CODES, resultObject } from './json-output.js'
 import { oneLine, summarizeResult } from './render.js'
 
@@ -73,7 +73,7 @@ export async function runOneShot(run: OneShot): Promise<number> {
     await run.closeStore()
   }
   const turnEvents: readonly SessionEvent[] = agent.session.events.slice(before)
-  const interruptedBy = interruptExitCode(io.signal) ? (io.signal!.reason as Interrupt).signal : undefined
+  const interruptedBy = interruptSignal(io.signal)
   if (run.print === 'json' || run.print === 'stream-json') {
     io.out(
       jsonLine(resultObject(sessionId, result, turnEvents, Date.now() - run.started, failure, interruptedBy)),

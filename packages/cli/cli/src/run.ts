@@ -125,25 +125,21 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
   try {
     await checkKeelHome(home, io.env, selected.kind === 'jsonl' ? 'write' : 'read')
     task = await taskOf(rest, io)
+    if (task !== undefined && task.trim() === '')
+      throw new UsageError('the task is empty: say what to do, e.g. keel -p "list the failing tests"')
+    if (values.print && task === undefined)
+      throw new UsageError(
+        '-p needs a task: keel -p "what to do", or pipe it in (echo "what to do" | keel -p)',
+      )
+    if (task === undefined && !io.terminal)
+      throw new UsageError(
+        'interactive keel needs a terminal; give a task (keel "task", or keel -p "task" for scripts)',
+      )
   } catch (error) {
     await selected.store.close()
     throw error
   }
-  if (task !== undefined && task.trim() === '') {
-    await selected.store.close()
-    throw new UsageError('the task is empty: say what to do, e.g. keel -p "list the failing tests"')
-  }
-  if (values.print && task === undefined) {
-    await selected.store.close()
-    throw new UsageError('-p needs a task: keel -p "what to do", or pipe it in (echo "what to do" | keel -p)')
-  }
   const interactive = task === undefined
-  if (interactive && !io.terminal) {
-    await selected.store.close()
-    throw new UsageError(
-      'interactive keel needs a terminal; give a task (keel "task", or keel -p "task" for scripts)',
-    )
-  }
   // ── open the session ──
   let handle: StoreHandle
   let deferred: DeferredSession | undefined
