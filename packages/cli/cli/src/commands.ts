@@ -1,14 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { isKeelError } from '@keel/base'
 import { EXIT } from './exit-codes.js'
-import { presetsCommand } from './presets-command.js'
-import { runAgentCommand } from './run.js'
-import { runDemo } from './run-demo.js'
-import { sessionsCommand } from './sessions-command.js'
 import { USAGE, UsageError, usageLine } from './usage.js'
 
+export { describeEvent } from './describe-event.js'
 export { EXIT, type Interrupt, interruptExitCode } from './exit-codes.js'
-export { describeEvent } from './sessions-command.js'
 export { COMMANDS, USAGE } from './usage.js'
 
 /** Where a command reads its environment and writes its output. */
@@ -50,7 +46,9 @@ export function keelVersion(): string {
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv
   try {
+    // Commands are imported when they run: `keel --version` or a bad flag need none of them.
     if (command === 'demo') {
+      const { runDemo } = await import('./run-demo.js')
       const outcome = await runDemo({
         argv: rest,
         env: io.env,
@@ -70,8 +68,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.out(`keel ${keelVersion()}\n`)
       return EXIT.ok
     }
-    if (command === 'sessions') return await sessionsCommand(rest, io)
-    if (command === 'presets') return await presetsCommand(rest, io)
+    if (command === 'sessions') return await (await import('./sessions-command.js')).sessionsCommand(rest, io)
+    if (command === 'presets') return await (await import('./presets-command.js')).presetsCommand(rest, io)
+    const { runAgentCommand } = await import('./run.js')
     if (command === 'resume') return await runAgentCommand('resume', rest, io)
     if (command === 'fork') return await runAgentCommand('fork', rest, io)
     return await runAgentCommand('new', argv, io)

@@ -1,3 +1,4 @@
+export { KEEL_SYSTEM_PROMPT } from './agent-run.js'
 export { type CliIo, describeEvent, EXIT, type Interrupt, runCli, type Terminal } from './commands.js'
 export { DeferredSession } from './deferred-session.js'
 export {
@@ -27,6 +28,5 @@ export {
 } from './json-output.js'
 export { parseDuration, selectLlm } from './llm.js'
 export { createRenderer, oneLine, type RenderTarget, summarizeArguments, summarizeResult } from './render.js'
-export { KEEL_SYSTEM_PROMPT } from './run.js'
 export { type DemoIo, type DemoOutcome, runDemo } from './run-demo.js'
 export { closest, editDistance, UsageError } from './usage.js'

@@ -1,4 +1,3 @@
-import { createDeepSeekAdapter } from '@keel/deepseek'
 import type { LlmAdapter } from '@keel/llm'
 import { UsageError } from './usage.js'
 
@@ -60,7 +59,10 @@ function checkUrl(url: string, from: string): void {
  * silent for the idle timeout (`--idle-timeout`, `KEEL_IDLE_TIMEOUT_MS`; default 5 min)
  * ends the attempt, which is retried.
  */
-export function selectLlm(flags: LlmFlags, env: Readonly<Record<string, string | undefined>>): LlmAdapter {
+export async function selectLlm(
+  flags: LlmFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<LlmAdapter> {
   const fromEnv = env.DEEPSEEK_BASE_URL?.trim() || undefined
   const baseURL = flags.baseUrl ?? fromEnv
   if (baseURL !== undefined)
@@ -74,6 +76,8 @@ export function selectLlm(flags: LlmFlags, env: Readonly<Record<string, string |
       { showUsage: false },
     )
   }
+  // Imported once the flags passed: a refused command line never loads the client.
+  const { createDeepSeekAdapter } = await import('@keel/deepseek')
   try {
     return createDeepSeekAdapter({
       env: { ...env },

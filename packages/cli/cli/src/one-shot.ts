@@ -5,8 +5,7 @@ import type { DeferredSession } from './deferred-session.js'
 import { EXIT, interruptExitCode, interruptSignal } from './exit-codes.js'
 import { jsonLine, PERMISSION_DENIAL_CODES, resultObject } from './json-output.js'
 import { oneLine, summarizeResult } from './render.js'
-
-export type Output = 'text' | 'json' | 'stream-json'
+import type { Output } from './run.js'
 
 function seconds(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`

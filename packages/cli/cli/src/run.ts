@@ -1,29 +1,14 @@
 import { resolve } from 'node:path'
-import type { AgentObserver, StoreHandle } from '@keel/agent'
-import {
-  createPresetAgent,
-  findPreset,
-  type PresetAgent,
-  type PresetSource,
-  resolveComposition,
-} from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
-import { createTerminalAnswerer } from '@keel/user-approval'
 import type { CliIo } from './commands.js'
-import { DeferredSession } from './deferred-session.js'
 import { EXIT } from './exit-codes.js'
-import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { selectLlm } from './llm.js'
-import { type Output, printModeNotices, runOneShot } from './one-shot.js'
-import { checkDirectory, openExisting, type SessionChoice } from './open-session.js'
-import { loadReportedPresets } from './preset-report.js'
-import { createRenderer } from './render.js'
-import { checkKeelHome, type SelectedStore, selectStore } from './store.js'
-import { COMMANDS, closest, type ParsedFlags, parseFlags, USAGE, UsageError } from './usage.js'
+import { checkDirectory } from './open-session.js'
+import { checkKeelHome, selectStore } from './store.js'
+import { COMMANDS, closest, parseFlags, USAGE, UsageError } from './usage.js'
 
-/** The system prompt of `keel` sessions (a preset may add to it). */
-export const KEEL_SYSTEM_PROMPT =
-  "You are Keel, a careful coding agent working in the user's workspace. Read before you edit, make the smallest change that does the job, check it (run the tests), and answer briefly."
+/** How `-p` prints. */
+export type Output = 'text' | 'json' | 'stream-json'
 
 /** Flags shared by `keel [task]`, `keel resume` and `keel fork`. */
 export const agentOptions = {
@@ -41,7 +26,7 @@ export const agentOptions = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-type Mode = 'new' | 'resume' | 'fork'
+export type Mode = 'new' | 'resume' | 'fork'
 
 /** Largest piped stdin read as the task or its context. */
 const MAX_STDIN_BYTES = 10 * 1024 * 1024
@@ -71,7 +56,12 @@ function refuseTypo(argv: readonly string[], positionals: readonly string[]): vo
   )
 }
 
-/** `keel [task]`, `keel resume …`, `keel fork …`: returns the exit code. */
+/**
+ * `keel [task]`, `keel resume …`, `keel fork …`: checks the whole command line first — flags,
+ * the task, `--cwd`, the Keel home, the endpoint, the store — so bad input is one line and
+ * nothing is opened or written; then opens the session and runs (`agent-run.ts`, loaded only
+ * then). Returns the exit code.
+ */
 export async function runAgentCommand(given: Mode, argv: readonly string[], io: CliIo): Promise<number> {
   const label = given === 'new' ? 'keel' : `keel ${given}`
   const { values, positionals } = parseFlags(label, argv, agentOptions)
@@ -115,7 +105,7 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
   const invocation = resolve(io.cwd ?? process.cwd())
   const explicit = values.cwd === undefined ? undefined : resolve(invocation, values.cwd)
   if (explicit !== undefined) await checkDirectory(explicit, '--cwd')
-  const llm = selectLlm(
+  const llm = await selectLlm(
     { baseUrl: values['base-url'], model: values.model, idleTimeout: values['idle-timeout'] },
     io.env,
   )
@@ -139,65 +129,22 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
     await selected.store.close()
     throw error
   }
-  const interactive = task === undefined
-  // ── open the session ──
-  let handle: StoreHandle
-  let deferred: DeferredSession | undefined
-  let cwd: string
-  let notes: string[] = []
-  let presets: PresetSource[]
-  try {
-    if (mode === 'new') {
-      cwd = explicit ?? invocation
-      presets = await loadReportedPresets(home, cwd, io, values.preset)
-      const chosen = findPreset(presets, values.preset ?? 'coding')
-      const composition = resolveComposition(chosen.preset, {
-        source: chosen.source,
-        ...(values.model === undefined ? {} : { model: values.model }),
-      })
-      deferred = new DeferredSession(
-        selected.store,
-        { cwd, agentPreset: composition.preset, agentComposition: composition },
-        selected.directoryOf,
-      )
-      handle = deferred
-    } else {
-      const choice: SessionChoice =
-        mode === 'fork'
-          ? { kind: 'fork', id: id!, ...(atSeq === undefined ? {} : { atSeq }) }
-          : last
-            ? { kind: 'last', dir: explicit ?? invocation }
-            : { kind: 'resume', id: id! }
-      const opened = await openExisting(choice, selected, {
-        invocation,
-        ...(explicit === undefined ? {} : { explicit }),
-      })
-      ;({ handle, cwd, notes } = opened)
-      try {
-        presets = await loadReportedPresets(home, cwd, io, values.preset)
-      } catch (error) {
-        await handle.close()
-        throw error
-      }
-    }
-  } catch (error) {
-    await selected.store.close()
-    throw error
-  }
-  return runWith({
+  const { openAndRun } = await import('./agent-run.js')
+  return openAndRun({
     io,
     mode,
     values,
     output,
     task,
-    interactive,
+    interactive: task === undefined,
     llm,
     selected,
-    handle,
-    deferred,
-    cwd,
-    notes,
-    presets,
+    home,
+    invocation,
+    explicit,
+    last,
+    id,
+    atSeq,
   })
 }
 
@@ -209,115 +156,4 @@ async function taskOf(words: readonly string[], io: CliIo): Promise<string | und
     throw new UsageError(`the text piped into stdin is over ${MAX_STDIN_BYTES / 1024 / 1024} MiB`)
   if (piped.trim() === '') return typed
   return typed === undefined ? piped.trim() : `${piped.trimEnd()}\n\n${typed}`
-}
-
-function describeComposition(built: PresetAgent, mode: Mode): string {
-  const plugins = built.composition.plugins.map((p) => `${p.name}@${p.version}`).join(', ') || 'no plugins'
-  const verb =
-    built.origin === 'switched'
-      ? 'switched to preset'
-      : mode !== 'new'
-        ? 'rebuilt the recorded preset'
-        : 'preset'
-  return `${verb} ${built.composition.preset}: ${plugins}; tools ${built.composition.tools.join(', ') || 'none'}`
-}
-
-interface Setup {
-  io: CliIo
-  mode: Mode
-  values: ParsedFlags<typeof agentOptions>['values']
-  output: Output
-  task: string | undefined
-  interactive: boolean
-  llm: ReturnType<typeof selectLlm>
-  selected: SelectedStore
-  handle: StoreHandle
-  deferred: DeferredSession | undefined
-  cwd: string
-  notes: string[]
-  presets: PresetSource[]
-}
-
-async function runWith(s: Setup): Promise<number> {
-  const { io, values, output } = s
-  const print = values.print === true
-  const stream = print && output === 'stream-json'
-  const observers: AgentObserver[] = []
-  const renderer =
-    !print && !s.interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
-  if (renderer) observers.push(renderer)
-  const lines = stream ? createJsonLines(io.out) : undefined
-  if (lines) observers.push(lines.observer)
-  if (print) observers.push(printModeNotices(io, output))
-  const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
-  if (feed) observers.push(feed.observer)
-  // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
-  const answerers = feed
-    ? [feed.answerer]
-    : !print && io.terminal
-      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
-      : []
-  let built: PresetAgent
-  try {
-    built = await createPresetAgent({
-      llm: s.llm,
-      cwd: s.cwd,
-      presets: s.presets,
-      systemPrompt: KEEL_SYSTEM_PROMPT,
-      observers,
-      answerers,
-      session: s.handle,
-      ...(values.preset !== undefined
-        ? { preset: values.preset }
-        : s.mode === 'new'
-          ? { preset: 'coding' }
-          : {}),
-      ...(values.model === undefined ? {} : { model: values.model }),
-      logger: (entry) => io.err(`keel: ${entry.code}: ${entry.message}\n`),
-    })
-  } catch (error) {
-    await s.handle.close().catch(() => undefined)
-    await s.selected.store.close()
-    throw error
-  }
-  const agent = built.agent
-  const header = [...s.notes, describeComposition(built, s.mode), ...built.notices.map((n) => `note: ${n}`)]
-  if (!feed) for (const line of header) io.err(`keel: ${line}\n`)
-  lines?.open(agent.session.id, {
-    cwd: s.cwd,
-    model: s.llm.model,
-    preset: built.composition.preset,
-    composition: built.composition,
-    tools: agent.tools.map((t) => t.name),
-    capabilities: OUTPUT_CAPABILITIES,
-  })
-  const closeStore = () => s.selected.store.close()
-  if (s.interactive) {
-    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
-    try {
-      return await runInteractive({
-        agent,
-        built,
-        feed: feed!,
-        terminal: io.terminal!,
-        header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
-        resumed: s.mode !== 'new',
-        ...(io.signal ? { signal: io.signal } : {}),
-        ...(s.deferred ? { deferred: s.deferred } : {}),
-      })
-    } finally {
-      await agent.close().catch((error: unknown) => io.err(`keel: ${(error as Error).message}\n`))
-      await closeStore()
-    }
-  }
-  return runOneShot({
-    agent,
-    io,
-    task: s.task!,
-    print: print ? output : undefined,
-    started: Date.now(),
-    ...(renderer ? { finish: () => renderer.finish() } : {}),
-    ...(s.deferred ? { deferred: s.deferred } : {}),
-    closeStore,
-  })
 }
