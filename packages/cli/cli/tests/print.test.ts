@@ -14,7 +14,9 @@ async function rig(...script: Parameters<typeof keelRig>[0] & object[]) {
   return r
 }
 
-describe('keel without a terminal (child processes against the scripted server)', { timeout: 120_000 }, () => {
+describe('keel without a terminal (child processes against the scripted server)', {
+  timeout: 120_000,
+}, () => {
   it('a missing DEEPSEEK_API_KEY without --base-url is one clear message and exit 2', async () => {
     const r = await rig()
     const run = await runKeel(['-p', 'hello'], { env: r.env, cwd: r.cwd })
