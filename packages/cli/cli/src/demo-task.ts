@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { RecordedRequest, ScriptedResponse } from '@keel/scripted-server'
+import { oneLine } from './render.js'
 
 /** The files of the demo workspace: a one-line bug and a test that catches it. */
 export const demoFiles: Readonly<Record<string, string>> = {
@@ -97,38 +98,82 @@ export const demoScript: readonly ScriptedResponse[] = [
   },
 ]
 
+/** What the demo's test run came to, as the model was told it. */
+export type TestOutcome =
+  | { kind: 'passed'; line: string }
+  | { kind: 'failed'; line: string }
+  /** `node test.mjs` did not run (refused, timed out) or printed neither PASS nor FAIL. */
+  | { kind: 'not-run'; line: string }
+  | { kind: 'missing' }
+
 /**
- * The last two model calls, computed from what the test run actually printed (the last
- * `bash` result the model was sent), so the demo never claims a pass it did not see: first
- * close the plan (all done on a pass, the test step left open otherwise), then answer.
+ * Reads the outcome of the last `bash` call from a tool result's text: a line starting
+ * `PASS:` or `FAIL:` is what `test.mjs` prints; anything else (a refusal, `bash was not
+ * run: …`, a timeout) means the test did not run. Only the bash result counts — a file the
+ * model read (`test.mjs` itself holds both words) proves nothing.
+ */
+export function testOutcome(bashOutput: string | undefined): TestOutcome {
+  if (bashOutput === undefined) return { kind: 'missing' }
+  const lines = bashOutput.split('\n').map((l) => l.trim())
+  const pass = lines.find((l) => l.startsWith('PASS:'))
+  const fail = lines.find((l) => l.startsWith('FAIL:'))
+  if (fail) return { kind: 'failed', line: fail }
+  if (pass) return { kind: 'passed', line: pass }
+  const first = lines.find((l) => l !== '') ?? '(no output)'
+  return { kind: 'not-run', line: first.replace(/^Error \[[A-Z_]+\]: /u, '') }
+}
+
+type WireMessage = {
+  role?: string
+  content?: unknown
+  tool_call_id?: string
+  tool_calls?: Array<{ id?: string; function?: { name?: string } }>
+}
+
+/** The text of the last `bash` result the model was sent (paired by tool call id). */
+export function lastBashOutput(messages: readonly WireMessage[]): string | undefined {
+  const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? ''))
+  const bashIds = new Set(
+    messages.flatMap((m) => (m.tool_calls ?? []).filter((c) => c.function?.name === 'bash').map((c) => c.id)),
+  )
+  const result = [...messages].reverse().find((m) => m.role === 'tool' && bashIds.has(m.tool_call_id))
+  return result ? text(result.content) : undefined
+}
+
+/**
+ * The last two model calls, computed from what the test run returned (the last `bash`
+ * result the model was sent), so the demo never claims what did not happen: first close
+ * the plan (all done on a pass; the test step left open otherwise), then answer — a pass
+ * only when the test printed PASS, the failure when it printed FAIL, and that the fix is
+ * untested when the command did not run (refused without an OS sandbox or a person to ask).
  */
 export function demoAnswer(request: RecordedRequest): ScriptedResponse {
-  const messages = request.body?.messages ?? []
-  const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? ''))
-  const testOutput = [...messages]
-    .reverse()
-    .find((m) => m.role === 'tool' && /PASS|FAIL/.test(text(m.content)))
-  const output = text(testOutput?.content)
-  const passed = output.includes('PASS')
+  const messages = (request.body?.messages ?? []) as WireMessage[]
+  const outcome = testOutcome(lastBashOutput(messages))
   // The plan is closed once the model's last call was a lone todo_write (after the test ran).
-  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant') as
-    | { tool_calls?: Array<{ function?: { name?: string } }> }
-    | undefined
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant')
   const lastCalls = (lastAssistant?.tool_calls ?? []).map((c) => c.function?.name)
   const planClosed = lastCalls.length === 1 && lastCalls[0] === 'todo_write'
+  const passed = outcome.kind === 'passed'
   if (!planClosed) {
     return {
-      text: passed ? 'The test passes.' : 'The test still fails.',
+      text: passed
+        ? 'The test passes.'
+        : outcome.kind === 'failed'
+          ? 'The test still fails.'
+          : 'I could not run the test.',
       toolCalls: [{ name: 'todo_write', arguments: { todos: plan(passed ? 3 : 2) } }],
       delayMs: 12,
       usage: { promptTokens: 1340, completionTokens: 30, cacheHitTokens: 1280 },
     }
   }
-  return {
-    text: passed
+  const text =
+    outcome.kind === 'passed'
       ? "Fixed: greet() now returns 'Hello, ' + name + '!', and `node test.mjs` passes."
-      : `The test still fails after my edit; its output was: ${output.slice(0, 200)}`,
-    delayMs: 12,
-    usage: { promptTokens: 1420, completionTokens: 30, cacheHitTokens: 1280 },
-  }
+      : outcome.kind === 'failed'
+        ? `The test still fails after my edit: ${oneLine(outcome.line, 160)}`
+        : outcome.kind === 'not-run'
+          ? `I edited greet.mjs, but \`node test.mjs\` did not run (${oneLine(outcome.line, 160)}), so the fix is untested.`
+          : 'I edited greet.mjs but have not run the test, so the fix is untested.'
+  return { text, delayMs: 12, usage: { promptTokens: 1420, completionTokens: 30, cacheHitTokens: 1280 } }
 }

@@ -1,10 +1,15 @@
-export { type CliIo, describeEvent, EXIT, runCli, type Terminal } from './commands.js'
+export { KEEL_SYSTEM_PROMPT } from './agent-run.js'
+export { type CliIo, describeEvent, EXIT, type Interrupt, runCli, type Terminal } from './commands.js'
+export { DeferredSession } from './deferred-session.js'
 export {
   demoAnswer,
   demoFiles,
   demoScript,
   demoSystemPrompt,
   demoTask,
+  lastBashOutput,
+  type TestOutcome,
+  testOutcome,
   writeDemoWorkspace,
 } from './demo-task.js'
 export { sessionToHtml } from './export-html.js'
@@ -14,11 +19,14 @@ export {
   jsonLine,
   OUTPUT_CAPABILITIES,
   OUTPUT_SCHEMA_VERSION,
+  PERMISSION_DENIAL_CODES,
+  type PermissionDenial,
+  permissionDenials,
   resultObject,
   type UsageTotals,
   usageOf,
 } from './json-output.js'
-export { selectLlm, UsageError } from './llm.js'
+export { parseDuration, selectLlm } from './llm.js'
 export { createRenderer, oneLine, type RenderTarget, summarizeArguments, summarizeResult } from './render.js'
-export { KEEL_SYSTEM_PROMPT } from './run.js'
 export { type DemoIo, type DemoOutcome, runDemo } from './run-demo.js'
+export { closest, editDistance, UsageError } from './usage.js'

@@ -26,6 +26,65 @@ export function usageOf(events: readonly SessionEvent[]): UsageTotals {
   return totals
 }
 
+/**
+ * The error codes of a tool call the permission check refused (a policy, a person, a hook,
+ * or nobody to ask): `@keel/user-approval`'s codes and the agent's own.
+ */
+export const PERMISSION_DENIAL_CODES: ReadonlySet<string> = new Set([
+  'OUTSIDE_WORKSPACE',
+  'READ_ONLY_SESSION',
+  'PROTECTED_PATH',
+  'APPROVAL_REQUIRED',
+  'NETWORK_DISABLED',
+  'SANDBOX_UNAVAILABLE',
+  'TOOL_REFUSED',
+  'USER_REJECTED',
+  'HOOK_DENIED',
+  'APPROVAL_UNAVAILABLE',
+  'TOOL_DENIED',
+  'TOOL_DENIED_BY_USER',
+  'TOOL_ASK_UNANSWERED',
+  'TOOL_ASK_FAILED',
+])
+
+/** One refused tool call, as the `result` object lists it (`permission_denials`, as `claude -p`). */
+export interface PermissionDenial {
+  tool_name: string
+  tool_use_id: string
+  /** The call's arguments (parsed when they are JSON, else the raw text). */
+  tool_input: unknown
+  code: string
+  /** What the model was told. */
+  message: string
+}
+
+/** The tool calls among `events` that the permission check refused, in log order. */
+export function permissionDenials(events: readonly SessionEvent[]): PermissionDenial[] {
+  const calls = new Map<string, string>()
+  const out: PermissionDenial[] = []
+  for (const event of events) {
+    if (event.type === 'tool/call') calls.set(event.data.callId, event.data.arguments)
+    if (event.type !== 'tool/result') continue
+    const code = event.data.errorCode
+    if (code === undefined || !PERMISSION_DENIAL_CODES.has(code)) continue
+    const raw = calls.get(event.data.message.toolCallId) ?? ''
+    let input: unknown = raw
+    try {
+      input = JSON.parse(raw)
+    } catch {
+      // the model's arguments were not JSON: shown as sent
+    }
+    out.push({
+      tool_name: event.data.message.toolName,
+      tool_use_id: event.data.message.toolCallId,
+      tool_input: input,
+      code,
+      message: event.data.message.content.map((b) => (b.type === 'text' ? b.text : '')).join(''),
+    })
+  }
+  return out
+}
+
 /** The `result` object: always the last line of stream-json, the whole output of json. */
 export function resultObject(
   sessionId: string,
@@ -33,8 +92,15 @@ export function resultObject(
   events: readonly SessionEvent[],
   durationMs: number,
   failure?: { code: string; message: string },
+  interrupted?: string,
 ): Record<string, unknown> {
-  const status = failure ? 'error' : result === undefined ? 'error' : statusOf(result.reason)
+  const status = interrupted
+    ? 'interrupted'
+    : failure
+      ? 'error'
+      : result === undefined
+        ? 'error'
+        : statusOf(result.reason)
   const out: Record<string, unknown> = {
     type: 'result',
     schema_version: OUTPUT_SCHEMA_VERSION,
@@ -45,7 +111,9 @@ export function resultObject(
     num_turns: events.filter((e) => e.type === 'turn/end').length,
     duration_ms: durationMs,
     usage: usageOf(events),
+    permission_denials: permissionDenials(events),
   }
+  if (interrupted) out.signal = interrupted
   if (result) out.reason = result.reason
   const error = failure ?? result?.error
   if (error) out.error = { code: error.code, message: error.message }

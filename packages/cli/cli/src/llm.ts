@@ -1,28 +1,73 @@
-import { createDeepSeekAdapter } from '@keel/deepseek'
 import type { LlmAdapter } from '@keel/llm'
+import { UsageError } from './usage.js'
 
-/** A command line the user must change (exit code 2). */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-  /** Whether the usage text helps (not for a missing key: one message says it all). */
-  readonly showUsage: boolean
+/** What the command line says about the model endpoint. */
+export interface LlmFlags {
+  baseUrl?: string | undefined
+  model?: string | undefined
+  /** `--idle-timeout` as typed (`30s`, `2m`, `500ms`; a bare number is seconds). */
+  idleTimeout?: string | undefined
+}
 
-  constructor(message: string, options: { showUsage?: boolean } = {}) {
-    super(message)
-    this.showUsage = options.showUsage ?? true
+/**
+ * A duration as typed on the command line: `500ms`, `30s`, `2m`, or a bare number of
+ * seconds. Returns milliseconds; refuses anything else, zero and absurd values (over a day).
+ */
+export function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/u.exec(text.trim())
+  const unit = match?.[2] ?? 's'
+  const ms = match ? Number(match[1]) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000) : Number.NaN
+  if (!Number.isFinite(ms) || ms < 1 || ms > 86_400_000) {
+    throw new UsageError(`${flag} must be a duration such as 30s, 2m or 500ms, got ${JSON.stringify(text)}`)
+  }
+  return Math.round(ms)
+}
+
+function idleTimeoutMs(
+  flags: LlmFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): number | undefined {
+  if (flags.idleTimeout !== undefined) return parseDuration(flags.idleTimeout, '--idle-timeout')
+  const raw = env.KEEL_IDLE_TIMEOUT_MS?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (!/^\d+$/u.test(raw) || Number(raw) < 1) {
+    throw new UsageError(
+      `KEEL_IDLE_TIMEOUT_MS must be a positive number of milliseconds, got ${JSON.stringify(raw)}`,
+    )
+  }
+  return Number(raw)
+}
+
+function checkUrl(url: string, from: string): void {
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url)
+  } catch {
+    parsed = undefined
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new UsageError(
+      `${from} must be an http(s) URL such as http://127.0.0.1:8080/v1, got ${JSON.stringify(url)}`,
+    )
   }
 }
 
 /**
  * The model adapter for `keel`: DeepSeek through the official `openai` client, or any
  * OpenAI-compatible endpoint with `--base-url` (or `DEEPSEEK_BASE_URL`). Without a key and
- * without a base URL it refuses before any network access, naming what to set.
+ * without a base URL it refuses before any network access, naming what to set. A stream
+ * silent for the idle timeout (`--idle-timeout`, `KEEL_IDLE_TIMEOUT_MS`; default 5 min)
+ * ends the attempt, which is retried.
  */
-export function selectLlm(
-  flags: { baseUrl?: string | undefined; model?: string | undefined },
+export async function selectLlm(
+  flags: LlmFlags,
   env: Readonly<Record<string, string | undefined>>,
-): LlmAdapter {
-  const baseURL = flags.baseUrl ?? (env.DEEPSEEK_BASE_URL || undefined)
+): Promise<LlmAdapter> {
+  const fromEnv = env.DEEPSEEK_BASE_URL?.trim() || undefined
+  const baseURL = flags.baseUrl ?? fromEnv
+  if (baseURL !== undefined)
+    checkUrl(baseURL, flags.baseUrl !== undefined ? '--base-url' : 'DEEPSEEK_BASE_URL')
+  const idle = idleTimeoutMs(flags, env)
   const key = env.DEEPSEEK_API_KEY?.trim()
   if (baseURL === undefined && !key) {
     throw new UsageError(
@@ -31,17 +76,24 @@ export function selectLlm(
       { showUsage: false },
     )
   }
+  // Imported once the flags passed: a refused command line never loads the client.
+  const { createDeepSeekAdapter } = await import('@keel/deepseek')
   try {
     return createDeepSeekAdapter({
       env: { ...env },
       ...(baseURL === undefined ? {} : { baseURL }),
       ...(flags.model === undefined ? {} : { model: flags.model }),
+      ...(idle === undefined ? {} : { idleTimeoutMs: idle }),
     })
   } catch (error) {
     const code = (error as { code?: string }).code
-    if (code === 'DEEPSEEK_MISSING_API_KEY' || code === 'DEEPSEEK_INVALID_OPTIONS') {
-      throw new UsageError((error as Error).message)
+    if (code === 'DEEPSEEK_MISSING_API_KEY') {
+      throw new UsageError(
+        `no API key for ${baseURL}: set DEEPSEEK_API_KEY (only a server on 127.0.0.1 or localhost needs none)`,
+        { showUsage: false },
+      )
     }
+    if (code === 'DEEPSEEK_INVALID_OPTIONS') throw new UsageError((error as Error).message)
     throw error
   }
 }

@@ -1,17 +1,31 @@
 import { resolve } from 'node:path'
-import { builtinCatalog, findPreset, loadPresets } from '@keel/presets'
+import { brokenError, builtinCatalog, findPreset, loadPresetReport } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
-import { UsageError } from './llm.js'
+import { checkDirectory } from './open-session.js'
+import { reportBroken } from './preset-report.js'
+import { checkKeelHome } from './store.js'
+import { parseFlags, UsageError } from './usage.js'
 
-/** `keel presets list` and `keel presets show <id>` (`--cwd` picks the project). */
+/**
+ * `keel presets list` and `keel presets show <id>` (`--cwd` picks the project). A broken
+ * preset file is named on stderr with all its problems and left out; the rest still list.
+ */
 export async function presetsCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv
-  const cwdAt = rest.indexOf('--cwd')
-  const cwd = resolve(cwdAt >= 0 && rest[cwdAt + 1] ? rest[cwdAt + 1]! : (io.cwd ?? process.cwd()))
-  const args = cwdAt >= 0 ? [...rest.slice(0, cwdAt), ...rest.slice(cwdAt + 2)] : rest
-  const presets = await loadPresets({ keelHome: keelHome(io.env as NodeJS.ProcessEnv), projectDir: cwd })
-  if (sub === 'list' && args.length === 0) {
+  const { values, positionals } = parseFlags(`keel presets ${sub ?? ''}`.trim(), rest, {
+    cwd: { type: 'string' },
+  })
+  const cwd = resolve(io.cwd ?? process.cwd(), values.cwd ?? '.')
+  if (values.cwd !== undefined) await checkDirectory(cwd, '--cwd')
+  if (!((sub === 'list' && positionals.length === 0) || (sub === 'show' && positionals.length === 1)))
+    throw new UsageError('keel presets takes list, or show <id>: keel presets list | keel presets show <id>')
+  const home = keelHome(io.env as NodeJS.ProcessEnv)
+  await checkKeelHome(home, io.env, 'read')
+  const report = await loadPresetReport({ keelHome: home, projectDir: cwd })
+  reportBroken(report.broken, io)
+  const presets = report.presets
+  if (sub === 'list') {
     const width = Math.max(...presets.map((p) => p.preset.id.length))
     for (const { preset, source } of presets) {
       io.out(
@@ -20,26 +34,26 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
     }
     return 0
   }
-  if (sub === 'show' && args.length === 1) {
-    const { preset, source } = findPreset(presets, args[0]!)
-    const catalog = builtinCatalog()
-    io.out(`${preset.id} — ${preset.description}\n  from     ${source}\n`)
-    io.out(`  tools    ${preset.tools.join(', ') || '(none)'}\n`)
-    if (preset.model) io.out(`  model    ${preset.model}\n`)
-    if (preset.policy) io.out(`  policy   ${JSON.stringify(preset.policy)}\n`)
+  const id = positionals[0]!
+  const broken = report.broken.find((b) => b.id === id)
+  if (broken) throw brokenError([broken])
+  const { preset, source } = findPreset(presets, id)
+  const catalog = builtinCatalog()
+  io.out(`${preset.id} — ${preset.description}\n  from     ${source}\n`)
+  io.out(`  tools    ${preset.tools.join(', ') || '(none)'}\n`)
+  if (preset.model) io.out(`  model    ${preset.model}\n`)
+  if (preset.policy) io.out(`  policy   ${JSON.stringify(preset.policy)}\n`)
+  io.out(
+    `  asks     ${preset.interactive ? 'a person, when the policy says ask' : 'nobody (what would be asked is refused)'}\n`,
+  )
+  io.out('  plugins\n')
+  for (const ref of preset.plugins) {
+    const provider = catalog.get(ref.use)
     io.out(
-      `  asks     ${preset.interactive ? 'a person, when the policy says ask' : 'nobody (what would be asked is refused)'}\n`,
+      `    ${ref.use}${provider ? `@${provider.version}` : ''}${ref.config === undefined ? '' : ` ${JSON.stringify(ref.config)}`}\n`,
     )
-    io.out('  plugins\n')
-    for (const ref of preset.plugins) {
-      const provider = catalog.get(ref.use)
-      io.out(
-        `    ${ref.use}${provider ? `@${provider.version}` : ''}${ref.config === undefined ? '' : ` ${JSON.stringify(ref.config)}`}\n`,
-      )
-      if (provider) io.out(`      ${provider.description}\n`)
-    }
-    if (preset.plugins.length === 0) io.out('    (none)\n')
-    return 0
+    if (provider) io.out(`      ${provider.description}\n`)
   }
-  throw new UsageError('usage: keel presets list | keel presets show <id> [--cwd dir]')
+  if (preset.plugins.length === 0) io.out('    (none)\n')
+  return 0
 }

@@ -2,18 +2,27 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { createPresetAgent } from '@keel/presets'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 // The demo reads the coding preset's `sandbox.limits` service (types only).
 import type {} from '@keel/user-approval'
-import type { Terminal } from './commands.js'
-import { demoAnswer, demoScript, demoSystemPrompt, demoTask, writeDemoWorkspace } from './demo-task.js'
-import { createRenderer, type RenderTarget } from './render.js'
-import { selectStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
+import type { Terminal } from './commands.js'
+import {
+  demoAnswer,
+  demoScript,
+  demoSystemPrompt,
+  demoTask,
+  type TestOutcome,
+  testOutcome,
+  writeDemoWorkspace,
+} from './demo-task.js'
+import { checkDirectory } from './open-session.js'
+import { createRenderer, oneLine, type RenderTarget } from './render.js'
+import { selectStore } from './store.js'
+import { parseFlags } from './usage.js'
 
 /** What {@link runDemo} reads and where it writes. */
 export interface DemoIo {
@@ -54,14 +63,17 @@ temp directory).`
 /**
  * The demo: an agent with the fs and shell tools in a temporary workspace, logging to the
  * JSONL store, talking to the scripted local server through the real `openai` client (or
- * to DeepSeek with `--live`). Returns the exit code: 0 when the turn completed.
+ * to DeepSeek with `--live`). Returns the exit code: 0 when the turn completed — and, for
+ * the scripted task, when the log shows `node test.mjs` passed (a refused or failed test
+ * run is 1, whatever the model said).
  */
 export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
-  let args: ReturnType<typeof parse>
+  let args: ReturnType<typeof parse>['values']
   try {
-    args = parse(io.argv)
+    args = parse(io.argv).values
+    if (args.cwd !== undefined) await checkDirectory(resolve(args.cwd), '--cwd')
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${usage}\n`)
+    io.err(`${error instanceof Error ? error.message : String(error)} (pnpm demo --help lists the options)\n`)
     return { exitCode: 2 }
   }
   if (args.help) {
@@ -181,6 +193,20 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   out.write(
     `\n  tokens     ${input} in (${cached} from cache), ${output} out${live === undefined ? ' (scripted)' : ''}\n`,
   )
+  if (live === undefined) {
+    // What the log says the test did — not what the model said about it.
+    const outcome = recordedTestOutcome(events)
+    const said: string =
+      outcome.kind === 'passed'
+        ? `node test.mjs passed (${outcome.line})`
+        : outcome.kind === 'failed'
+          ? `node test.mjs failed (${outcome.line})`
+          : outcome.kind === 'not-run'
+            ? `node test.mjs did not run (${outcome.line}): the fix is untested`
+            : 'node test.mjs was never run: the fix is untested'
+    out.write(`  outcome    ${outcome.kind === 'passed' ? paint('32', said) : paint('33', said)}\n`)
+    if (outcome.kind !== 'passed') exitCode = 1
+  }
   const sessionFile = selected.logOf(sessionId)
   out.write(`  session    ${sessionId} (${events.length} events)\n`)
   out.write(`  log        ${sessionFile}\n`)
@@ -191,18 +217,32 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
   return { exitCode, sessionId, sessionFile, workspace, home }
 }
 
+/** The outcome of the last `bash` call in a demo log (a refusal counts as not run, with its code). */
+function recordedTestOutcome(events: readonly SessionEvent[]): TestOutcome {
+  const result = [...events]
+    .reverse()
+    .find((e) => e.type === 'tool/result' && e.data.message.toolName === 'bash')
+  if (result?.type !== 'tool/result') return { kind: 'missing' }
+  const text = result.data.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')
+  const outcome = testOutcome(text)
+  if (result.data.errorCode && outcome.kind !== 'failed') {
+    const why = outcome.kind === 'not-run' ? outcome.line : text
+    return { kind: 'not-run', line: `${result.data.errorCode}: ${oneLine(why, 140)}` }
+  }
+  return outcome
+}
+
 function parse(argv: readonly string[]) {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
+  return parseFlags(
+    'pnpm demo',
+    argv,
+    {
       live: { type: 'string' },
       model: { type: 'string' },
       cwd: { type: 'string' },
       store: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
-    allowPositionals: false,
-  })
-  return values
+    false,
+  )
 }

@@ -1,19 +1,14 @@
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
-import type { AgentObserver, StoreHandle, TurnResult } from '@keel/agent'
-import { createPresetAgent, findPreset, loadPresets, type PresetAgent } from '@keel/presets'
-import type { SessionEvent } from '@keel/session'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
-import { createJsonLines, jsonLine, OUTPUT_CAPABILITIES, resultObject } from './json-output.js'
-import { selectLlm, UsageError } from './llm.js'
-import { createRenderer } from './render.js'
-import { type SelectedStore, selectStore } from './store.js'
-import { createTerminalAnswerer } from './terminal-answerer.js'
+import { EXIT } from './exit-codes.js'
+import { selectLlm } from './llm.js'
+import { checkDirectory } from './open-session.js'
+import { checkKeelHome, selectStore } from './store.js'
+import { COMMANDS, closest, parseFlags, USAGE, UsageError } from './usage.js'
 
-/** The system prompt of `keel` sessions (a preset may add to it). */
-export const KEEL_SYSTEM_PROMPT =
-  "You are Keel, a careful coding agent working in the user's workspace. Read before you edit, make the smallest change that does the job, check it (run the tests), and answer briefly."
+/** How `-p` prints. */
+export type Output = 'text' | 'json' | 'stream-json'
 
 /** Flags shared by `keel [task]`, `keel resume` and `keel fork`. */
 export const agentOptions = {
@@ -25,229 +20,140 @@ export const agentOptions = {
   print: { type: 'boolean', short: 'p' },
   output: { type: 'string' },
   last: { type: 'boolean' },
+  continue: { type: 'boolean', short: 'c' },
   at: { type: 'string' },
+  'idle-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
-type Mode = 'new' | 'resume' | 'fork'
-type Output = 'text' | 'json' | 'stream-json'
+export type Mode = 'new' | 'resume' | 'fork'
 
-function parse(argv: readonly string[]) {
-  try {
-    return parseArgs({ args: [...argv], options: agentOptions, allowPositionals: true, strict: true })
-  } catch (error) {
-    throw new UsageError((error as Error).message)
-  }
+/** Largest piped stdin read as the task or its context. */
+const MAX_STDIN_BYTES = 10 * 1024 * 1024
+
+/** The sessions subcommands, so `keel list` is refused with `keel sessions list` suggested. */
+const SESSION_WORDS = ['list', 'show', 'export', 'unlock']
+
+/**
+ * The typo rule: without `-p`, a task that is one lone word (no space, not after `--`) and
+ * looks like a mistyped command (`keel frob` → fork, see {@link closest}) or is a sessions
+ * subcommand (`keel list`) is refused with a suggestion instead of being sent to the model.
+ */
+function refuseTypo(argv: readonly string[], positionals: readonly string[]): void {
+  if (positionals.length !== 1 || argv.includes('--')) return
+  const word = positionals[0]!
+  if (!/^[A-Za-z][\w-]{0,30}$/u.test(word)) return
+  const lower = word.toLowerCase()
+  const suggestion = SESSION_WORDS.includes(lower)
+    ? `keel sessions ${lower}`
+    : (() => {
+        const near = closest(lower, COMMANDS)
+        return near ? `keel ${near}` : undefined
+      })()
+  if (suggestion === undefined) return
+  throw new UsageError(
+    `${JSON.stringify(word)} is not a command; did you mean ${suggestion}? To give the word to the model as a task: keel -- ${word}`,
+  )
 }
 
-/** Opens the session the command names: a new one later (undefined), the one to resume, or a fresh fork. */
-async function openSession(
-  mode: Mode,
-  positionals: string[],
-  values: ReturnType<typeof parse>['values'],
-  selected: SelectedStore,
-  cwd: string,
-): Promise<{ handle?: StoreHandle; task?: string; note?: string }> {
-  if (mode === 'new') {
-    if (values.last || values.at !== undefined)
-      throw new UsageError('--last and --at belong to keel resume and keel fork')
-    return positionals.length > 0 ? { task: positionals.join(' ') } : {}
+/**
+ * `keel [task]`, `keel resume …`, `keel fork …`: checks the whole command line first — flags,
+ * the task, `--cwd`, the Keel home, the endpoint, the store — so bad input is one line and
+ * nothing is opened or written; then opens the session and runs (`agent-run.ts`, loaded only
+ * then). Returns the exit code.
+ */
+export async function runAgentCommand(given: Mode, argv: readonly string[], io: CliIo): Promise<number> {
+  const label = given === 'new' ? 'keel' : `keel ${given}`
+  const { values, positionals } = parseFlags(label, argv, agentOptions)
+  if (values.help) {
+    io.out(`${USAGE}\n`)
+    return EXIT.ok
   }
-  if (mode === 'resume') {
-    let id: string | undefined
-    let rest = positionals
-    if (values.last) {
-      const newest = (await selected.store.list({ cwd, limit: 1 }))[0]
-      if (!newest)
-        throw new UsageError(`no session was started in ${cwd} yet; keel sessions list shows them all`)
-      id = newest.id
-    } else {
-      id = positionals[0]
-      rest = positionals.slice(1)
-      if (id === undefined)
-        throw new UsageError('usage: keel resume <id> ["task"] | keel resume --last ["task"]')
-    }
-    const handle = await selected.store.open(id)
-    const notices = handle.notices.map((n) => `; store notice ${n.code}: ${n.message}`).join('')
-    return {
-      handle,
-      ...(rest.length > 0 ? { task: rest.join(' ') } : {}),
-      note: `resumed session ${id}${notices}`,
-    }
+  // ── check everything the command line says before anything is opened or written ──
+  let mode = given
+  let last = values.last === true
+  if (values.continue) {
+    if (given !== 'new') throw new UsageError(`-c/--continue is keel's own short form of keel resume --last`)
+    mode = 'resume'
+    last = true
   }
-  const id = positionals[0]
-  if (id === undefined) throw new UsageError('usage: keel fork <id> [--at seq] ["task"]')
-  const atSeq = values.at === undefined ? undefined : Number(values.at)
-  if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0)) {
-    throw new UsageError(`--at must be a seq (a non-negative integer), got ${values.at}`)
-  }
-  const handle = await selected.store.fork(id, atSeq === undefined ? {} : { atSeq })
-  const rest = positionals.slice(1)
-  return {
-    handle,
-    ...(rest.length > 0 ? { task: rest.join(' ') } : {}),
-    note: `forked session ${id}${atSeq === undefined ? '' : ` at seq ${atSeq}`} into ${handle.session.id}`,
-  }
-}
-
-function describeComposition(built: PresetAgent): string {
-  const plugins = built.composition.plugins.map((p) => `${p.name}@${p.version}`).join(', ') || 'no plugins'
-  const verb =
-    built.origin === 'rebuilt'
-      ? 'rebuilt the recorded preset'
-      : built.origin === 'switched'
-        ? 'switched to preset'
-        : 'preset'
-  return `${verb} ${built.composition.preset}: ${plugins}; tools ${built.composition.tools.join(', ') || 'none'}`
-}
-
-/** `keel [task]`, `keel resume …`, `keel fork …`: returns the exit code. */
-export async function runAgentCommand(mode: Mode, argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(argv)
+  if (mode === 'new' && last) throw new UsageError('--last belongs to keel resume (or use keel -c)')
+  if (mode !== 'fork' && values.at !== undefined) throw new UsageError('--at belongs to keel fork')
   const output = (values.output ?? 'text') as Output
-  if (!['text', 'json', 'stream-json'].includes(output)) {
-    throw new UsageError(`--output must be text, json or stream-json, got ${values.output}`)
-  }
+  if (!['text', 'json', 'stream-json'].includes(output))
+    throw new UsageError(`--output must be text, json or stream-json, got ${JSON.stringify(values.output)}`)
   if (values.output !== undefined && !values.print) throw new UsageError('--output needs -p (print mode)')
-  const cwd = resolve(values.cwd ?? io.cwd ?? process.cwd())
-  const llm = selectLlm({ baseUrl: values['base-url'], model: values.model }, io.env)
+  let atSeq: number | undefined
+  if (values.at !== undefined) {
+    atSeq = /^\d+$/u.test(values.at) ? Number(values.at) : Number.NaN
+    if (!Number.isSafeInteger(atSeq))
+      throw new UsageError(`--at must be a seq (a non-negative integer), got ${JSON.stringify(values.at)}`)
+  }
+  let rest = positionals
+  let id: string | undefined
+  if (mode === 'fork' || (mode === 'resume' && !last)) {
+    id = positionals[0]
+    rest = positionals.slice(1)
+    if (id === undefined)
+      throw new UsageError(
+        mode === 'fork'
+          ? 'keel fork needs a session id: keel fork <id> [--at seq] ["task"]'
+          : 'keel resume needs a session id, or --last: keel resume <id> ["task"]',
+      )
+  }
+  if (mode === 'new' && !values.print) refuseTypo(argv, positionals)
+  const invocation = resolve(io.cwd ?? process.cwd())
+  const explicit = values.cwd === undefined ? undefined : resolve(invocation, values.cwd)
+  if (explicit !== undefined) await checkDirectory(explicit, '--cwd')
+  const llm = await selectLlm(
+    { baseUrl: values['base-url'], model: values.model, idleTimeout: values['idle-timeout'] },
+    io.env,
+  )
+  const selected = selectStore(values.store, io.env)
   const home = keelHome(io.env as NodeJS.ProcessEnv)
-  const presets = await loadPresets({ keelHome: home, projectDir: cwd })
-  if (values.preset !== undefined) findPreset(presets, values.preset)
-  let selected: SelectedStore
+  let task: string | undefined
   try {
-    selected = selectStore(values.store, io.env)
-  } catch (error) {
-    throw new UsageError((error as Error).message)
-  }
-  const started = Date.now()
-  let opened: Awaited<ReturnType<typeof openSession>>
-  try {
-    opened = await openSession(mode, positionals, values, selected, cwd)
+    await checkKeelHome(home, io.env, selected.kind === 'jsonl' ? 'write' : 'read')
+    task = await taskOf(rest, io)
+    if (task !== undefined && task.trim() === '')
+      throw new UsageError('the task is empty: say what to do, e.g. keel -p "list the failing tests"')
+    if (values.print && task === undefined)
+      throw new UsageError(
+        '-p needs a task: keel -p "what to do", or pipe it in (echo "what to do" | keel -p)',
+      )
+    if (task === undefined && !io.terminal)
+      throw new UsageError(
+        'interactive keel needs a terminal; give a task (keel "task", or keel -p "task" for scripts)',
+      )
   } catch (error) {
     await selected.store.close()
     throw error
   }
-  if (values.print && opened.task === undefined) {
-    await opened.handle?.close()
-    await selected.store.close()
-    throw new UsageError('-p needs a task: keel -p "what to do"')
-  }
-  const interactive = opened.task === undefined
-  if (interactive && !io.terminal) {
-    await opened.handle?.close()
-    await selected.store.close()
-    throw new UsageError(
-      'interactive keel needs a terminal; give a task (keel "task", or keel -p "task" for scripts)',
-    )
-  }
-  const stream = values.print && output === 'stream-json'
-  const observers: AgentObserver[] = []
-  const renderer =
-    !values.print && !interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
-  if (renderer) observers.push(renderer)
-  const lines = stream ? createJsonLines(io.out) : undefined
-  if (lines) observers.push(lines.observer)
-  if (values.print && output === 'text')
-    observers.push({ onDisplay: (n) => io.err(`[${n.source}] ${n.text}\n`) })
-  const feed = interactive ? new (await import('./tui/feed.js')).Feed() : undefined
-  if (feed) observers.push(feed.observer)
-  // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
-  const answerers = feed
-    ? [feed.answerer]
-    : !values.print && io.terminal
-      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
-      : []
-  let built: PresetAgent
-  try {
-    built = await createPresetAgent({
-      llm,
-      cwd,
-      presets,
-      systemPrompt: KEEL_SYSTEM_PROMPT,
-      observers,
-      answerers,
-      ...(opened.handle
-        ? { session: opened.handle }
-        : { store: selected.store, title: opened.task?.slice(0, 80) ?? 'keel' }),
-      ...(values.preset !== undefined
-        ? { preset: values.preset }
-        : opened.handle
-          ? {}
-          : { preset: 'coding' }),
-      ...(values.model === undefined ? {} : { model: values.model }),
-    })
-  } catch (error) {
-    await opened.handle?.close()
-    await selected.store.close()
-    throw error
-  }
-  const agent = built.agent
-  const sessionId = agent.session.id
-  const info = (text: string) => io.err(`${text}\n`)
-  const header = [
-    ...(opened.note ? [opened.note] : []),
-    describeComposition(built),
-    ...built.notices.map((n) => `note: ${n}`),
-  ]
-  if (!feed) for (const line of header) info(`keel: ${line}`)
-  if (lines) {
-    lines.open(sessionId, {
-      cwd,
-      model: llm.model,
-      preset: built.composition.preset,
-      composition: built.composition,
-      tools: agent.tools.map((t) => t.name),
-      capabilities: OUTPUT_CAPABILITIES,
-    })
-  }
-  if (interactive) {
-    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
-    const title = `keel · session ${sessionId} · ${llm.model} · ${header.join(' · ')}\n/help for commands, Ctrl-C interrupts, Ctrl-C twice exits`
-    try {
-      return await runInteractive({ agent, built, feed: feed!, terminal: io.terminal!, title })
-    } finally {
-      await agent.close()
-      await selected.store.close()
-    }
-  }
-  const before = agent.session.events.length
-  let result: TurnResult | undefined
-  let failure: { code: string; message: string } | undefined
-  try {
-    result = await agent.send(opened.task!, io.signal ? { signal: io.signal } : {})
-    renderer?.finish()
-  } catch (error) {
-    failure = { code: (error as { code?: string }).code ?? 'INTERNAL', message: (error as Error).message }
-  } finally {
-    await agent.close().catch((error: unknown) => {
-      failure ??= { code: 'CLOSE_FAILED', message: (error as Error).message }
-    })
-    await selected.store.close()
-  }
-  const turnEvents: readonly SessionEvent[] = agent.session.events.slice(before)
-  const code = exitCodeOf(result, failure, io.signal)
-  if (values.print && output !== 'text') {
-    io.out(jsonLine(resultObject(sessionId, result, turnEvents, Date.now() - started, failure)))
-  } else if (values.print) {
-    if (result?.text) io.out(`${result.text}\n`)
-  }
-  if (failure) info(`keel: ${failure.code}: ${failure.message}`)
-  else if (result && result.reason !== 'completed') {
-    info(
-      `keel: the turn ended ${result.reason}${result.error ? `: ${result.error.code} ${result.error.message}` : ''}`,
-    )
-  }
-  info(`keel: session ${sessionId} (keel resume ${sessionId})`)
-  return code
+  const { openAndRun } = await import('./agent-run.js')
+  return openAndRun({
+    io,
+    mode,
+    values,
+    output,
+    task,
+    interactive: task === undefined,
+    llm,
+    selected,
+    home,
+    invocation,
+    explicit,
+    last,
+    id,
+    atSeq,
+  })
 }
 
-function exitCodeOf(
-  result: TurnResult | undefined,
-  failure: unknown,
-  signal: AbortSignal | undefined,
-): number {
-  if (signal?.aborted) return 130
-  if (failure || !result) return 1
-  return result.reason === 'completed' ? 0 : 1
+/** Piped stdin as the task, or put before the typed task as context (as `claude -p` does). */
+async function taskOf(words: readonly string[], io: CliIo): Promise<string | undefined> {
+  const typed = words.length > 0 ? words.join(' ') : undefined
+  const piped = io.readStdin ? await io.readStdin() : ''
+  if (Buffer.byteLength(piped) > MAX_STDIN_BYTES)
+    throw new UsageError(`the text piped into stdin is over ${MAX_STDIN_BYTES / 1024 / 1024} MiB`)
+  if (piped.trim() === '') return typed
+  return typed === undefined ? piped.trim() : `${piped.trimEnd()}\n\n${typed}`
 }

@@ -1,14 +1,66 @@
-import { parseArgs } from 'node:util'
+import { constants, promises as fs } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { KeelError } from '@keel/base'
 import type { SessionStore } from '@keel/store'
 import { JsonlStore, keelHome } from '@keel/store-jsonl'
 import { PostgresStore } from '@keel/store-postgres'
+import { parseFlags, UsageError } from './usage.js'
 
 /** The storage backends the command line can select. */
 export type StoreKind = 'jsonl' | 'postgres'
 
-/** A `--store` (or `KEEL_STORE`) value that names no backend. */
-export class StoreKindInvalid extends KeelError<'STORE_KIND_INVALID'> {}
+/** A `--store` (or `KEEL_STORE`) value that names no backend, or `postgres` without `KEEL_PG_URL`. */
+export class StoreKindInvalid extends KeelError<'STORE_KIND_INVALID' | 'KEEL_PG_URL_MISSING'> {}
+
+/** `KEEL_HOME` cannot hold sessions: it is a file, or it (or its `sessions/`) cannot be written. */
+export class KeelHomeUnusable extends KeelError<'KEEL_HOME_UNUSABLE'> {}
+
+function homeName(home: string, env: Readonly<Record<string, string | undefined>>): string {
+  return env.KEEL_HOME ? `KEEL_HOME ${home}` : `the Keel home ${home} (KEEL_HOME is unset)`
+}
+
+/**
+ * Checks, before anything is read or written, that the Keel home can serve: it is a
+ * directory (or does not exist yet), and for `write` that sessions can be created in it
+ * (its `sessions/` or, when that is missing, the nearest existing parent is writable).
+ * Writes nothing. Throws {@link KeelHomeUnusable} naming the path.
+ */
+export async function checkKeelHome(
+  home: string,
+  env: Readonly<Record<string, string | undefined>>,
+  mode: 'read' | 'write',
+): Promise<void> {
+  const name = homeName(home, env)
+  const fail = (why: string, path: string) => {
+    throw new KeelHomeUnusable('KEEL_HOME_UNUSABLE', `${name} ${why}`, { path })
+  }
+  for (const path of [home, join(home, 'sessions'), join(home, 'presets')]) {
+    const stat = await fs.stat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined
+      if (error.code === 'ENOTDIR') return fail('is not a directory (a file is in the way)', path)
+      return fail(`cannot be read: ${error.code ?? error.message} on ${path}`, path)
+    })
+    if (stat && !stat.isDirectory())
+      fail(
+        path === home ? 'is a file, not a directory' : `has a file where the directory ${path} belongs`,
+        path,
+      )
+  }
+  if (mode === 'read') return
+  let target = join(home, 'sessions')
+  while (!(await fs.stat(target).catch(() => undefined))) {
+    const parent = dirname(target)
+    if (parent === target) break
+    target = parent
+  }
+  try {
+    await fs.access(target, constants.W_OK | constants.X_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'EROFS' ? 'is on a read-only file system' : `is not writable (${code ?? 'denied'})`
+    fail(`cannot hold new sessions: ${target} ${why}`, target)
+  }
+}
 
 /** A store chosen on the command line, with what the CLI needs to say where things went. */
 export interface SelectedStore {
@@ -18,6 +70,8 @@ export interface SelectedStore {
   readonly where: string
   /** Where one session's log is, for people. */
   logOf(id: string): string
+  /** The folder a session's files go in, for backends that keep one (JSONL). */
+  directoryOf?: (id: string) => string
 }
 
 /**
@@ -38,11 +92,19 @@ export function selectStore(
       store,
       where: root,
       logOf: (id) => store.fileOf(id),
+      directoryOf: (id) => join(store.sessionsDir, id),
     }
   }
   if (kind === 'postgres') {
-    const url = env.KEEL_PG_URL
-    const store = new PostgresStore(url ? { url } : {})
+    const url = env.KEEL_PG_URL?.trim()
+    if (!url) {
+      throw new StoreKindInvalid(
+        'KEEL_PG_URL_MISSING',
+        `the postgres store (from ${flag !== undefined ? '--store' : '$KEEL_STORE'}) needs a database: set KEEL_PG_URL, e.g. postgres://user:password@127.0.0.1:5432/keel`,
+        { kind },
+      )
+    }
+    const store = new PostgresStore({ url })
     return {
       kind,
       store,
@@ -66,17 +128,10 @@ export async function unlockSession(
   argv: readonly string[],
   io: { env: Readonly<Record<string, string | undefined>>; out(text: string): void; err(text: string): void },
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: { store: { type: 'string' } },
-    allowPositionals: true,
-    strict: true,
-  })
+  const { values, positionals } = parseFlags('keel sessions unlock', argv, { store: { type: 'string' } })
   const id = positionals[0]
-  if (id === undefined || positionals.length > 1) {
-    io.err('usage: keel sessions unlock <id>\n')
-    return 2
-  }
+  if (id === undefined || positionals.length > 1)
+    throw new UsageError('keel sessions unlock needs one session id: keel sessions unlock <id>')
   const selected = selectStore(values.store, io.env)
   try {
     if (!(selected.store instanceof JsonlStore)) {

@@ -4,6 +4,8 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { SessionEvent } from '@keel/session'
+import '@keel/todo'
 import { describe, expect, it } from 'vitest'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
@@ -26,6 +28,43 @@ function run(args: string[], env: Record<string, string | undefined>) {
     })
     child.on('close', (code) => done({ code, stdout, stderr }))
   })
+}
+
+/**
+ * What the demo's model said must match what its tools returned: its last answer claims
+ * the test passes only when the log's last `bash` result printed PASS, and the plan's test
+ * step is closed only then.
+ */
+function expectHonest(log: string): void {
+  const events = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as SessionEvent)
+  const text = (blocks: ReadonlyArray<{ type: string; text?: string }>) =>
+    blocks.map((b) => b.text ?? '').join('\n')
+  let bash: SessionEvent<'tool/result'> | undefined
+  let answer = ''
+  let plan: ReadonlyArray<{ id: string; status: string }> = []
+  for (const e of events) {
+    if (e.type === 'tool/result' && e.data.message.toolName === 'bash') bash = e
+    if (e.type === 'assistant/message') answer = text(e.data.message.content)
+    if (e.type === 'todo/write') plan = e.data.todos
+  }
+  const passed =
+    bash !== undefined &&
+    bash.data.errorCode === undefined &&
+    /^PASS:/mu.test(text(bash.data.message.content))
+  const testStep = plan.find((t) => t.id === 'test')?.status
+  if (passed) {
+    expect(answer).toMatch(/passes/u)
+    expect(testStep).toBe('completed')
+  } else {
+    expect(answer, `the answer claims a pass the log does not show: ${answer}`).not.toMatch(
+      /\bpass(es|ed)?\b/iu,
+    )
+    expect(testStep).not.toBe('completed')
+  }
 }
 
 describe('pnpm demo (the entry as a child process)', () => {
@@ -52,6 +91,8 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(log).toBeDefined()
     expect(log!.startsWith(join(home, 'sessions'))).toBe(true)
     expect(existsSync(log!)).toBe(true)
+    expectHonest(log!)
+    expect(stdout).toContain('outcome    node test.mjs passed (PASS:')
     const lines = readFileSync(log!, 'utf8').trim().split('\n')
     expect(lines.length).toBeGreaterThan(20)
     expect(JSON.parse(lines[lines.length - 1]!)).toMatchObject({
@@ -62,7 +103,7 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(readFileSync(join(workspace, 'greet.mjs'), 'utf8')).toContain("return 'Hello, ' + name + '!'")
   })
 
-  it('says up front when there is no OS sandbox; the shell command is then refused, not run unsandboxed', async () => {
+  it('without an OS sandbox the shell command is refused (said up front), and the demo says the fix is untested and exits 1', async () => {
     // A PATH with every program of the real one except bubblewrap.
     const bin = await mkdtemp(join(tmpdir(), 'keel-demo-test-bin-'))
     for (const dir of (process.env.PATH ?? '').split(':').filter((d) => existsSync(d))) {
@@ -73,12 +114,17 @@ describe('pnpm demo (the entry as a child process)', () => {
     }
     const home = await mkdtemp(join(tmpdir(), 'keel-demo-test-home-'))
     const { code, stdout } = await run([], { PATH: bin, KEEL_HOME: home, NO_COLOR: '1' })
-    expect(code).toBe(0)
+    expect(code).toBe(1)
     expect(stdout).toMatch(
       /sandbox {4}no OS sandbox \(.*bwrap.*\): shell commands need approval and are refused without a terminal; install bubblewrap/u,
     )
     expect(stdout).toContain('← bash ✗ APPROVAL_UNAVAILABLE')
     expect(stdout).not.toContain('← bash ✓ PASS')
+    expect(stdout).not.toMatch(/test passes/u)
+    expect(stdout).toMatch(
+      /outcome {4}node test\.mjs did not run \(APPROVAL_UNAVAILABLE: .*\): the fix is untested/u,
+    )
+    expectHonest(/log\s+(\S+session\.jsonl)/.exec(stdout)![1]!)
     rmSync(bin, { recursive: true, force: true })
     rmSync(home, { recursive: true, force: true })
   })
@@ -99,6 +145,6 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(live.stdout).toBe('')
     const bad = await run(['--frobnicate'], {})
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('usage: pnpm demo')
+    expect(bad.stderr).toBe('pnpm demo: unknown option --frobnicate (pnpm demo --help lists the options)\n')
   })
 })

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig } from './keel-process.js'
-import { KeelPty } from './pty.js'
+import { type KeelRig, keelRig, writeAskingPreset } from './keel-process.js'
+import { idle, KeelPty } from './pty.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -14,23 +14,8 @@ afterEach(async () => {
 async function setup(script: Parameters<typeof keelRig>[0]): Promise<KeelRig> {
   const r = await keelRig(script)
   cleanups.push(() => r.close())
-  // A user preset: approval with the OS sandbox off, so every bash command is asked about.
-  await mkdir(join(r.home, 'presets'), { recursive: true })
-  await writeFile(
-    join(r.home, 'presets', 'asking.json'),
-    JSON.stringify({
-      id: 'asking',
-      description: 'asks before every shell command',
-      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }, { use: '@keel/todo' }],
-      tools: ['fs', 'shell'],
-    }),
-  )
+  await writeAskingPreset(r.home)
   return r
-}
-
-/** Waits until keel is idle again after what was shown so far (the prompt turns from `…` to `›`). */
-async function idle(pty: KeelPty): Promise<void> {
-  await pty.waitUntil('keel to be idle', (screen) => screen.lastIndexOf('› ') > screen.lastIndexOf('… '))
 }
 
 function open(r: KeelRig, args: string[]): KeelPty {

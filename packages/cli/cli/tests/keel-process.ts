@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdir, mkdtemp, realpath } from 'node:fs/promises'
+import { mkdir, mkdtemp, realpath, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,21 +49,24 @@ export function runKeel(
     env: Record<string, string>
     cwd?: string
     onStdout?: (text: string, child: ReturnType<typeof spawn>) => void
+    /** Piped into stdin (closed after); without it stdin is /dev/null. */
+    input?: string
   },
 ): Promise<KeelRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEL_BIN, ...args], {
       env: options.env,
       cwd: options.cwd ?? process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
+    if (options.input !== undefined) child.stdin!.end(options.input)
     let stdout = ''
     let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk
       options.onStdout?.(stdout, child)
     })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk
     })
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000)
@@ -73,4 +76,35 @@ export function runKeel(
       resolve({ code, signal, stdout, stderr })
     })
   })
+}
+
+/**
+ * Writes the user preset `asking` into the rig's KEEL_HOME: approval with the OS sandbox off,
+ * so every bash command is asked about (and refused where nobody can answer), the todo
+ * plugin, fs and shell.
+ */
+export async function writeAskingPreset(home: string): Promise<void> {
+  await mkdir(join(home, 'presets'), { recursive: true })
+  await writeFile(
+    join(home, 'presets', 'asking.json'),
+    JSON.stringify({
+      id: 'asking',
+      description: 'asks before every shell command',
+      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }, { use: '@keel/todo' }],
+      tools: ['fs', 'shell'],
+    }),
+  )
+}
+
+/** Cleanups of one test file, run in reverse after each test (register it with `afterEach(cleanups.run)`). */
+export function cleanupList() {
+  const list: Array<() => Promise<void> | void> = []
+  return {
+    add(cleanup: () => Promise<void> | void): void {
+      list.push(cleanup)
+    },
+    async run(): Promise<void> {
+      for (const cleanup of list.splice(0).reverse()) await cleanup()
+    },
+  }
 }

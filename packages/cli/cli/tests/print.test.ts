@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type KeelRig, keelRig, runKeel } from './keel-process.js'
+import { type KeelRig, keelRig, runKeel, writeAskingPreset } from './keel-process.js'
 
 const rigs: KeelRig[] = []
 afterEach(async () => {
@@ -14,7 +14,9 @@ async function rig(...script: Parameters<typeof keelRig>[0] & object[]) {
   return r
 }
 
-describe('keel without a terminal (child processes against the scripted server)', () => {
+describe('keel without a terminal (child processes against the scripted server)', {
+  timeout: 120_000,
+}, () => {
   it('a missing DEEPSEEK_API_KEY without --base-url is one clear message and exit 2', async () => {
     const r = await rig()
     const run = await runKeel(['-p', 'hello'], { env: r.env, cwd: r.cwd })
@@ -186,7 +188,7 @@ describe('keel without a terminal (child processes against the scripted server)'
     expect(missing.stderr).toContain('SESSION_NOT_FOUND')
   })
 
-  it('presets list shows shipped and user presets; a user preset file with an error names file and path, exit 2', async () => {
+  it('presets list shows shipped and user presets; a broken user preset file is named with line:column and disables only itself', async () => {
     const r = await rig()
     const list = await runKeel(['presets', 'list'], { env: r.env, cwd: r.cwd })
     expect(list.code).toBe(0)
@@ -208,11 +210,16 @@ describe('keel without a terminal (child processes against the scripted server)'
         plugins: [{ use: '@keel/todo', config: { maxInProgress: 'two' } }],
       }),
     )
+    // a broken file disables only itself: the others still list, and it is named with the place of each problem
     const bad = await runKeel(['presets', 'list'], { env: r.env, cwd: r.cwd })
-    expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain('PRESET_PLUGIN_CONFIG_INVALID')
-    expect(bad.stderr).toContain(file)
-    expect(bad.stderr).toContain('$.plugins[0].config.maxInProgress')
+    expect(bad.code).toBe(0)
+    expect(bad.stdout).toMatch(/^coding /mu)
+    expect(bad.stdout).not.toContain('mine')
+    expect(bad.stderr).toContain(`keel: ${file}:1:92: $.plugins[0].config.maxInProgress: `)
+    expect(bad.stderr).toContain(`keel: ${file} is disabled (preset mine)`)
+    const asked = await runKeel(['presets', 'show', 'mine'], { env: r.env, cwd: r.cwd })
+    expect(asked.code).toBe(2)
+    expect(asked.stderr).toContain('PRESET_PLUGIN_CONFIG_INVALID')
     await writeFile(
       file,
       JSON.stringify({
@@ -233,17 +240,7 @@ describe('keel without a terminal (child processes against the scripted server)'
       { text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > made.txt' } }] },
       { text: 'It was refused.' },
     )
-    const { mkdir } = await import('node:fs/promises')
-    await mkdir(join(r.home, 'presets'), { recursive: true })
-    await writeFile(
-      join(r.home, 'presets', 'asking.json'),
-      JSON.stringify({
-        id: 'asking',
-        description: 'asks before every shell command',
-        plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }],
-        tools: ['shell'],
-      }),
-    )
+    await writeAskingPreset(r.home)
     const run = await runKeel(
       [
         '-p',

@@ -1,5 +1,7 @@
+import type { ScriptedResponse } from '@keel/scripted-server'
 import { spawn as spawnPty } from '@lydell/node-pty'
-import { KEEL_BIN } from './keel-process.js'
+import { afterEach } from 'vitest'
+import { cleanupList, KEEL_BIN, type KeelRig, keelRig } from './keel-process.js'
 
 /** Removes ANSI escape sequences, so tests match what a person reads. */
 export function plain(text: string): string {
@@ -63,6 +65,21 @@ export class KeelPty {
     ])
   }
 
+  /**
+   * Waits for `text`, then until the screen has been still for a moment, so the UI has
+   * finished mounting (Ink switches the terminal to raw mode in an effect after its first
+   * frame; a key sent before that is read by the terminal's line discipline, not by keel).
+   */
+  async ready(text: string, ms = 60_000): Promise<void> {
+    await this.waitFor(text, ms)
+    let seen = this.#output.length
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 250))
+      if (this.#output.length === seen) return
+      seen = this.#output.length
+    }
+  }
+
   /** Waits until `test` holds for the whole plain screen. */
   async waitUntil(what: string, test: (screen: string) => boolean, ms = 60_000): Promise<void> {
     const deadline = Date.now() + ms
@@ -73,11 +90,38 @@ export class KeelPty {
     }
   }
 
-  kill(): void {
+  /** Sends `signal` to keel (default SIGHUP, as a closed terminal does). */
+  kill(signal?: NodeJS.Signals): void {
     try {
-      this.#pty.kill()
+      this.#pty.kill(signal)
     } catch {
       // already gone
     }
+  }
+}
+
+/** Waits until keel is idle again after what was shown so far (the prompt turns from `…` to `›`). */
+export async function idle(pty: KeelPty): Promise<void> {
+  await pty.waitUntil('keel to be idle', (screen) => screen.lastIndexOf('› ') > screen.lastIndexOf('… '))
+}
+
+/**
+ * A test file's rigs and pseudo-terminals, closed after each test: `rig(...script)` starts a
+ * scripted server and a private KEEL_HOME, `open(r, args)` runs keel against it in a pty.
+ */
+export function ptyTests() {
+  const cleanups = cleanupList()
+  afterEach(cleanups.run)
+  return {
+    async rig(...script: ScriptedResponse[]): Promise<KeelRig> {
+      const r = await keelRig(script)
+      cleanups.add(() => r.close())
+      return r
+    },
+    open(r: KeelRig, args: string[], cwd = r.cwd): KeelPty {
+      const pty = new KeelPty([...args, '--base-url', r.server.baseURL], r.env, cwd)
+      cleanups.add(() => pty.kill())
+      return pty
+    },
   }
 }

@@ -282,6 +282,7 @@ export class Agent {
       if (options.source !== undefined) item.source = options.source
       if (options.signal !== undefined) item.signal = options.signal
       if (options.maxTokens !== undefined) item.maxTokens = options.maxTokens
+      if (options.fromInbox) item.fromInbox = true
       this.#queue.push(item)
       void this.#pump()
     })

@@ -42,6 +42,8 @@ export type AgentErrorCode =
   | 'COMMAND_ABORTED'
   /** `setSystemPrompt` on a session whose history does not open with a system message. */
   | 'SYSTEM_PROMPT_UNCHANGEABLE'
+  /** An inbox edit (`agent/inbox/spliced`) outside the pending list, or a `canceled` one that inserts. */
+  | 'INBOX_SPLICE_INVALID'
 
 /** A refusal of the plugin host or the agent. `details` names the plugin, tool or option involved. */
 export class AgentError extends KeelError<AgentErrorCode> {}

@@ -2,7 +2,20 @@
 // edit. Each validator is the declared type with the refinements of its JSDoc tags; change the
 // declaration and regenerate.
 import { registerEvents, type SessionEventMap } from '@keel/session'
+import { invariant } from './invariants.js'
 import { z } from 'zod'
+
+/** Validator of {@link TextBlock} (generated). */
+export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
+
+/** Validator of {@link ImageMediaType} (generated). */
+export const imageMediaTypeSchema = z.enum(["image/gif", "image/jpeg", "image/png", "image/webp"])
+
+/** Validator of {@link ImageBlock} (generated). */
+export const imageBlockSchema = z.strictObject({ data: z.string(), mediaType: imageMediaTypeSchema, type: z.literal("image") })
+
+/** Validator of {@link UserMessage} (generated). */
+export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
 
 /** Validator of {@link ApprovalAnswerSource} (generated). */
 export const approvalAnswerSourceSchema = z.enum(["hook", "none", "session-rule", "user"])
@@ -20,10 +33,11 @@ export const commandOutcomeSchema = z.enum(["error", "success"])
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten"] as const
+export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
+  "agent/inbox/spliced": z.strictObject({ inserted: z.array(userMessageSchema), outcome: z.literal("canceled").optional(), removedCount: z.number().int().gte(1).optional(), start: z.number().int().gte(0), target: z.literal("next-turn") }) as unknown as z.ZodType<SessionEventMap["agent/inbox/spliced"]>,
   "approval/asked": z.strictObject({ callId: z.string(), id: z.string().min(1), plugin: z.string().min(1).optional(), reason: z.string(), toolName: z.string(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/asked"]>,
   "approval/decided": z.strictObject({ answerer: z.string().optional(), by: approvalAnswerSourceSchema, id: z.string().min(1), outcome: approvalOutcomeSchema, reason: z.string().optional(), rule: sessionRuleSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["approval/decided"]>,
   "command/done": z.strictObject({ commandId: z.string().min(1), errorCode: z.string().min(1).optional(), kind: commandOutcomeSchema, text: z.string().optional() }) as unknown as z.ZodType<SessionEventMap["command/done"]>,
@@ -32,4 +46,4 @@ export const eventValidators = {
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
 }
 
-registerEvents("@keel/agent", eventValidators)
+registerEvents("@keel/agent", eventValidators, { invariant })

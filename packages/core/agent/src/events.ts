@@ -1,3 +1,4 @@
+import type { UserMessage } from '@keel/llm'
 import type { ErrorRecord, StepRef } from '@keel/session'
 import './events.generated.js'
 
@@ -39,6 +40,13 @@ export type CommandSource = string
 
 /** How a command run ended: it returned (`success`), or it threw or was aborted (`error`). */
 export type CommandOutcome = 'success' | 'error'
+
+/**
+ * Which pending list of the agent's inbox a splice edits. `next-turn`: user messages typed
+ * while a turn ran (or left when it was interrupted), each to run as a turn of its own, in
+ * order.
+ */
+export type InboxTarget = 'next-turn'
 
 declare module '@keel/session' {
   interface SessionEventMap {
@@ -113,6 +121,29 @@ declare module '@keel/session' {
       text?: string
       /** @minLength 1 */
       errorCode?: string
+    }
+
+    /**
+     * One normalized edit of the agent's durable list of pending user messages: the list
+     * is the fold of these events (`inboxProjection`), so a crash or a resume keeps what
+     * was typed and not yet run. Log-only. The edit is `Array.prototype.splice(start,
+     * removedCount ?? 0, ...inserted)` of the `target` list as folded so far, and it is
+     * normalized: `start + removedCount` lies within the list, it changes something
+     * (removes or inserts), and `removed` and `inserted` share no leading or trailing
+     * message (a replacement names only what differs). A removal without `outcome` took
+     * the messages to run: the turn that runs the first one follows (its `turn/start`
+     * right after). `outcome: 'canceled'` withdrew them unrun (the person took the text
+     * back to edit it, or dropped it) and inserts nothing.
+     * @example {"target":"next-turn","start":0,"inserted":[{"role":"user","content":[{"type":"text","text":"Then run the linter."}]}]}
+     */
+    'agent/inbox/spliced': {
+      target: InboxTarget
+      /** @integer @minimum 0 */
+      start: number
+      /** @integer @minimum 1 */
+      removedCount?: number
+      inserted: UserMessage[]
+      outcome?: 'canceled'
     }
 
     /**

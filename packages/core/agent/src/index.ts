@@ -34,6 +34,7 @@ export { orderByServices, type ServiceNeeds } from './services.js'
 
 import './events.js'
 
+export type { InboxTarget } from './events.js'
 export {
   type AgentFacilities,
   type BeforeToolVerdict,
@@ -44,6 +45,19 @@ export {
   type Reinput,
   usePlugin,
 } from './host.js'
+export {
+  applySplice,
+  enqueueMessage,
+  type InboxEdit,
+  type InboxSplice,
+  inboxProjection,
+  normalizeSplice,
+  pendingMessages,
+  spliceInbox,
+  spliceProblem,
+  takeFromInbox,
+  withdrawMessage,
+} from './inbox.js'
 export type {
   AgentNotice,
   AgentObserver,

@@ -129,7 +129,7 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
     const final = llmError?.retryable
       ? {
           code: error.code,
-          message: `${error.message} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'})`,
+          message: `${error.message.trim().replace(/\.+$/u, '')} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'}).`,
         }
       : error
     const committed = commitPartial(rt, ts, step, attempt, result, 'failed')

@@ -100,6 +100,11 @@ export interface SendOptions {
   signal?: AbortSignal
   /** Output token cap for this turn's model calls, overriding the agent's. */
   maxTokens?: number
+  /**
+   * The message waits in the session's inbox (`agent/inbox/spliced`): the turn takes it out
+   * when it starts, in the same breath as its `turn/start`, so it is never lost between.
+   */
+  fromInbox?: boolean
 }
 
 /** How a turn ended. */

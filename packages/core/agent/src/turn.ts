@@ -6,6 +6,7 @@ import {
   type SessionEventMap,
   type TurnEndReason,
 } from '@keel/session'
+import { takeFromInbox } from './inbox.js'
 import { callModel, uniqueCallIds } from './model-call.js'
 import { type TurnResult, toUserMessage } from './options.js'
 import type { Runtime, TurnState } from './runtime.js'
@@ -18,6 +19,8 @@ export interface InboxItem {
   source?: string
   signal?: AbortSignal
   maxTokens?: number
+  /** The message waits in the inbox: taken out as the turn starts. */
+  fromInbox?: boolean
   resolve(result: TurnResult): void
   reject(error: unknown): void
 }
@@ -60,6 +63,7 @@ export async function runTurn(rt: Runtime, item: InboxItem, hooks: TurnHooks): P
   let end: TurnEnd | undefined
   try {
     const submitted = await rt.host.promptSubmit({ turn, message: item.message, signal })
+    if (item.fromInbox) takeFromInbox(session, item.message)
     session.append('turn/start', { turn })
     if (submitted.blocked) {
       const message = `plugin '${submitted.blocked.plugin}' blocked the message: ${submitted.blocked.decision.reason}`

@@ -13,6 +13,7 @@ export interface KnownEventType {
 /** Every event type declared in this repository, keyed by type. */
 export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Object.freeze({
   'agent-preset/selected': { surface: false, owner: '@keel/presets' },
+  'agent/inbox/spliced': { surface: false, owner: '@keel/agent' },
   'approval/asked': { surface: false, owner: '@keel/agent' },
   'approval/decided': { surface: false, owner: '@keel/agent' },
   'approval/policy': { surface: false, owner: '@keel/user-approval' },

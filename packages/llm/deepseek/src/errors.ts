@@ -31,9 +31,11 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
+/** The server's error text as a clause: trimmed, without its closing full stop (the sentence around it has one). */
 function apiMessage(error: APIError): string {
   const body = error.error as { message?: unknown } | undefined
-  return typeof body?.message === 'string' ? body.message : error.message
+  const text = typeof body?.message === 'string' ? body.message : error.message
+  return text.trim().replace(/\.+$/u, '')
 }
 
 /** Turns anything the openai client (or the stream) threw into an {@link LlmError} of the right kind. */

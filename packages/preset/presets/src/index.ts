@@ -12,10 +12,17 @@ export {
 } from './catalog.js'
 export { PresetError, type PresetErrorCode } from './errors.js'
 export { agentCompositionSchema, ownedEventTypes as presetEventTypes } from './events.generated.js'
+export { type LocatedJson, parseLocatedJson, type TextPosition } from './json-locate.js'
 export {
+  type BrokenPresetFile,
+  brokenError,
   findPreset,
+  formatPresetProblem,
   type LoadPresetsOptions,
+  loadPresetReport,
   loadPresets,
+  type PresetFileProblem,
+  type PresetReport,
   type PresetSource,
   readPresetFile,
 } from './load.js'
@@ -35,6 +42,8 @@ export {
   checkPluginReferences,
   configDigest,
   isBlank,
+  type PresetProblem,
+  pluginReferenceProblems,
   recordedComposition,
   resolveComposition,
   selectComposition,

@@ -1,9 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
-import { PresetError } from './errors.js'
-import { type Preset, presetSchema, shapeError } from './preset.js'
-import { checkPluginReferences } from './resolve.js'
+import { jsonPath, PresetError, type PresetErrorCode } from './errors.js'
+import { type LocatedJson, parseLocatedJson } from './json-locate.js'
+import { type Preset, presetSchema } from './preset.js'
+import { pluginReferenceProblems } from './resolve.js'
 import { shippedPresets } from './shipped.js'
 
 /** Where a preset came from: `shipped`, `code`, or the JSON file it was read from. */
@@ -27,30 +28,57 @@ export interface LoadPresetsOptions {
 /** Longest preset file read; a larger one is refused. */
 const MAX_PRESET_BYTES = 256 * 1024
 
+/** One problem of a preset file, located in it. */
+export interface PresetFileProblem {
+  readonly code: PresetErrorCode
+  /** The JSON path inside the file (`$.plugins[1].config.maxInProgress`). */
+  readonly path: string
+  /** Where in the file (1-based; the column in UTF-16 code units), when the file could be parsed. */
+  readonly line?: number
+  readonly column?: number
+  /** What is wrong, without file and path. */
+  readonly reason: string
+  /** What else the problem names (`plugin`, the `other` file of a duplicate id). */
+  readonly details?: Readonly<Record<string, string>>
+}
+
+/** A preset file that was left out, with every problem found in it. */
+export interface BrokenPresetFile {
+  readonly file: string
+  /** The preset id the file declares, when it has a readable one. */
+  readonly id?: string
+  readonly problems: readonly PresetFileProblem[]
+}
+
+/** What {@link loadPresetReport} found: the usable presets, and the files it left out. */
+export interface PresetReport {
+  readonly presets: PresetSource[]
+  readonly broken: BrokenPresetFile[]
+}
+
+/** `file:line:column: path: reason` — one problem on one line. */
+export function formatPresetProblem(file: string, problem: PresetFileProblem): string {
+  const at = problem.line === undefined ? '' : `:${problem.line}:${problem.column}`
+  return `${file}${at}: ${problem.path}: ${problem.reason}`
+}
+
 /**
- * The known presets: the shipped ones, code ones, then `$KEEL_HOME/presets/*.json` and
- * `<project>/.keel/presets/*.json` (files in name order). Every user preset is validated in
- * full — shape, plugin names, each plugin's config — and a problem is a {@link PresetError}
- * naming the file and the JSON path inside it. Two presets with one id (a user file may not
- * reuse a shipped id either) are `PRESET_DUPLICATE`, naming both places.
+ * The known presets, leaving broken files out instead of failing: the shipped ones, code
+ * ones, then `$KEEL_HOME/presets/*.json` and `<project>/.keel/presets/*.json` (files in name
+ * order). Every user file is checked in full — JSON syntax, the preset shape, plugin names,
+ * each plugin's config, a duplicate id (a user file may not reuse a shipped id either; the
+ * later file is the broken one) — and every problem of every file is reported at once,
+ * located by line and column. A broken file disables only itself.
  */
-export async function loadPresets(options: LoadPresetsOptions = {}): Promise<PresetSource[]> {
+export async function loadPresetReport(options: LoadPresetsOptions = {}): Promise<PresetReport> {
   const catalog = options.catalog ?? builtinCatalog()
-  const all: PresetSource[] = [
+  const presets: PresetSource[] = [
     ...shippedPresets.map((preset) => ({ preset, source: 'shipped' })),
     ...(options.extra ?? []).map((preset) => ({ preset, source: 'code' })),
   ]
-  const dirs = [
-    options.keelHome === undefined ? undefined : join(options.keelHome, 'presets'),
-    options.projectDir === undefined ? undefined : join(options.projectDir, '.keel', 'presets'),
-  ]
-  for (const dir of dirs) {
-    if (dir === undefined) continue
-    for (const file of await presetFiles(dir))
-      all.push({ preset: await readPresetFile(file, catalog), source: file })
-  }
+  const broken: BrokenPresetFile[] = []
   const seen = new Map<string, string>()
-  for (const { preset, source } of all) {
+  for (const { preset, source } of presets) {
     const earlier = seen.get(preset.id)
     if (earlier !== undefined) {
       throw new PresetError(
@@ -61,78 +89,150 @@ export async function loadPresets(options: LoadPresetsOptions = {}): Promise<Pre
     }
     seen.set(preset.id, source)
   }
-  return all
+  const dirs = [
+    options.keelHome === undefined ? undefined : join(options.keelHome, 'presets'),
+    options.projectDir === undefined ? undefined : join(options.projectDir, '.keel', 'presets'),
+  ]
+  for (const dir of dirs) {
+    if (dir === undefined) continue
+    const listed = await presetFiles(dir)
+    if ('problem' in listed) {
+      broken.push({ file: dir, problems: [listed.problem] })
+      continue
+    }
+    for (const file of listed.files) {
+      const checked = await checkPresetFile(file, catalog)
+      const earlier = checked.preset ? seen.get(checked.preset.id) : undefined
+      if (checked.preset && earlier !== undefined) {
+        checked.problems.push({
+          code: 'PRESET_DUPLICATE',
+          path: '$.id',
+          ...(checked.located?.keyAt([], 'id') ?? {}),
+          reason: `preset id ${JSON.stringify(checked.preset.id)} is already defined in ${earlier}: give it another id`,
+          details: { other: earlier },
+        })
+      }
+      if (!checked.preset || checked.problems.length > 0) {
+        broken.push({
+          file,
+          ...(checked.id === undefined ? {} : { id: checked.id }),
+          problems: checked.problems,
+        })
+        continue
+      }
+      seen.set(checked.preset.id, file)
+      presets.push({ preset: checked.preset, source: file })
+    }
+  }
+  return { presets, broken }
 }
 
-async function presetFiles(dir: string): Promise<string[]> {
+/**
+ * The known presets (see {@link loadPresetReport}), strictly: a broken file is a
+ * {@link PresetError} with the code, file and JSON path of the first problem, whose message
+ * lists every problem of every broken file, each as `file:line:column: path: reason`.
+ */
+export async function loadPresets(options: LoadPresetsOptions = {}): Promise<PresetSource[]> {
+  const report = await loadPresetReport(options)
+  if (report.broken.length > 0) throw brokenError(report.broken)
+  return report.presets
+}
+
+/** One {@link PresetError} for broken files: the first problem's code and place, every problem in the message. */
+export function brokenError(broken: readonly BrokenPresetFile[]): PresetError {
+  const first = broken[0]!
+  const problem = first.problems[0]!
+  const all = broken.flatMap((b) => b.problems.map((p) => formatPresetProblem(b.file, p)))
+  return new PresetError(problem.code, all.join('; '), {
+    ...problem.details,
+    file: first.file,
+    path: problem.path,
+    ...(first.id === undefined ? {} : { preset: first.id }),
+    problems: all,
+  })
+}
+
+async function presetFiles(dir: string): Promise<{ files: string[] } | { problem: PresetFileProblem }> {
   let names: string[]
   try {
     names = await readdir(dir)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw new PresetError(
-      'PRESET_UNREADABLE',
-      `cannot read preset directory ${dir}: ${(error as Error).message}`,
-      {
-        file: dir,
-        path: '$',
-      },
-    )
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return { files: [] }
+    const why = code === 'ENOTDIR' ? 'it is not a directory' : (error as Error).message
+    return {
+      problem: { code: 'PRESET_UNREADABLE', path: '$', reason: `cannot read the preset directory: ${why}` },
+    }
   }
-  return names
-    .filter((name) => name.endsWith('.json'))
-    .sort()
-    .map((name) => join(dir, name))
+  return {
+    files: names
+      .filter((name) => name.endsWith('.json'))
+      .sort()
+      .map((name) => join(dir, name)),
+  }
 }
 
-/** Reads and validates one preset file (shape, plugin names, plugin configs). */
-export async function readPresetFile(
-  file: string,
-  catalog: PluginCatalog = builtinCatalog(),
-): Promise<Preset> {
+interface CheckedFile {
+  preset?: Preset
+  id?: string
+  problems: PresetFileProblem[]
+  located?: Extract<LocatedJson, { ok: true }>
+}
+
+/** Reads one preset file and collects all its problems (syntax, shape, plugin names and configs). */
+async function checkPresetFile(file: string, catalog: PluginCatalog): Promise<CheckedFile> {
   let text: string
   try {
     const bytes = await readFile(file)
     if (bytes.length > MAX_PRESET_BYTES) {
-      throw new PresetError(
-        'PRESET_INVALID',
-        `preset file ${file} is ${bytes.length} bytes; the limit is ${MAX_PRESET_BYTES}`,
-        { file, path: '$' },
-      )
+      const reason = `the file is ${bytes.length} bytes; the limit is ${MAX_PRESET_BYTES}`
+      return { problems: [{ code: 'PRESET_INVALID', path: '$', reason }] }
     }
     text = bytes.toString('utf8')
   } catch (error) {
-    if (error instanceof PresetError) throw error
-    throw new PresetError(
-      'PRESET_UNREADABLE',
-      `cannot read preset file ${file}: ${(error as Error).message}`,
-      {
-        file,
-        path: '$',
-      },
-    )
+    const reason = `cannot read the file: ${(error as Error).message}`
+    return { problems: [{ code: 'PRESET_UNREADABLE', path: '$', reason }] }
   }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw new PresetError(
-      'PRESET_INVALID',
-      `preset file ${file} is not valid JSON: ${(error as Error).message}`,
-      {
-        file,
-        path: '$',
-      },
-    )
+  const located = parseLocatedJson(text)
+  if (!located.ok) {
+    const reason = `not valid JSON: ${located.message}`
+    return { problems: [{ code: 'PRESET_INVALID', path: '$', ...located.position, reason }] }
   }
-  const id =
-    typeof json === 'object' && json !== null && typeof (json as { id?: unknown }).id === 'string'
-      ? (json as { id: string }).id
-      : '?'
+  const json = located.value
+  const declared = typeof json === 'object' && json !== null ? (json as { id?: unknown }).id : undefined
+  const id = typeof declared === 'string' ? declared : undefined
   const parsed = presetSchema.safeParse(json)
-  if (!parsed.success) throw shapeError(parsed.error, file, id)
-  checkPluginReferences(parsed.data, catalog, file)
-  return parsed.data
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue): PresetFileProblem => {
+      const extra = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined
+      const place =
+        (extra === undefined ? undefined : located.keyAt(issue.path, extra)) ?? located.at(issue.path)
+      return { code: 'PRESET_INVALID', path: jsonPath(issue.path), ...place, reason: issue.message }
+    })
+    return { ...(id === undefined ? {} : { id }), problems, located }
+  }
+  const problems = pluginReferenceProblems(parsed.data, catalog, file).map(
+    (p): PresetFileProblem => ({
+      code: p.error.code,
+      path: jsonPath(p.keys),
+      ...located.at(p.keys),
+      reason: p.reason,
+      ...(typeof p.error.details.plugin === 'string' ? { details: { plugin: p.error.details.plugin } } : {}),
+    }),
+  )
+  return { preset: parsed.data, id: parsed.data.id, problems, located }
+}
+
+/** Reads and validates one preset file; throws a {@link PresetError} listing all its problems. */
+export async function readPresetFile(
+  file: string,
+  catalog: PluginCatalog = builtinCatalog(),
+): Promise<Preset> {
+  const checked = await checkPresetFile(file, catalog)
+  if (checked.preset && checked.problems.length === 0) return checked.preset
+  throw brokenError([
+    { file, ...(checked.id === undefined ? {} : { id: checked.id }), problems: checked.problems },
+  ])
 }
 
 /** The preset with `id`, or `PRESET_NOT_FOUND` listing the ids there are. */

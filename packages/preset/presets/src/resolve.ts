@@ -24,61 +24,109 @@ function effectiveConfig(preset: Preset, use: string, config: unknown): unknown 
   return { ...base, ...preset.policy }
 }
 
+/** One problem of a preset, with the JSON path (as keys) it is about. */
+export interface PresetProblem {
+  readonly error: PresetError
+  /** The path inside the preset, e.g. `['plugins', 1, 'config', 'maxInProgress']`. */
+  readonly keys: ReadonlyArray<PropertyKey>
+  /** What is wrong there, without the file and path (the error's message has them). */
+  readonly reason: string
+}
+
 function validate(
   catalog: PluginCatalog,
   use: string,
   config: unknown,
   where: { file: string; path: ReadonlyArray<PropertyKey>; preset: string },
-): void {
+): PresetProblem[] {
   const provider = catalog.get(use)
   if (!provider) {
-    throw new PresetError(
-      'PRESET_PLUGIN_UNKNOWN',
-      `preset ${JSON.stringify(where.preset)} in ${where.file}: ${jsonPath([...where.path, 'use'])}: no installed plugin ${JSON.stringify(use)}; installed: ${[...catalog.keys()].join(', ')}`,
-      { file: where.file, path: jsonPath([...where.path, 'use']), preset: where.preset, plugin: use },
-    )
+    const keys = [...where.path, 'use']
+    const reason = `no installed plugin ${JSON.stringify(use)}; installed: ${[...catalog.keys()].join(', ')}`
+    return [
+      {
+        keys,
+        reason,
+        error: new PresetError(
+          'PRESET_PLUGIN_UNKNOWN',
+          `preset ${JSON.stringify(where.preset)} in ${where.file}: ${jsonPath(keys)}: ${reason}`,
+          { file: where.file, path: jsonPath(keys), preset: where.preset, plugin: use },
+        ),
+      },
+    ]
   }
   const parsed = provider.config.safeParse(config ?? {})
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const path = jsonPath([...where.path, 'config', ...issue.path])
-    throw new PresetError(
-      'PRESET_PLUGIN_CONFIG_INVALID',
-      `preset ${JSON.stringify(where.preset)} in ${where.file}: ${path}: ${issue.message} (config of ${use})`,
-      { file: where.file, path, preset: where.preset, plugin: use },
-    )
-  }
+  if (parsed.success) return []
+  return parsed.error.issues.map((issue) => {
+    const keys = [...where.path, 'config', ...issue.path]
+    const path = jsonPath(keys)
+    const reason = `${issue.message} (config of ${use})`
+    return {
+      keys,
+      reason,
+      error: new PresetError(
+        'PRESET_PLUGIN_CONFIG_INVALID',
+        `preset ${JSON.stringify(where.preset)} in ${where.file}: ${path}: ${reason}`,
+        { file: where.file, path, preset: where.preset, plugin: use },
+      ),
+    }
+  })
 }
 
 /**
- * Checks every plugin reference of a preset against the installed plugins: the name must be
- * known, each plugin listed once, the config (with the preset's policy merged into the
- * approval plugin's) must validate, and a policy needs the approval plugin.
+ * Every problem of a preset's plugin references against the installed plugins: the name
+ * must be known, each plugin listed once, the config (with the preset's policy merged
+ * into the approval plugin's) must validate, and a policy needs the approval plugin.
  */
-export function checkPluginReferences(preset: Preset, catalog: PluginCatalog, file: string): void {
+export function pluginReferenceProblems(
+  preset: Preset,
+  catalog: PluginCatalog,
+  file: string,
+): PresetProblem[] {
+  const problems: PresetProblem[] = []
   const seen = new Set<string>()
   preset.plugins.forEach((ref, i) => {
     if (seen.has(ref.use)) {
-      throw new PresetError(
-        'PRESET_INVALID',
-        `preset ${JSON.stringify(preset.id)} in ${file}: ${jsonPath(['plugins', i, 'use'])}: ${ref.use} is listed twice`,
-        { file, path: jsonPath(['plugins', i, 'use']), preset: preset.id, plugin: ref.use },
-      )
+      const keys = ['plugins', i, 'use']
+      const reason = `${ref.use} is listed twice`
+      problems.push({
+        keys,
+        reason,
+        error: new PresetError(
+          'PRESET_INVALID',
+          `preset ${JSON.stringify(preset.id)} in ${file}: ${jsonPath(keys)}: ${reason}`,
+          { file, path: jsonPath(keys), preset: preset.id, plugin: ref.use },
+        ),
+      })
+      return
     }
     seen.add(ref.use)
-    validate(catalog, ref.use, effectiveConfig(preset, ref.use, ref.config), {
-      file,
-      path: ['plugins', i],
-      preset: preset.id,
-    })
+    problems.push(
+      ...validate(catalog, ref.use, effectiveConfig(preset, ref.use, ref.config), {
+        file,
+        path: ['plugins', i],
+        preset: preset.id,
+      }),
+    )
   })
   if (preset.policy !== undefined && !seen.has(APPROVAL)) {
-    throw new PresetError(
-      'PRESET_INVALID',
-      `preset ${JSON.stringify(preset.id)} in ${file}: $.policy needs the ${APPROVAL} plugin in $.plugins`,
-      { file, path: '$.policy', preset: preset.id },
-    )
+    problems.push({
+      keys: ['policy'],
+      reason: `needs the ${APPROVAL} plugin in $.plugins`,
+      error: new PresetError(
+        'PRESET_INVALID',
+        `preset ${JSON.stringify(preset.id)} in ${file}: $.policy needs the ${APPROVAL} plugin in $.plugins`,
+        { file, path: '$.policy', preset: preset.id },
+      ),
+    })
   }
+  return problems
+}
+
+/** Throws the first of {@link pluginReferenceProblems}, if any. */
+export function checkPluginReferences(preset: Preset, catalog: PluginCatalog, file: string): void {
+  const [first] = pluginReferenceProblems(preset, catalog, file)
+  if (first) throw first.error
 }
 
 /** Resolves a preset to the composition a session records (validating it first). */

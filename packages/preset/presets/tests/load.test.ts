@@ -6,8 +6,11 @@ import {
   builtinPlugins,
   codingPreset,
   definePreset,
+  formatPresetProblem,
+  loadPresetReport,
   loadPresets,
   PresetError,
+  parseLocatedJson,
   resolveComposition,
   shippedPresets,
 } from '../src/index.js'
@@ -167,5 +170,71 @@ describe('user presets', () => {
     const shipped = await failure(loadPresets({ keelHome: home, projectDir: project }))
     expect(shipped.code).toBe('PRESET_DUPLICATE')
     expect(shipped.message).toContain('shipped')
+  })
+})
+
+describe('broken preset files', () => {
+  it('every problem of every file at once, with line:column; a broken file leaves out only itself', async () => {
+    const { home, project } = await dirs()
+    const good = join(home, 'presets', 'good.json')
+    await writeFile(good, JSON.stringify({ id: 'good', description: 'fine', tools: ['fs-read'] }))
+    const shape = join(home, 'presets', 'shape.json')
+    await writeFile(
+      shape,
+      ['{', '  "id": "shape",', '  "tools": ["fs", "net"],', '  "extra": 1', '}', ''].join('\n'),
+    )
+    const config = join(project, '.keel', 'presets', 'config.json')
+    await writeFile(
+      config,
+      [
+        '{',
+        '  "id": "config",',
+        '  "description": "two bad plugins",',
+        '  "plugins": [',
+        '    { "use": "@keel/todo", "config": { "maxInProgress": 0, "reminderAfterSteps": -1 } },',
+        '    { "use": "@keel/nope" }',
+        '  ]',
+        '}',
+      ].join('\n'),
+    )
+    const syntax = join(project, '.keel', 'presets', 'syntax.json')
+    await writeFile(syntax, '{\n  "id": "syntax",\n  "description": "x"\n  "tools": []\n}\n')
+    const report = await loadPresetReport({ keelHome: home, projectDir: project })
+    expect(report.presets.map((p) => p.preset.id)).toContain('good')
+    expect(report.presets.map((p) => p.preset.id)).not.toContain('config')
+    const lines = report.broken.flatMap((b) => b.problems.map((p) => formatPresetProblem(b.file, p)))
+    const expected = [
+      [`${shape}:1:1: $.description: `, ''],
+      [`${shape}:3:19: $.tools[1]: `, ''],
+      [`${shape}:4:3: $: `, 'extra'],
+      [`${config}:5:57: $.plugins[0].config.maxInProgress: `, 'config of @keel/todo'],
+      [`${config}:5:82: $.plugins[0].config.reminderAfterSteps: `, 'config of @keel/todo'],
+      [`${config}:6:14: $.plugins[1].use: `, 'no installed plugin "@keel/nope"'],
+      [`${syntax}:4:3: $: `, "not valid JSON: expected ',' or '}'"],
+    ]
+    expect(lines).toHaveLength(expected.length)
+    lines.forEach((line, i) => {
+      expect(line.startsWith(expected[i]![0]!), `${line}\n  should start with ${expected[i]![0]}`).toBe(true)
+      expect(line).toContain(expected[i]![1])
+    })
+    expect(report.broken.map((b) => b.id)).toEqual(['shape', 'config', undefined])
+    // strictly, one error lists them all
+    const strict = await failure(loadPresets({ keelHome: home, projectDir: project }))
+    expect(strict.details.problems).toEqual(lines)
+  })
+
+  it('parseLocatedJson agrees with JSON.parse and places values and keys', () => {
+    const text = '{\n  "a": [1, {"b": "x\\n"}],\n  "c": null\n}'
+    const located = parseLocatedJson(text)
+    if (!located.ok) throw new Error(located.message)
+    expect(located.value).toEqual(JSON.parse(text))
+    expect(located.at(['a', 1, 'b'])).toEqual({ line: 2, column: 18 })
+    expect(located.at(['a', 1, 'missing'])).toEqual({ line: 2, column: 12 })
+    expect(located.keyAt([], 'c')).toEqual({ line: 3, column: 3 })
+    for (const bad of ['', '{', '[1,]', '{"a" 1}', '01', '"\\u12"', '{"a":1} x', 'tru']) {
+      const result = parseLocatedJson(bad)
+      expect(result.ok, bad).toBe(false)
+      expect(() => JSON.parse(bad), bad).toThrow()
+    }
   })
 })

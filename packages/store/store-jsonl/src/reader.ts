@@ -1,10 +1,11 @@
 import { isUtf8 } from 'node:buffer'
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import {
   checkFormatVersion,
   isBlobStub,
+  lineTime,
   migratedNotice,
   migrateStored,
   resolveBlobStub,
@@ -315,6 +316,52 @@ export function countEvents(file: string, bodyOffset: number): number | undefine
       pos += read
       for (let at = buf.indexOf(10, 0); at !== -1 && at < read; at = buf.indexOf(10, at + 1)) count++
     }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** How far back {@link lastEventTime} reads (a line is at most the store's line cap, 1 MiB by default). */
+const MAX_TAIL_BYTES = 8 << 20
+
+/**
+ * The `time` of the last event of a session file, reading back from its end: the last
+ * line, or the one before it when the last is a torn, unparsable tail. `undefined` when
+ * there is none or it cannot be read. For listing only: nothing is validated.
+ */
+export function lastEventTime(file: string, bodyOffset: number): number | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    let pos = fstatSync(fd).size
+    let tail = Buffer.alloc(0)
+    // Read back until two line starts are known (or the body's start is reached).
+    const newlines = () => {
+      const end = tail.at(-1) === 10 ? tail.length - 1 : tail.length
+      let count = 0
+      for (let at = tail.indexOf(10); at !== -1 && at < end; at = tail.indexOf(10, at + 1)) count++
+      return count
+    }
+    while (pos > bodyOffset && tail.length < MAX_TAIL_BYTES && newlines() < 2) {
+      const from = Math.max(bodyOffset, pos - 64 * 1024)
+      const piece = Buffer.allocUnsafe(pos - from)
+      const read = readSync(fd, piece, 0, piece.length, from)
+      tail = Buffer.concat([piece.subarray(0, read), tail])
+      pos = from
+    }
+    const text = tail.toString('utf8')
+    const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n')
+    // The first piece is a whole line only when reading reached the body's start.
+    const whole = pos === bodyOffset ? lines : lines.slice(1)
+    for (let i = whole.length - 1; i >= Math.max(0, whole.length - 2); i--) {
+      const time = lineTime(whole[i])
+      if (time !== undefined) return time
+    }
+    return undefined
   } finally {
     closeSync(fd)
   }

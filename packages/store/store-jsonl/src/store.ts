@@ -14,11 +14,12 @@ import {
   type StoredLog,
   type StoreNotice,
   type StoreOptions,
+  sortSummaries,
   summaryOf,
 } from '@keel/store'
 import { cleanLeftovers, fsyncDir, LEFTOVER_AGE_MS, mapIoError, writeTempLog } from './files.js'
 import { acquireLock, type BrokenLock, breakLock } from './lock.js'
-import { countEvents, readHeader, readLog } from './reader.js'
+import { countEvents, lastEventTime, readHeader, readLog } from './reader.js'
 import { JsonlWriter } from './writer.js'
 
 /** Options of {@link JsonlStore}. */
@@ -197,7 +198,7 @@ class JsonlBackend implements StoreBackend {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
       throw error
     }
-    const out: { header: SessionHeader; file: string; bodyOffset: number }[] = []
+    const out: { header: SessionHeader; file: string; bodyOffset: number; summary: SessionSummary }[] = []
     for (const name of names) {
       if (!sessionIdSchema.safeParse(name).success) continue
       const dir = join(this.#dir, name)
@@ -211,10 +212,22 @@ class JsonlBackend implements StoreBackend {
         continue
       }
       if (options.cwd !== undefined && read.header.cwd !== options.cwd) continue
-      out.push({ header: read.header, file, bodyOffset: read.bodyOffset })
+      // Ordering by activity needs every candidate's last event; otherwise only the listed ones'.
+      const last = options.orderBy === 'activity' ? lastEventTime(file, read.bodyOffset) : undefined
+      const summary = summaryOf(read.header, undefined, last)
+      out.push({ header: read.header, file, bodyOffset: read.bodyOffset, summary })
     }
-    out.sort((a, b) => b.header.createdAt - a.header.createdAt || (a.header.id < b.header.id ? -1 : 1))
-    return out.slice(0, options.limit).map((s) => summaryOf(s.header, countEvents(s.file, s.bodyOffset)))
+    const entries = new Map(out.map((entry) => [entry.summary, entry]))
+    return sortSummaries(
+      out.map((entry) => entry.summary),
+      options.orderBy,
+    )
+      .slice(0, options.limit)
+      .map((summary) => {
+        const { header, file, bodyOffset } = entries.get(summary)!
+        const last = options.orderBy === 'activity' ? summary.lastActivityAt : lastEventTime(file, bodyOffset)
+        return summaryOf(header, countEvents(file, bodyOffset), last)
+      })
   }
 
   /**

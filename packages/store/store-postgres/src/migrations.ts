@@ -72,6 +72,19 @@ export const MIGRATIONS: ReadonlyArray<{
         REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT
         EXECUTE FUNCTION ${s}.keel_delete_session_rows();`,
   },
+  {
+    version: 3,
+    description:
+      'last_event_at: the time of the last stored event (created_at while there is none), kept by every write, so sessions list by last activity',
+    sql: (s) => `
+      ALTER TABLE ${s}.sessions ADD COLUMN last_event_at double precision;
+      UPDATE ${s}.sessions AS x SET last_event_at = greatest(x.created_at, coalesce((
+        SELECT (e.line::jsonb ->> 'time')::double precision FROM ${s}.events e
+         WHERE e.session_id = x.id ORDER BY e.seq DESC LIMIT 1), x.created_at));
+      ALTER TABLE ${s}.sessions ALTER COLUMN last_event_at SET NOT NULL;
+      CREATE INDEX sessions_last_event_at ON ${s}.sessions (last_event_at DESC);
+      CREATE INDEX sessions_cwd_last_event_at ON ${s}.sessions (cwd, last_event_at DESC);`,
+  },
 ]
 
 /** Quotes a schema name after checking it is a plain identifier. */

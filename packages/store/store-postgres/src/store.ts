@@ -155,6 +155,7 @@ class PostgresBackend implements StoreBackend {
           p.blobShas,
           p.blobJsons,
           lease !== undefined,
+          p.lastTime,
         ],
       })
       ok = rows[0]?.ok ?? 0
@@ -197,6 +198,7 @@ class PostgresBackend implements StoreBackend {
       this.#leases.ttlMs,
       SESSION_FORMAT_VERSION,
       initial.length,
+      p.lastTime,
     ])
     if (rows[0]?.ok !== 1) throw new SessionExists(header.id, this.where)
     const lease: Lease = { id: header.id, token: 1 }
@@ -250,17 +252,23 @@ class PostgresBackend implements StoreBackend {
     await this.#init()
     // A cwd the text column cannot hold is stored as NULL there: match it on the header.
     const exact = options.cwd === undefined || textStorable(options.cwd)
-    const { rows } = await this.#pool.query<{ id: string; header: string; event_count: number }>(
-      `SELECT id, header_json AS header, event_count FROM ${this.#s}.sessions
+    const order = options.orderBy === 'activity' ? 'last_event_at' : 'created_at'
+    const { rows } = await this.#pool.query<{
+      id: string
+      header: string
+      event_count: number
+      last_event_at: number
+    }>(
+      `SELECT id, header_json AS header, event_count, last_event_at FROM ${this.#s}.sessions
        WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
-       ORDER BY created_at DESC, id LIMIT $3`,
+       ORDER BY ${order} DESC, id LIMIT $3`,
       [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null],
     )
     const out: SessionSummary[] = []
     for (const row of rows) {
       const header = parseHeader(row.id, row.header, { file: this.#tables.sessions }, undefined)
       if (!exact && header.cwd !== options.cwd) continue
-      out.push(summaryOf(header, row.event_count))
+      out.push(summaryOf(header, row.event_count, row.last_event_at))
       if (out.length >= options.limit) break
     }
     return out

@@ -4,6 +4,8 @@ import type { PendingEvent } from '@keel/store'
 export interface BatchParams {
   lines: string
   count: number
+  /** The time of the batch's last event (`null` for an empty batch). */
+  lastTime: number | null
   blobShas: string[]
   blobJsons: string[]
 }
@@ -23,7 +25,8 @@ export function batchParams(batch: readonly PendingEvent[]): BatchParams {
       blobJsons.push(blob.json)
     }
   }
-  return { lines: lines.join('\n'), count: batch.length, blobShas, blobJsons }
+  const lastTime = batch.length > 0 ? batch[batch.length - 1]!.event.time : null
+  return { lines: lines.join('\n'), count: batch.length, lastTime, blobShas, blobJsons }
 }
 
 /**
@@ -49,12 +52,14 @@ function insertRows(schema: string): string {
  * session's `event_count` only when it is `$2` (the batch's first seq) and the lease
  * token is `$3`, and inserts events and blobs only then. `$5` is the lease duration in ms
  * (renewed by the write); with `$9` false (a low-level append) the writer is cleared and
- * the token moves on, fencing out an expired holder. Returns `ok` 1 or 0.
+ * the token moves on, fencing out an expired holder. `$10` is the time of the batch's last
+ * event (`last_event_at`). Returns `ok` 1 or 0.
  */
 export function appendSql(schema: string): string {
   return `WITH s AS (
     UPDATE ${schema}.sessions
        SET event_count = event_count + $4::integer,
+           last_event_at = greatest(last_event_at, $10::double precision),
            lease_expires = CASE WHEN $9::boolean THEN now() + $5::double precision * interval '1 millisecond' END,
            writer = CASE WHEN $9::boolean THEN writer END,
            lease_token = CASE WHEN $9::boolean THEN lease_token ELSE lease_token + 1 END
@@ -66,13 +71,14 @@ export function appendSql(schema: string): string {
 /**
  * One statement creating a session with its writer lease and initial events; `ok` is 0
  * when the id exists. `$1` id, `$3` header text, `$4` created_at, `$5` cwd, `$9` writer,
- * `$10` lease ms, `$11` format version, `$12` event count.
+ * `$10` lease ms, `$11` format version, `$12` event count, `$13` the last initial event's time.
  */
 export function createSql(schema: string): string {
   return `WITH s AS (
     INSERT INTO ${schema}.sessions
-      (id, format_version, header_json, created_at, cwd, event_count, writer, lease_token, lease_expires)
-    VALUES ($1, $11::integer, $3, $4::double precision, $5, $12::integer, $9::jsonb, 1, now() + $10::double precision * interval '1 millisecond')
+      (id, format_version, header_json, created_at, cwd, event_count, writer, lease_token, lease_expires, last_event_at)
+    VALUES ($1, $11::integer, $3, $4::double precision, $5, $12::integer, $9::jsonb, 1, now() + $10::double precision * interval '1 millisecond',
+            greatest($4::double precision, coalesce($13::double precision, $4::double precision)))
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), ${insertRows(schema)}`

@@ -49,9 +49,12 @@ describe.skipIf(!PG_URL)('postgres: schema migration 2 on tables of migration 1'
       }
       const store = new PostgresStore({ url: PG_URL!, schema })
       try {
-        expect((await store.list({ cwd: '/w' })).map((x) => [x.id, x.eventCount])).toEqual([['old', 11]])
+        const listed = await store.list({ cwd: '/w', orderBy: 'activity' })
+        expect(listed.map((x) => [x.id, x.eventCount])).toEqual([['old', 11]])
+        // migration 3 took the last activity from the last stored event
+        expect(listed[0]!.lastActivityAt).toBe(Math.max(header.createdAt, events.at(-1)!.time))
         const versions = await sql<{ version: number }>(`SELECT version FROM ${s}.keel_migrations ORDER BY 1`)
-        expect(versions.map((v) => v.version)).toEqual([1, 2])
+        expect(versions.map((v) => v.version)).toEqual([1, 2, 3])
         // a process of the previous release cannot write rows the new one would not read
         await expect(
           sql(

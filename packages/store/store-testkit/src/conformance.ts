@@ -196,6 +196,40 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       expect(await f.store.list({ cwd: '/nowhere' })).toEqual([])
     })
 
+    it('lists by last activity: the time of the last event, createdAt while there is none', async () => {
+      const f = await fixture()
+      const rejectedTurn = (session: Session, time: number) => {
+        const turn = session.lastTurn + 1
+        session.append('turn/start', { turn }, { time })
+        session.append('turn/end', { turn, reason: 'rejected' }, { time })
+      }
+      const made: Array<[string, number, number | undefined]> = [
+        ['a1', 1000, 9000],
+        ['a2', 2000, 5000],
+        ['a3', 3000, undefined],
+      ]
+      for (const [id, createdAt, time] of made) {
+        const h = await f.store.create({ id, header: { cwd: '/w', createdAt } })
+        if (time !== undefined) rejectedTurn(h.session, time)
+        await h.close()
+      }
+      const byActivity = await (await reopen(f)).list({ orderBy: 'activity' })
+      expect(byActivity.map((s) => [s.id, s.lastActivityAt])).toEqual([
+        ['a1', 9000],
+        ['a2', 5000],
+        ['a3', 3000],
+      ])
+      expect((await f.store.list()).map((s) => s.id)).toEqual(['a3', 'a2', 'a1'])
+      const later = await f.store.open('a3')
+      rejectedTurn(later.session, 20_000)
+      await later.close()
+      const again = await (await reopen(f)).list({ cwd: '/w', orderBy: 'activity', limit: 2 })
+      expect(again.map((s) => [s.id, s.lastActivityAt, s.eventCount])).toEqual([
+        ['a3', 20_000, 2],
+        ['a1', 9000, 2],
+      ])
+    })
+
     it('refuses unknown ids, duplicate ids and a second writer', async () => {
       const f = await fixture()
       expectCode(await rejection(f.store.open('missing')), 'SESSION_NOT_FOUND')

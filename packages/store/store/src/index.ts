@@ -34,7 +34,14 @@ export {
   type StoreLocation,
   UnknownRequiredEvent,
 } from './errors.js'
-export { MemoryStorage, MemoryStore, type MemoryStoreOptions, summaryOf } from './memory.js'
+export {
+  lineTime,
+  MemoryStorage,
+  MemoryStore,
+  type MemoryStoreOptions,
+  sortSummaries,
+  summaryOf,
+} from './memory.js'
 export { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 export type {
   CreateSessionInit,

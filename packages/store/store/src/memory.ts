@@ -152,10 +152,9 @@ class MemoryBackend implements StoreBackend {
     for (const record of this.#storage.records.values()) {
       const header = JSON.parse(record.header) as SessionHeader
       if (options.cwd !== undefined && header.cwd !== options.cwd) continue
-      out.push(summaryOf(header, record.lines.length))
+      out.push(summaryOf(header, record.lines.length, lineTime(record.lines.at(-1))))
     }
-    out.sort((a, b) => b.createdAt - a.createdAt)
-    return out.slice(0, options.limit)
+    return sortSummaries(out, options.orderBy).slice(0, options.limit)
   }
 
   async readRaw(): Promise<string | undefined> {
@@ -223,9 +222,37 @@ class MemoryBackend implements StoreBackend {
   }
 }
 
-/** A summary from a header and, when known, the event count. */
-export function summaryOf(header: SessionHeader, eventCount?: number): SessionSummary {
-  const summary: SessionSummary = { id: header.id, createdAt: header.createdAt }
+/** The `time` of a stored event line (a blob stub has one too), when it is readable. */
+export function lineTime(line: string | undefined): number | undefined {
+  if (line === undefined) return undefined
+  try {
+    const time = (JSON.parse(line) as { time?: unknown }).time
+    return typeof time === 'number' && Number.isFinite(time) ? time : undefined
+  } catch {
+    // A line that does not parse is the reader's to report; listing falls back to createdAt.
+    return undefined
+  }
+}
+
+/** Newest first by `orderBy` (default `created`), ties broken by id: the one order of `list()`. */
+export function sortSummaries(
+  summaries: SessionSummary[],
+  orderBy: 'created' | 'activity' = 'created',
+): SessionSummary[] {
+  const key = (s: SessionSummary) => (orderBy === 'activity' ? s.lastActivityAt : s.createdAt)
+  return summaries.sort((a, b) => key(b) - key(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+/**
+ * A summary from a header and, when known, the event count and the time of the last
+ * event (`lastActivityAt` falls back to `createdAt`).
+ */
+export function summaryOf(header: SessionHeader, eventCount?: number, lastEventAt?: number): SessionSummary {
+  const summary: SessionSummary = {
+    id: header.id,
+    createdAt: header.createdAt,
+    lastActivityAt: Math.max(header.createdAt, lastEventAt ?? header.createdAt),
+  }
   if (header.cwd !== undefined) summary.cwd = header.cwd
   if (header.agentPreset !== undefined) summary.agentPreset = header.agentPreset
   if (header.title !== undefined) summary.title = header.title

@@ -51,6 +51,8 @@ export interface SessionSummary {
   parentSession?: SessionId
   /** Number of events, when the backend knows it without reading the log. */
   eventCount?: number
+  /** Time of the session's last stored event (its `createdAt` while it has none), Unix ms. */
+  lastActivityAt: number
 }
 
 /** Filters of `list()`. */
@@ -59,6 +61,11 @@ export interface ListOptions {
   cwd?: string
   /** At most this many, newest first. Default 50. */
   limit?: number
+  /**
+   * What "newest" means: `created` (the header's `createdAt`, the default) or `activity`
+   * (`lastActivityAt`, the time of the last event), ties broken by id.
+   */
+  orderBy?: 'created' | 'activity'
 }
 
 /** Something the store noticed and handled while reading a session (never silent). */

@@ -7,7 +7,7 @@ import {
   useState,
   useSyncExternalStore,
 } from 'react'
-import { summarizeArguments } from '../render.js'
+import { oneLine, summarizeArguments } from '../render.js'
 import type { Feed, HistoryItem, PendingApproval } from './feed.js'
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
@@ -18,6 +18,10 @@ const LIVE_LINES = 8
 export interface AppActions {
   /** A line the person submitted (a task or a slash command). */
   submit(line: string): void
+  /** Enter on an empty line: a queue that waits runs. */
+  resume(): void
+  /** ↑ on an empty line: the last queued message, taken out of the queue to be edited. */
+  editLast(): string | undefined
   /** Ctrl-C while a turn runs. */
   interrupt(): void
   /** Leave with this exit code. */
@@ -102,6 +106,30 @@ function Spinner({ since }: { since: number }): ReactElement {
   )
 }
 
+/** Most queued messages listed; the rest are counted. */
+const QUEUED_SHOWN = 3
+
+/** The queue under the spinner: each message (clipped), and what the keys do with it. */
+function queuedLines(queued: readonly string[], paused: boolean, busy: boolean): ReactElement[] {
+  if (queued.length === 0) return []
+  const lines = queued
+    .slice(0, QUEUED_SHOWN)
+    .map((text, i) =>
+      h(Text, { key: `queued-${i}`, color: 'cyan', dimColor: true }, `⋯ queued: ${oneLine(text, 100)}`),
+    )
+  if (queued.length > QUEUED_SHOWN)
+    lines.push(
+      h(Text, { key: 'queued-more', dimColor: true }, `⋯ and ${queued.length - QUEUED_SHOWN} more queued`),
+    )
+  const hint = paused
+    ? `${queued.length} queued message${queued.length === 1 ? ' waits' : 's wait'}: Enter runs ${queued.length === 1 ? 'it' : 'them'}, ↑ takes the last back to edit`
+    : busy
+      ? '↑ takes the last queued message back to edit'
+      : ''
+  if (hint !== '') lines.push(h(Text, { key: 'queued-hint', color: 'yellow' }, hint))
+  return lines
+}
+
 /** Finished items, printed once above the live region (Ink's Static). */
 function HistoryView({ items }: { items: HistoryItem[] }): ReactElement {
   const props: { items: HistoryItem[]; children: (item: HistoryItem) => ReactElement } = {
@@ -112,15 +140,7 @@ function HistoryView({ items }: { items: HistoryItem[] }): ReactElement {
 }
 
 /** The interactive screen: finished history (static), live streaming, approval prompt, input line. */
-export function App({
-  feed,
-  actions,
-  title,
-}: {
-  feed: Feed
-  actions: AppActions
-  title: string
-}): ReactElement {
+export function App({ feed, actions }: { feed: Feed; actions: AppActions }): ReactElement {
   const state = useSyncExternalStore(
     (listener) => feed.subscribe(listener),
     () => feed.state,
@@ -180,6 +200,13 @@ export function App({
       app.exit()
       return
     }
+    if (key.upArrow) {
+      if (inputRef.current === '') {
+        const taken = actions.editLast()
+        if (taken !== undefined) setInput(taken)
+      }
+      return
+    }
     // A chunk with a newline inside is a paste: it joins the input line, newlines kept, and
     // is sent with the next Enter. A chunk of text ending in one newline is a line typed fast.
     const normalized = chars.replace(/\r\n?/gu, '\n')
@@ -195,6 +222,7 @@ export function App({
         actions.exit(0)
         app.exit()
       } else if (line !== '') actions.submit(line)
+      else actions.resume()
     } else if (key.backspace || key.delete) setInput((s) => s.slice(0, -1))
     else if (!key.ctrl && !key.meta && chars !== '') setInput((s) => s + chars)
   })
@@ -202,7 +230,7 @@ export function App({
   return h(
     Box,
     { flexDirection: 'column' },
-    h(HistoryView, { items: [{ id: -1, kind: 'info', text: title } as HistoryItem, ...state.history] }),
+    h(HistoryView, { items: [...state.history] }),
     state.reasoning !== ''
       ? h(Text, { dimColor: true, italic: true }, tail(state.reasoning, LIVE_LINES))
       : null,
@@ -216,6 +244,7 @@ export function App({
     ),
     state.approval ? h(Approval, { key: state.approval.question.id, pending: state.approval }) : null,
     busy ? h(Spinner, { since: state.busySince! }) : null,
+    ...queuedLines(state.queued, state.paused, busy),
     exitArmed
       ? h(
           Text,

@@ -29,6 +29,10 @@ export interface FeedState {
   readonly busySince: number | undefined
   readonly approval: PendingApproval | undefined
   readonly todo: string | undefined
+  /** Messages typed while a turn ran, waiting in the session's inbox, oldest first. */
+  readonly queued: readonly string[]
+  /** The queue waits for the person (after Ctrl-C, or restored on resume) instead of running. */
+  readonly paused: boolean
 }
 
 const empty: FeedState = {
@@ -39,6 +43,8 @@ const empty: FeedState = {
   busySince: undefined,
   approval: undefined,
   todo: undefined,
+  queued: [],
+  paused: false,
 }
 
 /**
@@ -68,6 +74,17 @@ export class Feed {
   /** Adds a finished line to the transcript. */
   add(kind: HistoryItem['kind'], text: string): void {
     this.#set({ history: [...this.#state.history, { id: this.#next++, kind, text }] })
+  }
+
+  /** Adds finished lines at once (an earlier conversation on resume). */
+  addAll(lines: ReadonlyArray<Pick<HistoryItem, 'kind' | 'text'>>): void {
+    const items = lines.map((line) => ({ id: this.#next++, kind: line.kind, text: line.text }))
+    this.#set({ history: [...this.#state.history, ...items] })
+  }
+
+  /** Shows the queued messages and whether they wait for the person. */
+  setQueue(queued: readonly string[], paused: boolean): void {
+    this.#set({ queued, paused: paused && queued.length > 0 })
   }
 
   /** Marks a turn as running (spinner and elapsed time) or done. */

@@ -1,0 +1,198 @@
+import type { AgentObserver, StoreHandle } from '@keel/agent'
+import type { LlmAdapter } from '@keel/llm'
+import {
+  createPresetAgent,
+  findPreset,
+  type PresetAgent,
+  type PresetSource,
+  resolveComposition,
+} from '@keel/presets'
+import { createTerminalAnswerer } from './terminal-answerer.js'
+import type { CliIo } from './commands.js'
+import { DeferredSession } from './deferred-session.js'
+import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
+import { printModeNotices, runOneShot } from './one-shot.js'
+import { openExisting, type SessionChoice } from './open-session.js'
+import { loadReportedPresets } from './preset-report.js'
+import { createRenderer } from './render.js'
+import type { agentOptions, Mode, Output } from './run.js'
+import type { SelectedStore } from './store.js'
+import type { ParsedFlags } from './usage.js'
+
+/** The system prompt of `keel` sessions (a preset may add to it). */
+export const KEEL_SYSTEM_PROMPT =
+  "You are Keel, a careful coding agent working in the user's workspace. Read before you edit, make the smallest change that does the job, check it (run the tests), and answer briefly."
+
+/** A command line that passed every check (`run.ts`). */
+export interface CheckedCommand {
+  io: CliIo
+  mode: Mode
+  values: ParsedFlags<typeof agentOptions>['values']
+  output: Output
+  task: string | undefined
+  interactive: boolean
+  llm: LlmAdapter
+  selected: SelectedStore
+  home: string
+  invocation: string
+  explicit: string | undefined
+  last: boolean
+  id: string | undefined
+  atSeq: number | undefined
+}
+
+/**
+ * Opens the session — a new one lazily (stored once a prompt gets through), or the one to
+ * resume or fork, in its recorded directory — builds the preset's agent, and runs it
+ * interactively or for one task. Returns the exit code.
+ */
+export async function openAndRun(c: CheckedCommand): Promise<number> {
+  const { io, mode, values, selected, home, invocation, explicit, last, id, atSeq } = c
+  let handle: StoreHandle
+  let deferred: DeferredSession | undefined
+  let cwd: string
+  let notes: string[] = []
+  let presets: PresetSource[]
+  try {
+    if (mode === 'new') {
+      cwd = explicit ?? invocation
+      presets = await loadReportedPresets(home, cwd, io, values.preset)
+      const chosen = findPreset(presets, values.preset ?? 'coding')
+      const composition = resolveComposition(chosen.preset, {
+        source: chosen.source,
+        ...(values.model === undefined ? {} : { model: values.model }),
+      })
+      deferred = new DeferredSession(
+        selected.store,
+        { cwd, agentPreset: composition.preset, agentComposition: composition },
+        selected.directoryOf,
+      )
+      handle = deferred
+    } else {
+      const choice: SessionChoice =
+        mode === 'fork'
+          ? { kind: 'fork', id: id!, ...(atSeq === undefined ? {} : { atSeq }) }
+          : last
+            ? { kind: 'last', dir: explicit ?? invocation }
+            : { kind: 'resume', id: id! }
+      const opened = await openExisting(choice, selected, {
+        invocation,
+        ...(explicit === undefined ? {} : { explicit }),
+      })
+      ;({ handle, cwd, notes } = opened)
+      try {
+        presets = await loadReportedPresets(home, cwd, io, values.preset)
+      } catch (error) {
+        await handle.close()
+        throw error
+      }
+    }
+  } catch (error) {
+    await selected.store.close()
+    throw error
+  }
+  return runWith({ ...c, handle, deferred, cwd, notes, presets })
+}
+
+function describeComposition(built: PresetAgent, mode: Mode): string {
+  const plugins = built.composition.plugins.map((p) => `${p.name}@${p.version}`).join(', ') || 'no plugins'
+  const verb =
+    built.origin === 'switched'
+      ? 'switched to preset'
+      : mode !== 'new'
+        ? 'rebuilt the recorded preset'
+        : 'preset'
+  return `${verb} ${built.composition.preset}: ${plugins}; tools ${built.composition.tools.join(', ') || 'none'}`
+}
+
+interface Setup extends CheckedCommand {
+  handle: StoreHandle
+  deferred: DeferredSession | undefined
+  cwd: string
+  notes: string[]
+  presets: PresetSource[]
+}
+
+async function runWith(s: Setup): Promise<number> {
+  const { io, values, output } = s
+  const print = values.print === true
+  const stream = print && output === 'stream-json'
+  const observers: AgentObserver[] = []
+  const renderer =
+    !print && !s.interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
+  if (renderer) observers.push(renderer)
+  const lines = stream ? createJsonLines(io.out) : undefined
+  if (lines) observers.push(lines.observer)
+  if (print) observers.push(printModeNotices(io, output))
+  const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
+  if (feed) observers.push(feed.observer)
+  // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
+  const answerers = feed
+    ? [feed.answerer]
+    : !print && io.terminal
+      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
+      : []
+  let built: PresetAgent
+  try {
+    built = await createPresetAgent({
+      llm: s.llm,
+      cwd: s.cwd,
+      presets: s.presets,
+      systemPrompt: KEEL_SYSTEM_PROMPT,
+      observers,
+      answerers,
+      session: s.handle,
+      ...(values.preset !== undefined
+        ? { preset: values.preset }
+        : s.mode === 'new'
+          ? { preset: 'coding' }
+          : {}),
+      ...(values.model === undefined ? {} : { model: values.model }),
+      logger: (entry) => io.err(`keel: ${entry.code}: ${entry.message}\n`),
+    })
+  } catch (error) {
+    await s.handle.close().catch(() => undefined)
+    await s.selected.store.close()
+    throw error
+  }
+  const agent = built.agent
+  const header = [...s.notes, describeComposition(built, s.mode), ...built.notices.map((n) => `note: ${n}`)]
+  if (!feed) for (const line of header) io.err(`keel: ${line}\n`)
+  lines?.open(agent.session.id, {
+    cwd: s.cwd,
+    model: s.llm.model,
+    preset: built.composition.preset,
+    composition: built.composition,
+    tools: agent.tools.map((t) => t.name),
+    capabilities: OUTPUT_CAPABILITIES,
+  })
+  const closeStore = () => s.selected.store.close()
+  if (s.interactive) {
+    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
+    try {
+      return await runInteractive({
+        agent,
+        built,
+        feed: feed!,
+        terminal: io.terminal!,
+        header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
+        resumed: s.mode !== 'new',
+        ...(io.signal ? { signal: io.signal } : {}),
+        ...(s.deferred ? { deferred: s.deferred } : {}),
+      })
+    } finally {
+      await agent.close().catch((error: unknown) => io.err(`keel: ${(error as Error).message}\n`))
+      await closeStore()
+    }
+  }
+  return runOneShot({
+    agent,
+    io,
+    task: s.task!,
+    print: print ? output : undefined,
+    started: Date.now(),
+    ...(renderer ? { finish: () => renderer.finish() } : {}),
+    ...(s.deferred ? { deferred: s.deferred } : {}),
+    closeStore,
+  })
+}

@@ -1,0 +1,55 @@
+import type { SessionEvent } from '@keel/session'
+import { oneLine, summarizeArguments, summarizeResult } from './render.js'
+
+/** One line describing an event, for `keel sessions show`. */
+export function describeEvent(event: SessionEvent): string {
+  switch (event.type) {
+    case 'turn/start':
+      return `turn ${event.data.turn}`
+    case 'turn/end':
+      return `turn ${event.data.turn} ${event.data.reason}${event.data.error ? ` ${event.data.error.code}: ${oneLine(event.data.error.message, 80)}` : ''}`
+    case 'step/start':
+    case 'step/end':
+      return `turn ${event.data.turn} step ${event.data.step}`
+    case 'system/message':
+    case 'developer/message':
+    case 'user/message': {
+      const text = event.data.message.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join(' ')
+      return oneLine(text, 100)
+    }
+    case 'assistant/message': {
+      const blocks = event.data.message.content
+      const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+      const calls = blocks.filter((b) => b.type === 'tool-call').length
+      const usage = event.data.usage
+        ? ` · ${event.data.usage.inputTokens} in / ${event.data.usage.outputTokens} out`
+        : ''
+      const extra = [
+        calls > 0 ? `${calls} tool call${calls === 1 ? '' : 's'}` : '',
+        blocks.some((b) => b.type === 'reasoning') ? 'reasoning' : '',
+        event.data.interrupted ? 'INTERRUPTED' : '',
+      ].filter((s) => s !== '')
+      return `${oneLine(text, 80) || '(no text)'}${extra.length > 0 ? ` [${extra.join(', ')}]` : ''}${usage}`
+    }
+    case 'assistant/attempt':
+      return `attempt ${event.data.attempt} failed: ${event.data.error.code}`
+    case 'tool/call':
+      return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
+    case 'tool/result':
+      return `${event.data.message.toolName} ${event.data.errorCode ? `✗ ${event.data.errorCode}` : '✓'} ${summarizeResult(event.data.message, 70)}`
+    case 'agent/inbox/spliced': {
+      const d = event.data
+      const added = d.inserted.map((m) =>
+        oneLine(m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), 40),
+      )
+      const removed = d.removedCount
+        ? `${d.outcome === 'canceled' ? 'withdrew' : 'took'} ${d.removedCount} at ${d.start}`
+        : ''
+      return [removed, added.length > 0 ? `queued ${added.map((a) => JSON.stringify(a)).join(', ')}` : '']
+        .filter((s) => s !== '')
+        .join('; ')
+    }
+    default:
+      return oneLine(JSON.stringify(event.data), 100)
+  }
+}

@@ -1,0 +1,86 @@
+import type { SessionEvent } from '@keel/session'
+import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
+import type { HistoryItem } from './feed.js'
+
+/** A transcript line before it is numbered. */
+export type TranscriptLine = Pick<HistoryItem, 'kind' | 'text'>
+
+/** How much of an earlier conversation a resumed session shows. */
+export const RESUME_TURNS = 10
+
+const textOf = (content: ReadonlyArray<{ type: string; text?: string }>) =>
+  content
+    .flatMap((b) =>
+      b.type === 'text' && b.text !== undefined ? [b.text] : b.type === 'image' ? ['[image]'] : [],
+    )
+    .join('')
+
+/**
+ * The earlier conversation of a resumed session as the interactive UI shows it: the last
+ * `turns` turns — what was typed, the answers, one line per tool call and per result
+ * (the output collapsed to its first line and a count), how a turn ended when it did not
+ * complete — after a line saying how many earlier turns are left out. Reasoning is left
+ * out (it is in the log and in `keel sessions show`).
+ */
+export function transcriptOf(
+  events: readonly SessionEvent[],
+  sessionId: string,
+  turns = RESUME_TURNS,
+): TranscriptLine[] {
+  const starts = events.filter((e) => e.type === 'turn/start')
+  const first = starts.length > turns ? starts[starts.length - turns]!.seq : 0
+  const lines: TranscriptLine[] = []
+  if (starts.length > turns) {
+    const hidden = starts.length - turns
+    lines.push({
+      kind: 'info',
+      text: `… ${hidden} earlier turn${hidden === 1 ? '' : 's'} (keel sessions show ${sessionId} lists everything)`,
+    })
+  }
+  for (const event of events) {
+    if (event.seq < first) continue
+    switch (event.type) {
+      case 'user/message':
+        lines.push({
+          kind: 'user',
+          text: `${event.data.source ? `(${event.data.source}) ` : ''}${textOf(event.data.message.content)}`,
+        })
+        break
+      case 'assistant/message': {
+        const text = textOf(event.data.message.content).trim()
+        if (text !== '') lines.push({ kind: 'assistant', text })
+        if (event.data.interrupted)
+          lines.push({ kind: 'notice', text: 'interrupted: the delivered prefix was kept' })
+        break
+      }
+      case 'tool/call':
+        lines.push({
+          kind: 'call',
+          text: `${event.data.name} ${summarizeArguments(event.data.arguments, 120)}`,
+        })
+        break
+      case 'tool/result': {
+        const summary = summarizeResult(event.data.message, 120)
+        const name = event.data.message.toolName
+        lines.push(
+          event.data.errorCode
+            ? { kind: 'error', text: `${name} ✗ ${event.data.errorCode}: ${summary}` }
+            : { kind: 'result', text: `${name} ✓ ${summary}` },
+        )
+        break
+      }
+      case 'turn/end':
+        if (event.data.reason !== 'completed') {
+          const error = event.data.error
+            ? `: ${event.data.error.code} ${oneLine(event.data.error.message, 160)}`
+            : ''
+          lines.push({ kind: 'notice', text: `turn ${event.data.turn} ${event.data.reason}${error}` })
+        }
+        break
+      default:
+        break
+    }
+  }
+  if (lines.length > 0) lines.push({ kind: 'info', text: '── resumed here ──' })
+  return lines
+}
