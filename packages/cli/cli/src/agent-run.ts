@@ -7,7 +7,6 @@ import {
   type PresetSource,
   resolveComposition,
 } from '@keel/presets'
-import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
@@ -17,6 +16,7 @@ import { loadReportedPresets } from './preset-report.js'
 import { createRenderer } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
 import type { SelectedStore } from './store.js'
+import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { ParsedFlags } from './usage.js'
 
 /** The system prompt of `keel` sessions (a preset may add to it). */

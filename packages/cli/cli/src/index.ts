@@ -19,7 +19,6 @@ export {
   jsonLine,
   OUTPUT_CAPABILITIES,
   OUTPUT_SCHEMA_VERSION,
-  PERMISSION_DENIAL_CODES,
   type PermissionDenial,
   permissionDenials,
   resultObject,

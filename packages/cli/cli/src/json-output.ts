@@ -26,27 +26,6 @@ export function usageOf(events: readonly SessionEvent[]): UsageTotals {
   return totals
 }
 
-/**
- * The error codes of a tool call the permission check refused (a policy, a person, a hook,
- * or nobody to ask): `@keel/user-approval`'s codes and the agent's own.
- */
-export const PERMISSION_DENIAL_CODES: ReadonlySet<string> = new Set([
-  'OUTSIDE_WORKSPACE',
-  'READ_ONLY_SESSION',
-  'PROTECTED_PATH',
-  'APPROVAL_REQUIRED',
-  'NETWORK_DISABLED',
-  'SANDBOX_UNAVAILABLE',
-  'TOOL_REFUSED',
-  'USER_REJECTED',
-  'HOOK_DENIED',
-  'APPROVAL_UNAVAILABLE',
-  'TOOL_DENIED',
-  'TOOL_DENIED_BY_USER',
-  'TOOL_ASK_UNANSWERED',
-  'TOOL_ASK_FAILED',
-])
-
 /** One refused tool call, as the `result` object lists it (`permission_denials`, as `claude -p`). */
 export interface PermissionDenial {
   tool_name: string
@@ -65,8 +44,9 @@ export function permissionDenials(events: readonly SessionEvent[]): PermissionDe
   for (const event of events) {
     if (event.type === 'tool/call') calls.set(event.data.callId, event.data.arguments)
     if (event.type !== 'tool/result') continue
-    const code = event.data.errorCode
-    if (code === undefined || !PERMISSION_DENIAL_CODES.has(code)) continue
+    // refused by the permission chain before it ran (a plugin's deny, or an ask nobody allowed)
+    if (event.data.refusedBy === undefined) continue
+    const code = event.data.errorCode ?? 'TOOL_DENIED'
     const raw = calls.get(event.data.message.toolCallId) ?? ''
     let input: unknown = raw
     try {

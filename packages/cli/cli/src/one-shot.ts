@@ -3,7 +3,7 @@ import type { SessionEvent } from '@keel/session'
 import type { CliIo } from './commands.js'
 import type { DeferredSession } from './deferred-session.js'
 import { EXIT, interruptExitCode, interruptSignal } from './exit-codes.js'
-import { jsonLine, PERMISSION_DENIAL_CODES, resultObject } from './json-output.js'
+import { jsonLine, resultObject } from './json-output.js'
 import { oneLine, summarizeResult } from './render.js'
 import type { Output } from './run.js'
 
@@ -24,7 +24,7 @@ export function printModeNotices(io: Pick<CliIo, 'err'>, output: Output): AgentO
       ),
     onNotice: (n) => io.err(`keel: ${n.code}: ${oneLine(n.message, 200)}\n`),
     onToolCallFinished: (info) => {
-      if (info.errorCode === undefined || !PERMISSION_DENIAL_CODES.has(info.errorCode)) return
+      if (info.refusedBy === undefined) return
       io.err(`keel: refused ${info.call.name} (${info.errorCode}): ${summarizeResult(info.result, 160)}\n`)
     },
     ...(output === 'text' ? { onDisplay: (n) => io.err(`[${n.source}] ${n.text}\n`) } : {}),

@@ -8,7 +8,6 @@ import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 // The demo reads the coding preset's `sandbox.limits` service (types only).
 import type {} from '@keel/user-approval'
-import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { Terminal } from './commands.js'
 import {
   demoAnswer,
@@ -22,6 +21,7 @@ import {
 import { checkDirectory } from './open-session.js'
 import { createRenderer, oneLine, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
+import { createTerminalAnswerer } from './terminal-answerer.js'
 import { parseFlags } from './usage.js'
 
 /** What {@link runDemo} reads and where it writes. */

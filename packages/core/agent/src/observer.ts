@@ -38,6 +38,8 @@ export interface ToolCallFinished {
   readonly errorCode?: string
   /** Whether the tool's `call` actually ran. */
   readonly ran: boolean
+  /** The permission chain refused the call (the plugin that denied or asked), as `tool/result.refusedBy`. */
+  readonly refusedBy?: string
 }
 
 /** Live progress of a running tool. */

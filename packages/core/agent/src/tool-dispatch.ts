@@ -125,7 +125,10 @@ async function runOne(
         : before.decision
     if (decision.action === 'deny') {
       const by = before.plugin ? ` by plugin '${before.plugin}'` : ''
-      return notRun(call, decision.errorCode ?? 'TOOL_DENIED', `denied${by}: ${decision.reason}`)
+      return {
+        ...notRun(call, decision.errorCode ?? 'TOOL_DENIED', `denied${by}: ${decision.reason}`),
+        refusedBy: before.plugin ?? '@keel/agent',
+      }
     }
     if (signal.aborted) return abortedCall(call)
     rt.emit('onToolCallStarted', { turn, step, call })

@@ -9,6 +9,8 @@ export interface ToolOutcome {
   output: ToolOutput
   storedAside?: { path: string; chars: number }
   ran: boolean
+  /** The permission chain refused the call: the plugin whose vote denied it or whose ask was refused. */
+  refusedBy?: string
 }
 
 /** An error output the model reads as `Error [<code>]: <message>`. */
@@ -44,6 +46,7 @@ function resultData(
   if (outcome.output.isError) message.isError = true
   const data: SessionEventMap['tool/result'] = { turn, step, message }
   if (outcome.output.isError) data.errorCode = outcome.output.errorCode ?? 'TOOL_FAILED'
+  if (outcome.refusedBy !== undefined) data.refusedBy = outcome.refusedBy
   if (outcome.storedAside) data.storedAside = outcome.storedAside
   return data
 }
@@ -78,6 +81,13 @@ export function commitResult(
     data = resultData(turn, step, call, committed)
     rt.session.append('tool/result', data)
   }
-  const base = { turn, step, call, result: data.message, ran: committed.ran }
+  const base = {
+    turn,
+    step,
+    call,
+    result: data.message,
+    ran: committed.ran,
+    ...(data.refusedBy === undefined ? {} : { refusedBy: data.refusedBy }),
+  }
   rt.emit('onToolCallFinished', data.errorCode === undefined ? base : { ...base, errorCode: data.errorCode })
 }

@@ -61,7 +61,7 @@ describe('one permission chain', () => {
     })
     await r.agent.send('poke')
     expect(seen).toEqual(['call_a'])
-    expect(r.events('tool/result')[0]!.data.errorCode).toBe('OUTSIDE')
+    expect(r.events('tool/result')[0]!.data).toMatchObject({ errorCode: 'OUTSIDE', refusedBy: 'sandbox' })
     expect(r.events('approval/asked')).toHaveLength(0)
     expect(probes.log).toEqual([])
   })
@@ -141,7 +141,10 @@ describe('one permission chain', () => {
     const asker = voter('asker', { beforeTool: () => ({ action: 'ask', reason: 'asks' }) })
     const r = await open([poke('a'), { text: 'ok' }], { tools: probeTools(1).tools, plugins: [asker] })
     await r.agent.send('poke')
-    expect(r.events('tool/result')[0]!.data.errorCode).toBe('APPROVAL_UNAVAILABLE')
+    expect(r.events('tool/result')[0]!.data).toMatchObject({
+      errorCode: 'APPROVAL_UNAVAILABLE',
+      refusedBy: 'asker',
+    })
 
     const waiting: ApprovalAnswerer = {
       name: 'slow',

@@ -85,7 +85,7 @@ export const eventValidators = {
   "step/start": stepRefSchema as unknown as z.ZodType<SessionEventMap["step/start"]>,
   "system/message": z.strictObject({ message: systemMessageSchema }) as unknown as z.ZodType<SessionEventMap["system/message"]>,
   "tool/call": z.strictObject({ arguments: z.string(), callId: z.string().min(1), name: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/call"]>,
-  "tool/result": z.strictObject({ errorCode: z.string().min(1).optional(), message: toolResultMessageSchema, step: z.number().int().gte(1), storedAside: storedAsideSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/result"]>,
+  "tool/result": z.strictObject({ errorCode: z.string().min(1).optional(), message: toolResultMessageSchema, refusedBy: z.string().min(1).optional(), step: z.number().int().gte(1), storedAside: storedAsideSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/result"]>,
   "turn/end": z.strictObject({ error: errorRecordSchema.optional(), reason: turnEndReasonSchema, turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["turn/end"]>,
   "turn/start": turnRefSchema as unknown as z.ZodType<SessionEventMap["turn/start"]>,
   "user/message": z.strictObject({ message: userMessageSchema, source: z.string().min(1).optional() }) as unknown as z.ZodType<SessionEventMap["user/message"]>,

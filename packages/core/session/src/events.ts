@@ -184,7 +184,9 @@ export interface SessionEventMap {
 
   /**
    * The result of one `tool/call` of the same turn, on the surface. `errorCode` is set when
-   * the call failed (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). `storedAside` says where the
+   * the call failed (`TOOL_INPUT_INVALID`, `TOOL_DENIED`, …). `refusedBy` is set when the
+   * permission chain refused it before it ran: the plugin whose vote denied it, or whose
+   * ask the answerers refused (`@keel/agent` when no plugin is named). `storedAside` says where the
    * full output went when it exceeded the tool's size cap and the model got a truncated view.
    * A result may also be rewritten later: a `tool/result` whose `surfaceOp` replaces exactly
    * one earlier result of the same call (same call id, turn and step) is accepted anywhere,
@@ -195,6 +197,8 @@ export interface SessionEventMap {
     message: ToolResultMessage
     /** @minLength 1 */
     errorCode?: string
+    /** @minLength 1 */
+    refusedBy?: string
     storedAside?: StoredAside
   }
 
