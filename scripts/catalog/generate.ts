@@ -5,6 +5,8 @@ import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
 import { diffCatalogs } from './diff.js'
 import { sha256 } from './digest.js'
+import { CatalogError } from './errors.js'
+import { exampleProblems } from './examples.js'
 import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
 import { goldenPath, renderGolden } from './golden.js'
 import { checkHistory, type HistoryReport } from './history.js'
@@ -50,6 +52,8 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const sessionModule = options.sessionModule ?? '@keel/session'
   const loaded = options.loaded ?? loadProject(options.root)
   const model: SourceModel = buildModel(loaded, sessionModule)
+  const badExamples = exampleProblems(model)
+  if (badExamples.length > 0) throw new CatalogError(badExamples)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
   const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`

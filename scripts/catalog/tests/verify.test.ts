@@ -15,7 +15,7 @@ import {
 } from '../generate.js'
 import { PLACEHOLDER_NOTE, readRecords } from '../records.js'
 import { verifyCatalog } from '../verify.js'
-import { cleanRepos, edit, makeRepo, write } from './helpers.js'
+import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
 
@@ -61,7 +61,11 @@ describe('verify', () => {
 
   it('fails on a changed property type in a core event, naming the event and path, until regenerated and recorded', () => {
     const root = fresh()
-    edit(root, CORE, (t) => t.replace("'tool/call': { turn: number;", "'tool/call': { turn: string;"))
+    edit(root, CORE, (t) =>
+      t
+        .replace("'tool/call': { turn: number;", "'tool/call': { turn: string;")
+        .replace('@example {"turn":1,"name"', '@example {"turn":"1","name"'),
+    )
     let result = verifyCatalog({ root })
     expect(result.ok).toBe(false)
     expect(result.staleFiles).toEqual(
@@ -214,7 +218,9 @@ describe('verify', () => {
         .replace('  text: string', '  text?: string'),
     )
     edit(root, CORE, (t) =>
-      t.replace("'turn/start': { turn: number }", "'turn/start': { turn: number; reason: string }"),
+      t
+        .replace("'turn/start': { turn: number }", "'turn/start': { turn: number; reason: string }")
+        .replace('A turn began. @example {"turn":1}', 'A turn began. @example {"turn":1,"reason":"asked"}'),
     )
     const changes = verifyCatalog({ root }).semanticChanges
     expect(changes).toContain('todo/write.data.todos[].status: union member added: "blocked"  [widening]')
@@ -233,7 +239,7 @@ describe('verify', () => {
     write(
       root,
       'packages/todo/todo/src/more.ts',
-      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Cleared the list. */\n    'todo/clear': { reason: 'user' }\n  }\n}\n",
+      eventsSource([['todo/clear', "{ reason: 'user' }", { reason: 'user' }]]),
     )
     generateAndWrite({ root, record: 'clear event' })
     generateAndWrite({ root, snapshot: true, force: true })
@@ -255,7 +261,13 @@ describe('verify', () => {
     write(
       root,
       OPS,
-      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** One list operation. */\n    'todo/op': { op: 'add'; text: string } | { op: 'remove'; id: string } | { op: 'clear' }\n  }\n}\n",
+      eventsSource([
+        [
+          'todo/op',
+          "{ op: 'add'; text: string } | { op: 'remove'; id: string } | { op: 'clear' }",
+          { op: 'add', text: 'milk' },
+        ],
+      ]),
     )
     generateAndWrite({ root, snapshot: true })
     edit(root, OPS, (t) =>

@@ -56,6 +56,7 @@ declare module '@keel/session' {
      * unique within the session and is answered by exactly one `approval/decided`. A call
      * is asked about again when a plugin rewrote its input (`tool/input-rewritten`); that
      * later question's `id` gets a `:<n>` suffix.
+     * @example {"id":"approval-1","turn":1,"toolName":"shell","callId":"call-1","reason":"shell commands run outside the sandbox"}
      */
     'approval/asked': {
       /** @minLength 1 */
@@ -72,6 +73,7 @@ declare module '@keel/session' {
      * per question. `rule` is present only when `outcome` is `allowed-session`, and is folded
      * into the session's rules (it survives resume and is inherited by forks). `reason`
      * is what the answerer said (a rejection's reason is passed to the model).
+     * @example {"id":"approval-1","turn":1,"outcome":"allowed-session","by":"user","answerer":"terminal","rule":{"toolName":"shell","command":"pnpm test"}}
      */
     'approval/decided': {
       /** @minLength 1 */
@@ -85,10 +87,10 @@ declare module '@keel/session' {
       rule?: SessionRule
     }
 
-    /** The approval policy was switched; the latest wins on replay. Log-only. */
+    /** The approval policy was switched; the latest wins on replay. Log-only. @example {"approvalPolicy":"on_request"} */
     'approval/policy': { approvalPolicy: ApprovalPolicy }
 
-    /** The sandbox mode was switched; the latest wins on replay. Log-only. */
+    /** The sandbox mode was switched; the latest wins on replay. Log-only. @example {"sandboxMode":"workspace_write"} */
     'sandbox/mode': { sandboxMode: SandboxMode }
   }
 }
