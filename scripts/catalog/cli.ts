@@ -1,10 +1,11 @@
-// `pnpm gen-persistence-catalog [--snapshot [--force]] [--golden] [--record "note"] [--dry-run] [--root DIR] [--time]`
+// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--translation-hash <event|path#Type>] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
-import { existsSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './errors.js'
-import { generateAndWrite, generateCatalog } from './generate.js'
+import { generateCatalog } from './generate.js'
+import { generateAndWrite, SnapshotRefused } from './release.js'
+import { translationHash } from './translations.js'
 import { verifyCatalog } from './verify.js'
 import { loadProject } from './workspace.js'
 
@@ -12,15 +13,16 @@ interface Args {
   command: string
   root: string
   snapshot: boolean
-  golden: boolean
   dryRun: boolean
+  translationHash?: string
   force: boolean
   record?: string
   time: boolean
 }
 
 const USAGE = `usage:
-  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--golden] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate --translation-hash <event type | path#Type> [--root DIR]
   tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
 
 function parseArgs(argv: string[]): Args {
@@ -29,7 +31,6 @@ function parseArgs(argv: string[]): Args {
     command: argv[0] ?? '',
     root: resolve(here, '../..'),
     snapshot: false,
-    golden: false,
     dryRun: false,
     force: false,
     time: false,
@@ -38,7 +39,6 @@ function parseArgs(argv: string[]): Args {
     const a = argv[i]!
     if (a === '--') continue
     if (a === '--snapshot') args.snapshot = true
-    else if (a === '--golden') args.golden = true
     else if (a === '--dry-run') args.dryRun = true
     else if (a === '--force') args.force = true
     else if (a === '--time') args.time = true
@@ -48,7 +48,12 @@ function parseArgs(argv: string[]): Args {
         throw new Error('--record needs a note: --record "why it changed"')
       args.record = note
     } else if (a.startsWith('--record=')) args.record = a.slice('--record='.length)
-    else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
+    else if (a === '--translation-hash') {
+      const what = argv[++i]
+      if (what === undefined || what.startsWith('--'))
+        throw new Error('--translation-hash needs an event type or a type: --translation-hash todo/write')
+      args.translationHash = what
+    } else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   return args
@@ -88,29 +93,28 @@ function main(): number {
     return 2
   }
   try {
-    if (args.dryRun) {
+    if (args.translationHash !== undefined) {
       const gen = generateCatalog({ root: args.root, loaded })
-      const stale = Object.entries(gen.files).filter(([rel, content]) => {
-        const abs = join(args.root, rel)
-        return !existsSync(abs) || readFileSync(abs, 'utf8') !== content
-      })
-      for (const [rel] of stale) console.log(`would write ${rel}`)
-      console.log(`dry run: ${gen.model.events.length} events, ${stale.length} file(s) would change`)
-      timing()
+      const { key, hash } = translationHash(gen.model, args.translationHash)
+      console.log(hash)
+      console.error(
+        `(the "source" a translation of ${key} in docs/persistence/translations.zh.json must carry)`,
+      )
       return 0
     }
     const { lines, history } = generateAndWrite({
       root: args.root,
       loaded,
       snapshot: args.snapshot,
-      golden: args.golden,
       force: args.force,
       record: args.record,
+      dryRun: args.dryRun,
     })
     for (const l of lines) console.log(l)
-    if (history.problems.length > 0) {
+    const pending = [...history.problems, ...(history.snapshotDue ? [history.snapshotDue] : [])]
+    if (pending.length > 0) {
       console.log('\nverify will still fail until the format history is settled:')
-      for (const p of history.problems) console.log(`  ${p}`)
+      for (const p of pending) console.log(`  ${p}`)
     }
     timing()
     return 0
@@ -118,6 +122,10 @@ function main(): number {
     if (e instanceof CatalogError) {
       console.error('The persistence catalog cannot be generated:')
       for (const p of e.problems) console.error(`  ${p.message}`)
+      return 1
+    }
+    if (e instanceof SnapshotRefused) {
+      console.error(e.message)
       return 1
     }
     console.error((e as Error).message)

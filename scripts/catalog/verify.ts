@@ -141,11 +141,13 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
     messages.push('What to do: run `pnpm gen-persistence-catalog` and commit the regenerated files.')
   }
 
-  const history = historyOf(root, gen)
-  result.historyProblems = history.problems
-  if (history.problems.length > 0) {
+  const history = historyOf(root, gen, { loadGoldens: true })
+  result.historyProblems = [
+    ...new Set([...history.problems, ...(history.snapshotDue ? [history.snapshotDue] : [])]),
+  ]
+  if (result.historyProblems.length > 0) {
     messages.push('Format history:')
-    for (const p of history.problems) messages.push(`  ${p}`)
+    for (const p of result.historyProblems) messages.push(`  ${p}`)
   }
   // Translations written from an English text that has changed since fail verify; missing
   // ones are only listed (the zh catalog marks them).
@@ -164,7 +166,9 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
   if (tr.missing.length > 0)
     messages.push(`(${tr.missing.length} description(s) have no Chinese translation yet)`)
   result.ok =
-    result.staleFiles.length === 0 && history.problems.length === 0 && result.translationProblems.length === 0
+    result.staleFiles.length === 0 &&
+    result.historyProblems.length === 0 &&
+    result.translationProblems.length === 0
   if (result.ok) {
     messages.push(
       `persistence catalog up to date: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}`,

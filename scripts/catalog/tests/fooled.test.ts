@@ -6,8 +6,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CatalogError } from '../errors.js'
-import { generateAndWrite, generateCatalog } from '../generate.js'
+import { generateCatalog } from '../generate.js'
 import { recordPath } from '../records.js'
+import { generateAndWrite } from '../release.js'
 import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
@@ -291,7 +292,7 @@ describe('the migration chain is proven from the code that runs', () => {
     generateAndWrite({ root, record: 'texts became numbers' })
     const result = verifyCatalog({ root })
     expect(result.ok).toBe(false)
-    expect(result.historyProblems.join('\n')).toContain('no migration from 1 to 2 is registered')
+    expect(result.historyProblems.join('\n')).toContain('no migration from format 1 to 2 is registered')
   }, 120_000)
 })
 

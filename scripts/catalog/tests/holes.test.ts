@@ -2,7 +2,8 @@
 // change to what is on disk through or broke the tool: each must now be refused or caught.
 import { afterAll, describe, expect, it } from 'vitest'
 import { CatalogError } from '../errors.js'
-import { generateAndWrite, generateCatalog } from '../generate.js'
+import { generateCatalog } from '../generate.js'
+import { generateAndWrite } from '../release.js'
 import { verifyCatalog } from '../verify.js'
 import { catalogOf, cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 

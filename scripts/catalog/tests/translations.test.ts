@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CATALOG_ZH, generateAndWrite, generateCatalog, sourceOf } from '../generate.js'
-import { TRANSLATIONS_ZH } from '../translations.js'
+import { CATALOG_ZH, generateCatalog } from '../generate.js'
+import { generateAndWrite } from '../release.js'
+import { sourceOf, TRANSLATIONS_ZH } from '../translations.js'
 import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, makeRepo, write } from './helpers.js'
 
