@@ -8,7 +8,7 @@ import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
 import { checkHistory, type HistoryReport } from './history.js'
 import { buildModel, type SourceModel } from './model.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
-import { type GoldenJob, type RuntimeReport, runtimeReport } from './runtime.js'
+import { type GoldenJob, type RuntimeJob, type RuntimeReport, runtimeReport } from './runtime.js'
 import { type TranslationStatus, translationStatus } from './translations.js'
 import { type LoadedProject, loadProject, type WorkspacePackage } from './workspace.js'
 import { renderAllValidators } from './zod.js'
@@ -101,15 +101,25 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
 export interface HistoryOptions {
   /** Load every golden log through the chain in a child process (verify does). */
   loadGoldens: boolean
+  /** A report of the code that runs already made (verify's CLI starts it early); used when it covers what is asked. */
+  early?: { job: RuntimeJob; report: RuntimeReport }
 }
 
 /** Checks the format history of a generated catalog (snapshots, records, version, migrations, golden logs). */
 export function historyOf(root: string, gen: GeneratedCatalog, options: HistoryOptions): HistoryReport {
+  const owners = new Set(gen.model.events.map((e) => e.owner))
+  const covers = (job: RuntimeJob, goldens: readonly GoldenJob[]) =>
+    [...owners].every((o) => job.owners.has(o)) &&
+    JSON.stringify(job.goldens.map((g) => [g.version, g.path])) ===
+      JSON.stringify(goldens.map((g) => [g.version, g.path]))
   return checkHistory({
     root,
     catalog: gen.catalog,
     formatVersion: gen.model.formatVersion,
-    runtime: (goldens) => runtimeOf(root, gen, goldens),
+    runtime: (goldens) =>
+      options.early && covers(options.early.job, goldens)
+        ? options.early.report
+        : runtimeOf(root, gen, goldens),
     loadGoldens: options.loadGoldens,
     sessionTypesFile: gen.sessionTypesPath,
   })
@@ -117,11 +127,8 @@ export function historyOf(root: string, gen: GeneratedCatalog, options: HistoryO
 
 /** The code that runs, for a generated catalog: its migration steps and how `goldens` load. */
 export function runtimeOf(root: string, gen: GeneratedCatalog, goldens: readonly GoldenJob[]): RuntimeReport {
-  return runtimeReport(
-    root,
-    gen.packages,
-    gen.model.sessionModule,
-    new Set(gen.model.events.map((e) => e.owner)),
+  return runtimeReport(root, gen.packages, gen.model.sessionModule, {
+    owners: new Set(gen.model.events.map((e) => e.owner)),
     goldens,
-  )
+  })
 }

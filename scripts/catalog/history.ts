@@ -114,6 +114,15 @@ export function recordProblems(
   return { problems, breaking, diffs }
 }
 
+/** The golden log of every snapshot, as the runtime probe loads them. */
+export function goldenJobs(root: string, snapshots: readonly Snapshot[]): GoldenJob[] {
+  return snapshots.map((s) => ({
+    version: s.version,
+    path: join(root, goldenPath(s.version)),
+    label: goldenPath(s.version),
+  }))
+}
+
 /** Golden logs and change-record folders of versions no snapshot has: a deleted snapshot. */
 function orphans(root: string, snapshots: readonly Snapshot[]): string[] {
   const have = new Set(snapshots.map((s) => s.version))

@@ -5,7 +5,15 @@ import type { MachineCatalog } from './catalog-json.js'
 import { diffCatalogs } from './diff.js'
 import { sha256 } from './digest.js'
 import { CatalogError } from './errors.js'
-import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog, historyOf } from './generate.js'
+import {
+  CATALOG_EN,
+  CATALOG_I18N,
+  CATALOG_JSON,
+  CATALOG_ZH,
+  generateCatalog,
+  type HistoryOptions,
+  historyOf,
+} from './generate.js'
 import { TRANSLATIONS_ZH } from './translations.js'
 import type { LoadedProject } from './workspace.js'
 
@@ -13,6 +21,8 @@ export interface VerifyOptions {
   root: string
   sessionModule?: string
   loaded?: LoadedProject
+  /** The code that runs, already asked (see `startRuntimeReport`); used when it covers what verify needs. */
+  early?: HistoryOptions['early']
 }
 
 export interface VerifyResult {
@@ -141,7 +151,10 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
     messages.push('What to do: run `pnpm gen-persistence-catalog` and commit the regenerated files.')
   }
 
-  const history = historyOf(root, gen, { loadGoldens: true })
+  const history = historyOf(root, gen, {
+    loadGoldens: true,
+    ...(options.early ? { early: options.early } : {}),
+  })
   result.historyProblems = [
     ...new Set([...history.problems, ...(history.snapshotDue ? [history.snapshotDue] : [])]),
   ]

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { CatalogError } from '../errors.js'
 import { generateCatalog } from '../generate.js'
 import { recordPath } from '../records.js'
@@ -13,6 +13,8 @@ import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const TODO = 'packages/todo/todo/src/events.ts'
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.ts')

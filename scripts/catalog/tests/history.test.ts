@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { stableJson } from '../catalog-json.js'
 import { sha256 } from '../digest.js'
 import { generateCatalog } from '../generate.js'
@@ -16,6 +16,8 @@ import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const CORE = 'packages/core/session/src/events.ts'
 const TODO = 'packages/todo/todo/src/events.ts'

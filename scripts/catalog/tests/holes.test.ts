@@ -1,6 +1,6 @@
 // Holes in the catalog (issue 19), each reproduced against the earlier generator, which let a
 // change to what is on disk through or broke the tool: each must now be refused or caught.
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { CatalogError } from '../errors.js'
 import { generateCatalog } from '../generate.js'
 import { generateAndWrite } from '../release.js'
@@ -8,6 +8,8 @@ import { verifyCatalog } from '../verify.js'
 import { catalogOf, cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const EXTRA = 'packages/todo/todo/src/extra.ts'
 const TYPES = 'packages/core/session/src/types.ts'

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { cpSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog } from '../generate.js'
 import { PLACEHOLDER_NOTE, readRecords } from '../records.js'
 import { generateAndWrite } from '../release.js'
@@ -13,6 +13,8 @@ import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const CORE = 'packages/core/session/src/events.ts'
 const TODO = 'packages/todo/todo/src/events.ts'
