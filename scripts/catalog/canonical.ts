@@ -236,3 +236,16 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
 
   return { classOf: cls, classes, children, formOf, shallow }
 }
+
+/** The classes reachable from `roots` (the roots included). */
+export function reachableFrom(canonical: Pick<Canonical, 'children'>, roots: readonly number[]): Set<number> {
+  const reach = new Set<number>()
+  const stack = [...roots]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    if (reach.has(c)) continue
+    reach.add(c)
+    for (const k of canonical.children[c]!) stack.push(k)
+  }
+  return reach
+}

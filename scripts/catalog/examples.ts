@@ -2,8 +2,10 @@
 // snapshot freezes them into the golden log), it must be JSON, and it must pass the event's
 // own validator — the zod expressions zod-exprs.ts writes into `events.generated.ts`,
 // evaluated here, so the check and the file cannot disagree.
-import { uniqueBy, uniqueItems } from '@keel/session'
 import { z } from 'zod'
+// The runtime helpers the generated validators call, from their own module (not the session
+// package's index: that would run the registry and the generated modules gen may be fixing).
+import { uniqueBy, uniqueItems } from '../../packages/core/session/src/validators.js'
 import type { CatalogProblem } from './errors.js'
 import type { EventModel, SourceModel } from './model.js'
 import { validatorSource } from './zod-exprs.js'

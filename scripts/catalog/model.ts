@@ -4,7 +4,7 @@
 // orders them and assembles the result.
 import { relative } from 'node:path'
 import { ts } from 'ts-morph'
-import { type Canonical, canonicalize } from './canonical.js'
+import { type Canonical, canonicalize, reachableFrom } from './canonical.js'
 import { moduleExports } from './checker-types.js'
 import { compilerProblems } from './diagnostics.js'
 import { CatalogError, type CatalogProblem } from './errors.js'
@@ -171,14 +171,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     })
   format.sort((a, b) => (a.entry < b.entry ? -1 : 1))
   for (const f of format) roots.push(f.classId)
-  const reach = new Set<number>()
-  const stack = [...roots]
-  while (stack.length > 0) {
-    const c = stack.pop()!
-    if (reach.has(c)) continue
-    reach.add(c)
-    for (const k of canonical.children[c]!) stack.push(k)
-  }
+  const reach = reachableFrom(canonical, roots)
   return {
     root,
     sessionModule,

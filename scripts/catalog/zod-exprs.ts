@@ -2,6 +2,7 @@
 // types as consts, cycles through `z.lazy`, discriminated unions where a literal property tells
 // members apart. zod.ts writes them into each package's `src/events.generated.ts`; examples.ts
 // evaluates the very same expressions to check every `@example` at gen.
+import { reachableFrom } from './canonical.js'
 import type { SourceModel } from './model.js'
 import type { Refinements } from './refinements.js'
 import { cyclicClasses } from './schema.js'
@@ -43,14 +44,7 @@ export function validatorSource(model: SourceModel, roots: readonly number[]): V
   // Which classes get a named const: named composites (and named refined leaves), cyclic ones.
   const constName = new Map<number, string>()
   const used = new Set<string>()
-  const reach = new Set<number>()
-  const stack = [...roots]
-  while (stack.length > 0) {
-    const c = stack.pop()!
-    if (reach.has(c)) continue
-    reach.add(c)
-    for (const k of canonical.children[c]!) stack.push(k)
-  }
+  const reach = reachableFrom(canonical, roots)
   for (const c of [...reach].sort((a, b) => a - b)) {
     const cls = canonical.classes[c]!
     const name = cls.names.find((n) => IDENT.test(n))

@@ -5,12 +5,11 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { CatalogError } from '../errors.js'
 import { generateCatalog } from '../generate.js'
 import { recordPath } from '../records.js'
 import { generateAndWrite } from '../release.js'
 import { verifyCatalog } from '../verify.js'
-import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
+import { cleanRepos, edit, eventsSource, makeRepo, problemsOf, write } from './helpers.js'
 
 afterAll(cleanRepos)
 // Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
@@ -18,16 +17,6 @@ vi.setConfig({ testTimeout: 120_000 })
 
 const TODO = 'packages/todo/todo/src/events.ts'
 const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.ts')
-
-function problemsOf(root: string): string {
-  try {
-    generateCatalog({ root })
-  } catch (e) {
-    if (e instanceof CatalogError) return e.problems.map((p) => p.message).join('\n')
-    throw e
-  }
-  throw new Error('generation succeeded')
-}
 
 describe('compiler errors stop gen and verify', () => {
   it('a stray backtick in a file that declares events: refused with the diagnostics, exit 1', () => {

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildMachineCatalog, type MachineCatalog } from '../catalog-json.js'
+import { CatalogError } from '../errors.js'
+import { generateCatalog } from '../generate.js'
 import { buildModel } from '../model.js'
 import { loadProject } from '../workspace.js'
 
@@ -58,4 +60,15 @@ export function eventsSource(
     return `    /** The ${type} event. @example ${json} */\n    '${type}': ${payload}`
   })
   return `import type {} from '@keel/session'\n${preamble}\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n${members.join('\n')}\n  }\n}\n`
+}
+
+/** The messages of the problems that stop gen on `root`, one per line; throws when gen succeeds. */
+export function problemsOf(root: string): string {
+  try {
+    generateCatalog({ root })
+  } catch (e) {
+    if (e instanceof CatalogError) return e.problems.map((p) => p.message).join('\n')
+    throw e
+  }
+  throw new Error('generation succeeded')
 }

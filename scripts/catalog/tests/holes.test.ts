@@ -1,11 +1,10 @@
 // Holes in the catalog (issue 19), each reproduced against the earlier generator, which let a
 // change to what is on disk through or broke the tool: each must now be refused or caught.
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { CatalogError } from '../errors.js'
 import { generateCatalog } from '../generate.js'
 import { generateAndWrite } from '../release.js'
 import { verifyCatalog } from '../verify.js'
-import { catalogOf, cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
+import { catalogOf, cleanRepos, edit, eventsSource, makeRepo, problemsOf, write } from './helpers.js'
 
 afterAll(cleanRepos)
 // Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
@@ -13,16 +12,6 @@ vi.setConfig({ testTimeout: 120_000 })
 
 const EXTRA = 'packages/todo/todo/src/extra.ts'
 const TYPES = 'packages/core/session/src/types.ts'
-
-function problemsOf(root: string): string {
-  try {
-    generateCatalog({ root })
-  } catch (e) {
-    if (e instanceof CatalogError) return e.problems.map((p) => p.message).join('\n')
-    throw e
-  }
-  throw new Error('generation succeeded')
-}
 
 /** The digest of `todo/x` whose payload is `payload`, with `preamble` before the merge. */
 function digestOf(payload: string, preamble: string, example: unknown): string {
