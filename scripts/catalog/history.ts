@@ -79,7 +79,12 @@ export function recordProblems(
       continue
     }
     const want = expectedRecord(v, event, d, entryDigest(base.catalog, event), r.superseded)
-    if (!want) continue
+    if (!want) {
+      problems.push(
+        `${path} records a change that is not in ${what} (its entry matches snapshot v${v} and every superseded state it keeps is the current one): delete the file`,
+      )
+      continue
+    }
     if (want.classification === 'breaking') breaking.push(event)
     const expect = `{ from: ${want.from ?? 'null'}, to: ${want.to ?? 'null'}, classification: ${want.classification} }`
     if (

@@ -18,7 +18,7 @@ import {
   runtimeOf,
 } from './generate.js'
 import { goldenPath, renderGolden } from './golden.js'
-import type { HistoryReport } from './history.js'
+import { type HistoryReport, recordProblems } from './history.js'
 import {
   CHANGES_DIR,
   type ChangeRecord,
@@ -130,14 +130,15 @@ export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolea
       refuse(
         `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
       )
-    // --force rewrites an unreleased snapshot, but never absorbs a breaking change: logs
-    // written under the snapshot as it was would silently stop reading.
-    const breaking = diffCatalogs(existing.catalog, gen.catalog).filter(
-      (d) => d.classification === 'breaking',
-    )
-    if (breaking.length > 0)
+    // --force rewrites an unreleased snapshot, but never absorbs a breaking change — neither
+    // one against the snapshot nor a committed state kept in a record: logs written under the
+    // snapshot, or by a committed build since, would silently stop reading.
+    const { breaking } = recordProblems(existing, gen.catalog, readRecords(root), 'the code')
+    const direct = diffCatalogs(existing.catalog, gen.catalog).filter((d) => d.classification === 'breaking')
+    const absorbed = [...new Set([...direct.map((d) => d.event), ...breaking])].sort()
+    if (absorbed.length > 0)
       refuse(
-        `${path}: --force cannot absorb a breaking change (${breaking.map((d) => `${d.event}: ${d.changes.join('; ')}`).join(' | ')}). Logs written under format ${version} would no longer read: set SESSION_FORMAT_VERSION to ${version + 1}, register a migration from ${version}, then run --snapshot`,
+        `${path}: --force cannot absorb a breaking change (${absorbed.map((e) => direct.find((d) => d.event === e)?.changes.join('; ') ?? `${e}: a committed state kept in its change record`).join(' | ')}). Logs written under format ${version} would no longer read: set SESSION_FORMAT_VERSION to ${version + 1}, register a migration from ${version}, then run --snapshot`,
       )
   }
   provenGolden(root, gen, version, golden)

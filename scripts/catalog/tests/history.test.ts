@@ -212,6 +212,10 @@ describe('9. every change is classified against the committed catalog too', () =
         changes: ['todo/added: event type removed'],
       },
     ])
+    // Nor can --force fold the rename into v1: the committed state would be lost.
+    expect(() => generateAndWrite({ root, snapshot: true, force: true })).toThrow(
+      'cannot absorb a breaking change (todo/added: a committed state kept in its change record)',
+    )
   })
 
   it('a committed optional property whose type then changes is breaking, though still "additive" against the snapshot', () => {
