@@ -194,8 +194,10 @@ export function generateAndWrite(options: GenerateAndWriteOptions): {
   const { root } = options
   const gen = generateCatalog(options)
   const lines: string[] = []
+  const differs = (rel: string, content: string) =>
+    !existsSync(join(root, rel)) || readFileSync(join(root, rel), 'utf8') !== content
   const write = (files: Record<string, string>) =>
-    options.dryRun ? Object.keys(files) : writeFiles(root, files)
+    options.dryRun ? Object.keys(files).filter((rel) => differs(rel, files[rel]!)) : writeFiles(root, files)
   const latest = readSnapshots(root).at(-1)
   const stored = new Map(readRecords(root).map((r): [string, ChangeRecord | undefined] => [r.path, r.record]))
   const kept = supersede(committedCatalog(root, CATALOG_JSON), gen.catalog, latest, stored)

@@ -255,6 +255,18 @@ describe('the release path', () => {
     expect(verifyCatalog({ root }).ok).toBe(true)
   }, 90_000)
 
+  it('--dry-run lists what would change and writes nothing', () => {
+    const root = fresh()
+    expect(generateAndWrite({ root, dryRun: true }).lines.at(-1)).toContain('(no file would change)')
+    edit(root, TODO, (t) => t.replace('  text: string\n', '  text: string\n  due?: string\n'))
+    const before = read(root, 'docs/persistence-catalog.json')
+    const { lines } = generateAndWrite({ root, dryRun: true, record: 'due dates' })
+    expect(lines).toContain(`would draft ${CHANGES_DIR}/v1/todo__write.json`)
+    expect(lines).toContain('would write docs/persistence-catalog.json')
+    expect(read(root, 'docs/persistence-catalog.json')).toBe(before)
+    expect(existsSync(join(root, CHANGES_DIR))).toBe(false)
+  })
+
   it('gen --translation-hash prints the hash a translation must carry', () => {
     const root = fresh()
     const run = spawnSync(
