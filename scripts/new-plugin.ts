@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './catalog/errors.js'
-import { generateAndWrite } from './catalog/generate.js'
+import { generateAndWrite } from './catalog/release.js'
 
 /** The files of a new plugin package, relative to the repository root. */
 export function pluginFiles(name: string, group: string): Record<string, string> {

@@ -4,14 +4,17 @@
 // hook run them): `generate --dry-run` (everything but the writes) and `verify`. Then one
 // in-process run split into phases, to say what dominates. Ratios are against the baseline
 // measured in the same run: creating the TypeScript program for the same files, the part
-// no generator can skip.
+// no generator can skip. Verify also loads every golden log in a child process (importing
+// the packages); that phase is timed on its own.
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildMachineCatalog } from '../catalog/catalog-json.js'
-import { generateCatalog } from '../catalog/generate.js'
+import { generateCatalog, runtimeOf } from '../catalog/generate.js'
+import { goldenPath } from '../catalog/golden.js'
 import { buildModel } from '../catalog/model.js'
 import { renderMarkdown } from '../catalog/render.js'
+import { readSnapshots } from '../catalog/snapshots.js'
 import { verifyCatalog } from '../catalog/verify.js'
 import { loadProject } from '../catalog/workspace.js'
 
@@ -79,6 +82,18 @@ phases['render en + zh markdown'] = time(() => {
   renderMarkdown(model, catalog, 'en')
   renderMarkdown(model, catalog, 'zh')
 })
+const gen = generateCatalog({ root, loaded })
+phases['golden logs through the chain (child process)'] = time(() =>
+  runtimeOf(
+    root,
+    gen,
+    readSnapshots(root).map((v) => ({
+      version: v.version,
+      path: join(root, goldenPath(v.version)),
+      label: goldenPath(v.version),
+    })),
+  ),
+)
 phases['verify, project reused'] = time(() => verifyCatalog({ root, loaded }))
 phases['generate, project reused'] = time(() => generateCatalog({ root, loaded }))
 

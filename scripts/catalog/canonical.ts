@@ -30,7 +30,7 @@ export interface TypeClass {
 export type ShallowForm =
   | { k: 'string' | 'number'; r?: Refinements }
   | { k: 'boolean' | 'null' | 'unknown' | 'never' }
-  | { k: 'literal'; v: string | number | boolean }
+  | { k: 'literal'; v: string | number | boolean; e?: string }
   | { k: 'template'; text: string; r?: Refinements }
   | { k: 'array'; of: string; r?: Refinements }
   | { k: 'tuple'; items: Array<{ t: string; opt?: true; rest?: true }> }
@@ -141,7 +141,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
       const r = reps[c]!
       switch (r.kind) {
         case 'literal':
-          return { k: 'literal', v: r.value }
+          return { k: 'literal', v: r.value, ...(r.enumMember !== undefined ? { e: r.enumMember } : {}) }
         case 'template':
           return { k: 'template', text: r.text, ...(r.refine ? { r: r.refine } : {}) }
         case 'string':
@@ -201,7 +201,7 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
     const kids = children[c]!
     switch (r.kind) {
       case 'literal':
-        return { k: 'literal', v: r.value! }
+        return { k: 'literal', v: r.value!, ...(r.enumMember !== undefined ? { e: r.enumMember } : {}) }
       case 'template':
         return { k: 'template', text: r.text!, ...(r.refine ? { r: r.refine } : {}) }
       case 'array':
@@ -235,4 +235,17 @@ export function canonicalize(allNodes: readonly GNode[]): Canonical {
   }
 
   return { classOf: cls, classes, children, formOf, shallow }
+}
+
+/** The classes reachable from `roots` (the roots included). */
+export function reachableFrom(canonical: Pick<Canonical, 'children'>, roots: readonly number[]): Set<number> {
+  const reach = new Set<number>()
+  const stack = [...roots]
+  while (stack.length > 0) {
+    const c = stack.pop()!
+    if (reach.has(c)) continue
+    reach.add(c)
+    for (const k of canonical.children[c]!) stack.push(k)
+  }
+  return reach
 }

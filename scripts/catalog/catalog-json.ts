@@ -121,7 +121,7 @@ export function displayType(table: TypeTable, digest: string, depth = 0): string
   const sub = (d: string) => (depth > 2 ? '…' : displayType(table, d, depth + 1))
   switch (f.k) {
     case 'literal':
-      return JSON.stringify(f.v)
+      return f.e !== undefined ? `${f.e} = ${JSON.stringify(f.v)}` : JSON.stringify(f.v)
     case 'template':
       return f.text
     case 'array': {

@@ -35,7 +35,16 @@ export function isBrandMarker(checker: ts.TypeChecker, type: ts.Type): boolean {
   const props = checker.getPropertiesOfType(type)
   if (checker.getSignaturesOfType(type, ts.SignatureKind.Call).length > 0) return false
   if (checker.getIndexInfosOfType(type).length > 0) return false
-  return props.every((p) => p.name.startsWith('__@'))
+  return props.every(isSymbolKeyed)
+}
+
+/**
+ * A property keyed by a symbol (`[brandKey]`). The checker names those `__@name@id`; a string
+ * key that starts with `__` is escaped with one more `_` (`'__@x'` → `___@x`), so only the
+ * escaped name tells them apart.
+ */
+export function isSymbolKeyed(prop: ts.Symbol): boolean {
+  return (prop.escapedName as string).startsWith('__@')
 }
 
 /** The value of a boolean literal type. */
@@ -43,28 +52,78 @@ export function boolValue(type: ts.Type): boolean {
   return (type as { intrinsicName?: string }).intrinsicName === 'true'
 }
 
-/** The regular expression (anchored) that the strings of a template literal type match. */
-export function templatePattern(type: ts.Type): string {
+/**
+ * A template literal type (or a string mapping such as `Uppercase<string>`) by its structure:
+ * its text with every placeholder written as the persisted primitive (brands erased, aliases
+ * expanded: `id-${NoteId}` with `NoteId = Brand<number, 'NoteId'>` is `id-${number}`), and the
+ * anchored regular expression its strings match. `error` says why a placeholder has no
+ * persisted shape; `aliases` are the aliases met in placeholders (their refinement tags cannot
+ * hold inside a template).
+ */
+export function templateOf(
+  checker: ts.TypeChecker,
+  type: ts.Type,
+): { text: string; pattern: string; error?: string; aliases: ts.Symbol[] } {
   const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
-  const part = (t: ts.Type): string => {
-    if (t.flags & ts.TypeFlags.StringLiteral) return esc((t as ts.StringLiteralType).value)
-    if (t.flags & ts.TypeFlags.NumberLiteral) return esc(String((t as ts.NumberLiteralType).value))
-    if (t.flags & ts.TypeFlags.Number) return '-?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?'
-    if (t.flags & ts.TypeFlags.BooleanLiteral) return boolValue(t) ? 'true' : 'false'
-    if (t.flags & ts.TypeFlags.Boolean) return '(?:true|false)'
-    if (t.flags & ts.TypeFlags.Union) return `(?:${(t as ts.UnionType).types.map(part).join('|')})`
-    if (t.flags & ts.TypeFlags.TemplateLiteral) return inner(t as ts.TemplateLiteralType)
-    return '[\\s\\S]*'
+  const raw = (t: string) => t.replace(/[`\\]|\$\{/g, (m) => `\\${m}`)
+  const aliases: ts.Symbol[] = []
+  let error: string | undefined
+  const F = ts.TypeFlags
+  // One placeholder: [its text inside `${…}`, its pattern].
+  const part = (t: ts.Type): [string, string] => {
+    if (t.aliasSymbol) aliases.push(t.aliasSymbol)
+    if (t.flags & F.String) return ['string', '[\\s\\S]*']
+    if (t.flags & F.Number) return ['number', '-?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?']
+    if (t.flags & F.BigInt) return ['bigint', '-?\\d+']
+    if (t.flags & F.StringLiteral)
+      return [`"${(t as ts.StringLiteralType).value}"`, esc((t as ts.StringLiteralType).value)]
+    if (t.flags & F.NumberLiteral) {
+      const v = String((t as ts.NumberLiteralType).value)
+      return [v, esc(v)]
+    }
+    if (t.flags & F.BooleanLiteral) return boolValue(t) ? ['true', 'true'] : ['false', 'false']
+    if (t.flags & F.Boolean) return ['boolean', '(?:true|false)']
+    if (t.flags & F.Union) {
+      const parts = (t as ts.UnionType).types.map(part)
+      return [
+        parts
+          .map((p) => p[0])
+          .sort()
+          .join(' | '),
+        `(?:${parts.map((p) => p[1]).join('|')})`,
+      ]
+    }
+    if (t.flags & F.TemplateLiteral) {
+      const inner = whole(t as ts.TemplateLiteralType)
+      return [`\`${inner[0]}\``, inner[1]]
+    }
+    if (t.flags & F.StringMapping) {
+      const m = t as ts.StringMappingType
+      return [`${m.symbol.name}<${part(m.type)[0]}>`, '[\\s\\S]*']
+    }
+    if (t.flags & F.Intersection) {
+      const kept = (t as ts.IntersectionType).types.filter((m) => !isBrandMarker(checker, m))
+      if (kept.length === 1) return part(kept[0]!)
+    }
+    error ??= `a template literal placeholder \${${checker.typeToString(t)}} has no persisted shape (use string, number or a literal union)`
+    return [checker.typeToString(t), '[\\s\\S]*']
   }
-  const inner = (t: ts.TemplateLiteralType): string => {
-    let out = esc(t.texts[0] ?? '')
+  const whole = (t: ts.TemplateLiteralType): [string, string] => {
+    let text = raw(t.texts[0] ?? '')
+    let pattern = esc(t.texts[0] ?? '')
     t.types.forEach((m, i) => {
-      out += part(m) + esc(t.texts[i + 1] ?? '')
+      const [mt, mp] = part(m)
+      text += `\${${mt}}${raw(t.texts[i + 1] ?? '')}`
+      pattern += mp + esc(t.texts[i + 1] ?? '')
     })
-    return out
+    return [text, pattern]
   }
-  if (type.flags & ts.TypeFlags.TemplateLiteral) return `^${inner(type as ts.TemplateLiteralType)}$`
-  return '^[\\s\\S]*$'
+  if (type.flags & F.TemplateLiteral) {
+    const [text, pattern] = whole(type as ts.TemplateLiteralType)
+    return { text: `\`${text}\``, pattern: `^${pattern}$`, aliases, ...(error ? { error } : {}) }
+  }
+  const [text, pattern] = part(type)
+  return { text, pattern: `^${pattern}$`, aliases, ...(error ? { error } : {}) }
 }
 
 /** A module's exports by name, aliases resolved to what they re-export. */

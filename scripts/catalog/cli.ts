@@ -1,26 +1,34 @@
-// `pnpm gen-persistence-catalog [--snapshot [--force]] [--golden] [--record "note"] [--dry-run] [--root DIR] [--time]`
+// `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--translation-hash <event|path#Type>] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
-import { existsSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CatalogError } from './errors.js'
-import { generateAndWrite, generateCatalog } from './generate.js'
+import { generateCatalog, type HistoryOptions } from './generate.js'
+import { goldenJobs } from './history.js'
+import { generateAndWrite, SnapshotRefused } from './release.js'
+import { declaringPackages, startRuntimeReport } from './runtime.js'
+import { readSnapshots } from './snapshots.js'
+import { translationHash } from './translations.js'
 import { verifyCatalog } from './verify.js'
-import { loadProject } from './workspace.js'
+import { findPackages, loadProject } from './workspace.js'
+
+/** The module declaring SessionEventMap (the library's default). */
+const SESSION_MODULE = '@keel/session'
 
 interface Args {
   command: string
   root: string
   snapshot: boolean
-  golden: boolean
   dryRun: boolean
+  translationHash?: string
   force: boolean
   record?: string
   time: boolean
 }
 
 const USAGE = `usage:
-  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--golden] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate --translation-hash <event type | path#Type> [--root DIR]
   tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
 
 function parseArgs(argv: string[]): Args {
@@ -29,7 +37,6 @@ function parseArgs(argv: string[]): Args {
     command: argv[0] ?? '',
     root: resolve(here, '../..'),
     snapshot: false,
-    golden: false,
     dryRun: false,
     force: false,
     time: false,
@@ -38,7 +45,6 @@ function parseArgs(argv: string[]): Args {
     const a = argv[i]!
     if (a === '--') continue
     if (a === '--snapshot') args.snapshot = true
-    else if (a === '--golden') args.golden = true
     else if (a === '--dry-run') args.dryRun = true
     else if (a === '--force') args.force = true
     else if (a === '--time') args.time = true
@@ -48,13 +54,18 @@ function parseArgs(argv: string[]): Args {
         throw new Error('--record needs a note: --record "why it changed"')
       args.record = note
     } else if (a.startsWith('--record=')) args.record = a.slice('--record='.length)
-    else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
+    else if (a === '--translation-hash') {
+      const what = argv[++i]
+      if (what === undefined || what.startsWith('--'))
+        throw new Error('--translation-hash needs an event type or a type: --translation-hash todo/write')
+      args.translationHash = what
+    } else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   return args
 }
 
-function main(): number {
+async function main(): Promise<number> {
   let args: Args
   try {
     args = parseArgs(process.argv.slice(2))
@@ -65,6 +76,9 @@ function main(): number {
   // Process start to here: node, tsx and loading the TypeScript compiler.
   const startup = process.uptime()
   const t0 = performance.now()
+  // Verify loads every golden log in a child process: start it now, so it runs while this
+  // process loads the sources (its inputs are read from the files as text).
+  const early = args.command === 'verify' ? startEarly(args.root) : undefined
   const loaded = loadProject(args.root)
   const t1 = performance.now()
   if (args.time) loaded.project.getProgram().compilerObject.getTypeChecker()
@@ -78,7 +92,7 @@ function main(): number {
     )
   }
   if (args.command === 'verify') {
-    const result = verifyCatalog({ root: args.root, loaded })
+    const result = verifyCatalog({ root: args.root, loaded, ...(early ? { early: await early } : {}) })
     for (const m of result.messages) (result.ok ? console.log : console.error)(m)
     timing()
     return result.ok ? 0 : 1
@@ -88,29 +102,28 @@ function main(): number {
     return 2
   }
   try {
-    if (args.dryRun) {
+    if (args.translationHash !== undefined) {
       const gen = generateCatalog({ root: args.root, loaded })
-      const stale = Object.entries(gen.files).filter(([rel, content]) => {
-        const abs = join(args.root, rel)
-        return !existsSync(abs) || readFileSync(abs, 'utf8') !== content
-      })
-      for (const [rel] of stale) console.log(`would write ${rel}`)
-      console.log(`dry run: ${gen.model.events.length} events, ${stale.length} file(s) would change`)
-      timing()
+      const { key, hash } = translationHash(gen.model, args.translationHash)
+      console.log(hash)
+      console.error(
+        `(the "source" a translation of ${key} in docs/persistence/translations.zh.json must carry)`,
+      )
       return 0
     }
     const { lines, history } = generateAndWrite({
       root: args.root,
       loaded,
       snapshot: args.snapshot,
-      golden: args.golden,
       force: args.force,
       record: args.record,
+      dryRun: args.dryRun,
     })
     for (const l of lines) console.log(l)
-    if (history.problems.length > 0) {
+    const pending = [...history.problems, ...(history.snapshotDue ? [history.snapshotDue] : [])]
+    if (pending.length > 0) {
       console.log('\nverify will still fail until the format history is settled:')
-      for (const p of history.problems) console.log(`  ${p}`)
+      for (const p of pending) console.log(`  ${p}`)
     }
     timing()
     return 0
@@ -120,9 +133,23 @@ function main(): number {
       for (const p of e.problems) console.error(`  ${p.message}`)
       return 1
     }
+    if (e instanceof SnapshotRefused) {
+      console.error(e.message)
+      return 1
+    }
     console.error((e as Error).message)
     return 1
   }
 }
 
-process.exitCode = main()
+/** The runtime report verify will need, started in the background. */
+function startEarly(root: string): Promise<NonNullable<HistoryOptions['early']>> {
+  const packages = findPackages(root)
+  const job = {
+    owners: declaringPackages(root, packages, SESSION_MODULE),
+    goldens: goldenJobs(root, readSnapshots(root)),
+  }
+  return startRuntimeReport(root, packages, SESSION_MODULE, job).then((report) => ({ job, report }))
+}
+
+process.exitCode = await main()

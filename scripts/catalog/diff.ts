@@ -6,7 +6,7 @@ import type { Refinements } from './refinements.js'
 
 export type Classification = 'additive' | 'widening' | 'breaking'
 
-const RANK: Record<Classification, number> = { additive: 0, widening: 1, breaking: 2 }
+export const RANK: Record<Classification, number> = { additive: 0, widening: 1, breaking: 2 }
 
 export const HEADER_ENTRY = '(header)'
 

@@ -12,6 +12,11 @@ import { KeelError } from '@keel/base'
  *   in a file that declares events or a type they reach); the message is the diagnostic.
  * - `EVENT_TYPE_NAME_INVALID`: an event type that is not `owner/verb` in lower-case kebab segments.
  * - `REFINEMENT_LOST`: refinement tags on an alias the checker does not keep (`type Id = string`).
+ * - `FORMAT_VERSION_NOT_LITERAL`: `SESSION_FORMAT_VERSION` missing or not an integer literal.
+ * - `EVENT_EXAMPLE_INVALID`: an event without an `@example`, or one that is not JSON or fails
+ *   the event's own validator.
+ * - `FOREIGN_TYPE`: a payload's declarations reach a type declared outside the repository (npm,
+ *   `@types/node`) or one that does not resolve, even inside a conditional or mapped type.
  */
 export type CatalogErrorCode =
   | 'NO_SESSION_MODULE'
@@ -23,6 +28,9 @@ export type CatalogErrorCode =
   | 'REFINEMENT_LOST'
   | 'SOURCE_HAS_ERRORS'
   | 'EVENT_TYPE_NAME_INVALID'
+  | 'FORMAT_VERSION_NOT_LITERAL'
+  | 'EVENT_EXAMPLE_INVALID'
+  | 'FOREIGN_TYPE'
 
 /** One problem found in the sources. */
 export interface CatalogProblem {

@@ -3,6 +3,7 @@
 // catalog, and `SESSION_FORMAT_VERSION`.
 import { ts } from 'ts-morph'
 import { moduleExports } from './checker-types.js'
+import type { CatalogProblem } from './errors.js'
 import type { GraphBuilder } from './graph-builder.js'
 import type { SourceLoc, SourceLocator } from './locations.js'
 import { declarationText } from './source-text.js'
@@ -59,6 +60,8 @@ export interface FormatNode {
   module: string
   node: number
   loc: SourceLoc
+  /** The declaration (walked for foreign types). */
+  decl: ts.Node
 }
 
 /** The logical header (`SessionHeader`), persisted beside the log: fingerprinted too. */
@@ -67,7 +70,7 @@ export function headerNode(
   sessionExports: ReadonlyMap<string, ts.Symbol>,
   builder: GraphBuilder,
   at: SourceLocator,
-): { node: number; loc: SourceLoc } | undefined {
+): { node: number; loc: SourceLoc; decl: ts.Node } | undefined {
   const headerSymbol = sessionExports.get('SessionHeader')
   if (headerSymbol?.declarations?.[0]) {
     const loc = at.locOf(headerSymbol.declarations[0])
@@ -78,6 +81,7 @@ export function headerNode(
         loc,
       }),
       loc: at.refOf(headerSymbol.declarations[0]),
+      decl: headerSymbol.declarations[0],
     }
   }
   return undefined
@@ -109,6 +113,7 @@ export function formatNodes(
       module: sessionModule,
       node,
       loc: at.refOf(envelopeSymbol.declarations[0]),
+      decl: envelopeSymbol.declarations[0],
     })
   }
   for (const f of FORMAT_TYPES) {
@@ -121,7 +126,7 @@ export function formatNodes(
     if (!sym || !decl) continue
     const loc = at.locOf(decl)
     const node = builder.nodeFor(checker.getDeclaredTypeOfSymbol(sym), { event: f.entry, path: f.name, loc })
-    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc: at.refOf(decl) })
+    formatNodes.push({ entry: f.entry, name: f.name, module: f.module, node, loc: at.refOf(decl), decl })
   }
   return formatNodes
 }
@@ -157,16 +162,39 @@ export function envelopeDecls(
   return envelope
 }
 
-/** `SESSION_FORMAT_VERSION` (the migrations are read from the running code, see migrations.ts). */
+/**
+ * `SESSION_FORMAT_VERSION` (the migrations are read from the running code, see migrations.ts):
+ * a numeric literal type, so that the version the catalog reads is the value the code writes.
+ * `export const SESSION_FORMAT_VERSION: number = 2` or a computed value is refused.
+ */
 export function formatVersionOf(
   checker: ts.TypeChecker,
   sessionExports: ReadonlyMap<string, ts.Symbol>,
-): number {
-  let formatVersion = 1
+  at: SourceLocator,
+  sessionModule: string,
+): { version: number; problem?: CatalogProblem } {
   const versionSymbol = sessionExports.get('SESSION_FORMAT_VERSION')
-  if (versionSymbol) {
-    const t = checker.getTypeOfSymbol(versionSymbol)
-    if (t.flags & ts.TypeFlags.NumberLiteral) formatVersion = (t as ts.NumberLiteralType).value
+  const decl = versionSymbol?.declarations?.[0]
+  if (!versionSymbol || !decl) {
+    return {
+      version: 1,
+      problem: {
+        code: 'FORMAT_VERSION_NOT_LITERAL',
+        loc: `${sessionModule}:1`,
+        message: `${sessionModule} exports no SESSION_FORMAT_VERSION; declare \`export const SESSION_FORMAT_VERSION = 1\``,
+      },
+    }
   }
-  return formatVersion
+  const t = checker.getTypeOfSymbol(versionSymbol)
+  if (t.flags & ts.TypeFlags.NumberLiteral && Number.isInteger((t as ts.NumberLiteralType).value))
+    return { version: (t as ts.NumberLiteralType).value }
+  const loc = at.locOf(decl)
+  return {
+    version: 1,
+    problem: {
+      code: 'FORMAT_VERSION_NOT_LITERAL',
+      loc,
+      message: `${loc}: SESSION_FORMAT_VERSION has type ${checker.typeToString(t)}; it must be an integer literal (\`export const SESSION_FORMAT_VERSION = 2\`, no annotation) so that the catalog reads the version the code writes`,
+    },
+  }
 }

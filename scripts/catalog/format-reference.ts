@@ -1,5 +1,6 @@
 // The generated format reference (`docs/persistence/format-reference.md`): every snapshot
 // and the change records made against it.
+import { goldenPath } from './golden.js'
 import { CHANGES_DIR, readRecords } from './records.js'
 import { readSnapshots } from './snapshots.js'
 
@@ -29,7 +30,7 @@ export function renderFormatReference(root: string, formatVersion: number): stri
     p(`## Format version ${s.version}`)
     p()
     p(
-      `Snapshot: \`${s.path}\` — ${Object.keys(s.catalog.events).length} events, ${Object.keys(s.catalog.types).length} types.`,
+      `Snapshot: \`${s.path}\` — ${Object.keys(s.catalog.events).length} events, ${Object.keys(s.catalog.types).length} types; golden log \`${goldenPath(s.version)}\` (SHA-256 \`${s.golden ?? '(none)'}\`).`,
     )
     p()
     if (s.catalog.header) {
@@ -59,6 +60,10 @@ export function renderFormatReference(root: string, formatVersion: number): stri
       p(`- \`${rec.event}\` — **${rec.classification}** (\`${r.path}\`)`)
       p(`  - from \`${rec.from ?? '(none)'}\` to \`${rec.to ?? '(none)'}\``)
       for (const c of rec.changes ?? []) p(`  - ${c}`)
+      for (const sup of rec.superseded ?? []) {
+        p(`  - committed state \`${sup.to ?? '(none)'}\` superseded — **${sup.classification}**`)
+        for (const c of sup.changes) p(`    - ${c}`)
+      }
       p(`  - Note: ${rec.note}`)
     }
     p()

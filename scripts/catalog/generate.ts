@@ -1,19 +1,15 @@
 // The generator as a library: a repository root in, every generated file (in memory) out.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
 import stableStringify from 'fast-json-stable-stringify'
 import { buildMachineCatalog, type MachineCatalog, stableJson } from './catalog-json.js'
-import { diffCatalogs } from './diff.js'
 import { sha256 } from './digest.js'
+import { CatalogError } from './errors.js'
+import { exampleProblems } from './examples.js'
 import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
-import { goldenPath, renderGolden } from './golden.js'
 import { checkHistory, type HistoryReport } from './history.js'
-import { runtimeMigrations } from './migrations.js'
 import { buildModel, type SourceModel } from './model.js'
-import { CHANGES_DIR, draftRecords } from './records.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
-import { FORMATS_DIR, readSnapshots, sealedSnapshot } from './snapshots.js'
-import { sourceHash, TRANSLATIONS_ZH, type TranslationStatus, translationStatus } from './translations.js'
+import { type GoldenJob, type RuntimeJob, type RuntimeReport, runtimeReport } from './runtime.js'
+import { type TranslationStatus, translationStatus } from './translations.js'
 import { type LoadedProject, loadProject, type WorkspacePackage } from './workspace.js'
 import { renderAllValidators } from './zod.js'
 
@@ -50,6 +46,8 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   const sessionModule = options.sessionModule ?? '@keel/session'
   const loaded = options.loaded ?? loadProject(options.root)
   const model: SourceModel = buildModel(loaded, sessionModule)
+  const badExamples = exampleProblems(model)
+  if (badExamples.length > 0) throw new CatalogError(badExamples)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
   const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`
@@ -100,161 +98,37 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   }
 }
 
-/** The source hash a translation of description `key` must record. */
-export function sourceOf(model: SourceModel, key: string): string {
-  const english = key.startsWith('event:')
-    ? (model.events.find((e) => e.type === key.slice('event:'.length))?.doc ?? '')
-    : (model.typeDocs[key.slice('type:'.length)] ?? '')
-  return sourceHash(english)
+export interface HistoryOptions {
+  /** Load every golden log through the chain in a child process (verify does). */
+  loadGoldens: boolean
+  /** A report of the code that runs already made (verify's CLI starts it early); used when it covers what is asked. */
+  early?: { job: RuntimeJob; report: RuntimeReport }
 }
 
-/** Checks the format history of a generated catalog (snapshots, records, version, migrations). */
-export function historyOf(root: string, gen: GeneratedCatalog): HistoryReport {
+/** Checks the format history of a generated catalog (snapshots, records, version, migrations, golden logs). */
+export function historyOf(root: string, gen: GeneratedCatalog, options: HistoryOptions): HistoryReport {
+  const owners = new Set(gen.model.events.map((e) => e.owner))
+  const covers = (job: RuntimeJob, goldens: readonly GoldenJob[]) =>
+    [...owners].every((o) => job.owners.has(o)) &&
+    JSON.stringify(job.goldens.map((g) => [g.version, g.path])) ===
+      JSON.stringify(goldens.map((g) => [g.version, g.path]))
   return checkHistory({
     root,
     catalog: gen.catalog,
     formatVersion: gen.model.formatVersion,
-    migrations: () =>
-      runtimeMigrations(
-        root,
-        gen.packages,
-        gen.model.sessionModule,
-        new Set(gen.model.events.map((e) => e.owner)),
-      ),
+    runtime: (goldens) =>
+      options.early && covers(options.early.job, goldens)
+        ? options.early.report
+        : runtimeOf(root, gen, goldens),
+    loadGoldens: options.loadGoldens,
     sessionTypesFile: gen.sessionTypesPath,
   })
 }
 
-/** Writes files (relative paths) under root, creating folders. Returns the paths whose content changed. */
-export function writeFiles(root: string, files: Record<string, string>): string[] {
-  const changed: string[] = []
-  for (const [rel, content] of Object.entries(files)) {
-    const abs = join(root, rel)
-    if (existsSync(abs) && readFileSync(abs, 'utf8') === content) continue
-    mkdirSync(dirname(abs), { recursive: true })
-    writeFileSync(abs, content)
-    changed.push(rel)
-  }
-  return changed
+/** The code that runs, for a generated catalog: its migration steps and how `goldens` load. */
+export function runtimeOf(root: string, gen: GeneratedCatalog, goldens: readonly GoldenJob[]): RuntimeReport {
+  return runtimeReport(root, gen.packages, gen.model.sessionModule, {
+    owners: new Set(gen.model.events.map((e) => e.owner)),
+    goldens,
+  })
 }
-
-export interface SnapshotResult {
-  path: string
-  removedRecords: string[]
-  replaced: boolean
-}
-
-/**
- * Writes `formats/v<SESSION_FORMAT_VERSION>.json`. Refuses to replace a different existing
- * snapshot of the same version unless `force` (a released format must not change).
- */
-export function writeSnapshot(root: string, gen: GeneratedCatalog, force: boolean): SnapshotResult {
-  const version = gen.model.formatVersion
-  const path = `${FORMATS_DIR}/v${version}.json`
-  const snapshots = readSnapshots(root)
-  const existing = snapshots.find((s) => s.version === version)
-  const previous = snapshots.filter((s) => s.version < version).at(-1)
-  const content = sealedSnapshot(gen.catalog, previous?.seal ?? null)
-  const abs = join(root, path)
-  const existingText = existsSync(abs) ? readFileSync(abs, 'utf8') : undefined
-  if (existing !== undefined && existingText !== content) {
-    if (!force) {
-      throw new Error(
-        `${path} already exists and differs from the current catalog. A snapshot records a released format: for a breaking change bump SESSION_FORMAT_VERSION first; for compatible changes record them with --record "<why>". To rewrite an unreleased snapshot on purpose, add --force.`,
-      )
-    }
-    // --force rewrites an unreleased snapshot, but never absorbs a breaking change: logs
-    // written under the snapshot as it was would silently stop reading.
-    const breaking = diffCatalogs(existing.catalog, gen.catalog).filter(
-      (d) => d.classification === 'breaking',
-    )
-    if (breaking.length > 0) {
-      throw new Error(
-        `${path}: --force cannot absorb a breaking change (${breaking.map((d) => `${d.event}: ${d.changes.join('; ')}`).join(' | ')}). Logs written under format ${version} would no longer read: set SESSION_FORMAT_VERSION to ${version + 1}, register a migration from ${version}, then run --snapshot`,
-      )
-    }
-  }
-  writeFiles(root, { [path]: content })
-  // The golden log of this version, when every event has its @example (verify reports it
-  // missing otherwise, naming what to do).
-  if (gen.model.events.every((e) => e.example !== undefined)) writeGolden(root, gen)
-  // Records against the version just (re)snapshotted are folded into it.
-  const removed: string[] = []
-  const dir = join(root, CHANGES_DIR, `v${version}`)
-  if (existsSync(dir)) {
-    rmSync(dir, { recursive: true })
-    removed.push(`${CHANGES_DIR}/v${version}/`)
-  }
-  return { path, removedRecords: removed, replaced: existingText !== undefined && existingText !== content }
-}
-
-/**
- * Writes the golden log of the current format version when it is missing (a golden log is
- * frozen once written). Returns its path when written; throws when an event has no @example.
- */
-export function writeGolden(root: string, gen: GeneratedCatalog): string | undefined {
-  const path = goldenPath(gen.model.formatVersion)
-  if (existsSync(join(root, path))) return undefined
-  writeFiles(root, { [path]: renderGolden(gen.model) })
-  return path
-}
-
-export interface GenerateAndWriteOptions extends GenerateOptions {
-  /** Write the golden log of the current version if it is missing. */
-  golden?: boolean
-  snapshot?: boolean
-  force?: boolean
-  /** Draft change records with this note. */
-  record?: string
-}
-
-/**
- * What `pnpm gen-persistence-catalog` does: generate, optionally snapshot and draft change
- * records, render the format reference from what is then on disk, write changed files.
- * Returns the lines to print and the history problems verify would still report.
- */
-export function generateAndWrite(options: GenerateAndWriteOptions): {
-  gen: GeneratedCatalog
-  lines: string[]
-  history: HistoryReport
-} {
-  const { root } = options
-  const gen = generateCatalog(options)
-  const lines: string[] = []
-  const files = { ...gen.files }
-  if (options.snapshot) {
-    const snap = writeSnapshot(root, gen, options.force ?? false)
-    lines.push(`${snap.replaced ? 'rewrote' : 'wrote'} ${snap.path}`)
-    for (const r of snap.removedRecords) lines.push(`removed change records folded into the snapshot: ${r}`)
-  }
-  if (options.golden) {
-    const written = writeGolden(root, gen)
-    lines.push(
-      written ? `wrote ${written}` : `${goldenPath(gen.model.formatVersion)} exists (golden logs are frozen)`,
-    )
-  }
-  if (options.record !== undefined) {
-    const written = writeFiles(root, draftRecords(root, gen.catalog, options.record))
-    for (const w of written) lines.push(`drafted ${w}`)
-    if (written.length === 0) lines.push('no change record needed drafting')
-  }
-  files[FORMAT_REFERENCE] = renderFormatReference(root, gen.model.formatVersion)
-  gen.files[FORMAT_REFERENCE] = files[FORMAT_REFERENCE]
-  const changed = writeFiles(root, files)
-  for (const c of changed) lines.push(`wrote ${c}`)
-  const tr = gen.translations
-  if (tr.missing.length > 0)
-    lines.push(
-      `${tr.missing.length} description(s) have no Chinese translation (see ${TRANSLATIONS_ZH}): ${tr.missing.join(', ')}`,
-    )
-  for (const k of tr.stale)
-    lines.push(
-      `stale Chinese translation (its English source changed): ${k}; new source ${sourceOf(gen.model, k)}`,
-    )
-  lines.push(
-    `persistence catalog: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}${changed.length === 0 ? ' (no file changed)' : ''}`,
-  )
-  return { gen, lines, history: historyOf(root, gen) }
-}
-
-export { draftRecords, readSnapshots }

@@ -1,9 +1,9 @@
 // Golden logs: for every snapshotted format version, one committed session log holding every
 // event type of that version (`docs/persistence/golden/v<N>/session.jsonl`: the logical
-// header on the first line, then the events). Written once, when the snapshot is taken, from
-// each event's JSDoc `@example` payload, then frozen: CI loads every golden log with the
-// current code, through the migration chain (scripts/catalog/tests/golden.test.ts).
-import { existsSync, readFileSync } from 'node:fs'
+// header on the first line, then the events). Written with the snapshot, from each event's
+// JSDoc `@example` payload (checked at gen), and sealed into it: verify loads every golden
+// log with the code that runs, through the migration chain (runtime.ts).
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CatalogError, type CatalogProblem } from './errors.js'
 import type { SourceModel } from './model.js'
@@ -75,11 +75,6 @@ export function renderGolden(model: SourceModel): string {
     lines.push(JSON.stringify({ type, seq, time: T0 + seq * 1000, data: payloads.get(type) }))
   })
   return `${lines.join('\n')}\n`
-}
-
-/** Golden logs that snapshots have but the repository lacks. */
-export function missingGolden(root: string, versions: readonly number[]): string[] {
-  return versions.filter((v) => !existsSync(join(root, goldenPath(v)))).map(goldenPath)
 }
 
 /** The types a golden log holds. */

@@ -3,10 +3,13 @@
 // intersections of objects merged, readonly and ReadonlyArray ignored, symbol-keyed members
 // dropped. Non-persistable types are reported with the event and property path.
 import { ts } from 'ts-morph'
-import { boolValue, isBrandMarker, isLibType, templatePattern, typeName } from './checker-types.js'
+import { boolValue, isBrandMarker, isLibType, isSymbolKeyed, templateOf, typeName } from './checker-types.js'
 import { type GNode, GraphStore, type WalkContext } from './graph.js'
 import type { SourceLoc } from './locations.js'
 import { refinementsOf } from './refinements.js'
+
+/** How often one generic may be instantiated inside itself on one path before it counts as growing. */
+const MAX_NESTED_INSTANTIATIONS = 24
 
 /** Builds the normalized graph from checker types. One builder per generation run. */
 export class GraphBuilder extends GraphStore {
@@ -118,6 +121,43 @@ export class GraphBuilder extends GraphStore {
   nodeFor(type: ts.Type, ctx: WalkContext): number {
     const memo = this.#byType.get(type)
     if (memo !== undefined) return memo
+    // A generic instantiated inside itself with growing arguments (`Deep<T>` reaching
+    // `Deep<[T]>`) is a new type object at every level and would recurse without end.
+    const generic = this.#genericOf(type)
+    const nested = generic ? (this.#instantiating.get(generic) ?? 0) + 1 : 0
+    if (generic && nested > MAX_NESTED_INSTANTIATIONS) {
+      const shown = this.checker.typeToString(type)
+      return this.problem(
+        ctx,
+        `the recursive generic type ${generic.name} grows with every level (${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}), so it has no finite shape; let it recurse with the same type arguments`,
+      )
+    }
+    if (generic) this.#instantiating.set(generic, nested)
+    try {
+      return this.#nodeOf(type, ctx)
+    } finally {
+      if (generic) this.#instantiating.set(generic, nested - 1)
+    }
+  }
+
+  /** Instantiations of each generic on the walk's current path. */
+  readonly #instantiating = new Map<ts.Symbol, number>()
+
+  /** The generic declaration an instantiation comes from (aliases and interfaces with type arguments). */
+  #genericOf(type: ts.Type): ts.Symbol | undefined {
+    if (type.aliasSymbol && (type.aliasTypeArguments?.length ?? 0) > 0) return type.aliasSymbol
+    if (
+      !(type.flags & ts.TypeFlags.Object) ||
+      !((type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference)
+    )
+      return undefined
+    const ref = type as ts.TypeReference
+    const target = ref.target?.symbol
+    if (!target || ref.target === type || this.checker.getTypeArguments(ref).length === 0) return undefined
+    return target
+  }
+
+  #nodeOf(type: ts.Type, ctx: WalkContext): number {
     let id = this.#build(type, ctx)
     const alias = type.aliasSymbol
     const aliasDecl = alias?.declarations?.find(ts.isTypeAliasDeclaration)
@@ -163,6 +203,14 @@ export class GraphBuilder extends GraphStore {
     }
     if (f & F.NumberLiteral) {
       const v = (type as ts.NumberLiteralType).value
+      // A numeric enum member is persisted as a number whose meaning is the member: the member
+      // name is structure (inserting a member first renumbers the others, which is breaking).
+      const member = f & F.EnumLiteral ? type.getSymbol()?.name : undefined
+      if (member !== undefined)
+        return this.leaf('literal', `lit:e:${v}:${member}`, (n) => {
+          n.value = v
+          n.enumMember = member
+        })
       return this.leaf('literal', `lit:n:${v}`, (n) => {
         n.value = v
       })
@@ -170,10 +218,20 @@ export class GraphBuilder extends GraphStore {
     if (f & F.String) return this.leaf('string', 'string')
     if (f & F.Number) return this.leaf('number', 'number')
     if (f & (F.TemplateLiteral | F.StringMapping)) {
-      const text = this.checker.typeToString(type)
-      return this.leaf('template', `tpl:${text}`, (n) => {
-        n.text = text
-        n.templatePattern = templatePattern(type)
+      // By structure, never by the names of the aliases in its placeholders.
+      const t = templateOf(this.checker, type)
+      if (t.error) return this.problem(ctx, t.error)
+      for (const alias of t.aliases) {
+        const decl = alias.declarations?.find(ts.isTypeAliasDeclaration)
+        if (decl && this.#locate(decl) !== undefined && refinementsOf(decl, () => {}))
+          return this.problem(
+            ctx,
+            `the refinement tags of ${alias.name} cannot hold inside the template literal ${t.text}; put a @pattern on the property instead`,
+          )
+      }
+      return this.leaf('template', `tpl:${t.text}`, (n) => {
+        n.text = t.text
+        n.templatePattern = t.pattern
       })
     }
     if (f & F.Union) return this.#unionOf((type as ts.UnionType).types, ctx, type)
@@ -192,8 +250,7 @@ export class GraphBuilder extends GraphStore {
       // `string & {}` and brands: the primitive is what is persisted.
       const objectsWithShape = parts.filter(
         (t) =>
-          t.flags & ts.TypeFlags.Object &&
-          this.checker.getPropertiesOfType(t).some((p) => !p.name.startsWith('__@')),
+          t.flags & ts.TypeFlags.Object && this.checker.getPropertiesOfType(t).some((p) => !isSymbolKeyed(p)),
       )
       if (primitives.length === 1 && objectsWithShape.length === 0) return this.nodeFor(primitives[0]!, ctx)
       return this.problem(ctx, `unsupported intersection ${this.checker.typeToString(type)}`)
@@ -222,6 +279,14 @@ export class GraphBuilder extends GraphStore {
       this.#byType.set(type, node.id)
       const target = (type as ts.TypeReference).target as ts.TupleType
       const args = checker.getTypeArguments(type as ts.TypeReference)
+      const restAt = target.elementFlags.findIndex(
+        (fl) => fl & (ts.ElementFlags.Rest | ts.ElementFlags.Variadic),
+      )
+      if (restAt >= 0 && restAt < target.elementFlags.length - 1)
+        return this.problem(
+          ctx,
+          `the tuple ${checker.typeToString(type)} has a rest element before fixed ones, which JSON Schema cannot say; put the rest element last or use an object`,
+        )
       node.elements = target.elementFlags.map((flag, i) => {
         const optional = (flag & ts.ElementFlags.Optional) !== 0
         const rest = (flag & (ts.ElementFlags.Rest | ts.ElementFlags.Variadic)) !== 0
@@ -257,7 +322,7 @@ export class GraphBuilder extends GraphStore {
   envelopeNode(props: readonly ts.Symbol[], ctx: WalkContext): number {
     const node = this.newNode('object')
     const byName = new Map<string, ts.Symbol>()
-    for (const p of props) if (!p.name.startsWith('__@') && !byName.has(p.name)) byName.set(p.name, p)
+    for (const p of props) if (!isSymbolKeyed(p) && !byName.has(p.name)) byName.set(p.name, p)
     node.props = [...byName.values()]
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((p) => {
@@ -281,7 +346,7 @@ export class GraphBuilder extends GraphStore {
     this.#annotate(node, type)
     const props = checker
       .getPropertiesOfType(type)
-      .filter((p) => !p.name.startsWith('__@'))
+      .filter((p) => !isSymbolKeyed(p))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     node.props = props.map((p) => {
       const decl = p.valueDeclaration ?? p.declarations?.[0]

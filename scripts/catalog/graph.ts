@@ -36,6 +36,8 @@ export interface GNode {
   id: number
   kind: NodeKind
   value?: string | number | boolean
+  /** A numeric enum member's name (its meaning; the number alone does not say it). */
+  enumMember?: string
   text?: string
   element?: number
   elements?: GElement[]

@@ -1,17 +1,32 @@
-// Format history check: the current catalog against the latest snapshot, the change records
-// and the migration chain (DESIGN §4 "Format history and change records").
+// Format history check (DESIGN §4 "Format history and change records"): the snapshots as a
+// sealed chain, each step between two snapshots against the records folded into it, the
+// current catalog against the latest snapshot and its records, the migration chain the code
+// registers, and every golden log loaded through that chain with today's types.
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import type { MachineCatalog } from './catalog-json.js'
 import { diffCatalogs, type EntryDiff } from './diff.js'
-import { missingGolden } from './golden.js'
-import { CHANGES_DIR, PLACEHOLDER_NOTE, readRecords, recordPath } from './records.js'
-import { FORMATS_DIR, readSnapshots, snapshotProblems } from './snapshots.js'
+import { GOLDEN_DIR, goldenPath, goldenTypes } from './golden.js'
+import {
+  CHANGES_DIR,
+  entryDigest,
+  expectedRecord,
+  PLACEHOLDER_NOTE,
+  readRecords,
+  recordPath,
+  type StoredRecord,
+} from './records.js'
+import type { GoldenJob, RuntimeReport } from './runtime.js'
+import { FORMATS_DIR, readSnapshots, type Snapshot, snapshotProblems } from './snapshots.js'
 
 export interface HistoryInput {
   root: string
   catalog: MachineCatalog
   formatVersion: number
-  /** The registered migrations, read from the running code; called only when a chain must be proven. */
-  migrations: () => { steps: ReadonlyArray<{ from: number; to: number }>; error?: string }
+  /** The code that runs, asked for its migration steps and to load golden logs (memoized by the caller). */
+  runtime: (goldens: readonly GoldenJob[]) => RuntimeReport
+  /** Load every golden log through the chain (verify does; gen only reports). */
+  loadGoldens: boolean
   sessionTypesFile: string
 }
 
@@ -19,124 +34,213 @@ export interface HistoryReport {
   problems: string[]
   diffs: EntryDiff[]
   base: number | undefined
+  /** SESSION_FORMAT_VERSION is one past the latest snapshot: what to do once the rest is settled. */
+  snapshotDue?: string
 }
 
-/** Checks the current catalog against the latest snapshot and the change records. */
-export function checkHistory(input: HistoryInput): HistoryReport {
-  const { root, catalog, formatVersion } = input
+const list = (xs: readonly string[]) => xs.join(', ')
+
+/**
+ * The records against `base` checked against the change from `base`'s catalog to `target`:
+ * each changed entry has its record, each record says what the code computes and has a note,
+ * and no record is left over. Returns the problems and the entries whose change is breaking.
+ */
+export function recordProblems(
+  base: Snapshot,
+  target: MachineCatalog,
+  records: readonly StoredRecord[],
+  what: string,
+): { problems: string[]; breaking: string[]; diffs: EntryDiff[] } {
   const problems: string[] = []
-  const snapshots = readSnapshots(root)
-  if (snapshots.length === 0) {
-    problems.push(
-      `no format snapshot in ${FORMATS_DIR}/: run \`pnpm gen-persistence-catalog --snapshot\` to record format version ${formatVersion}`,
-    )
-    return { problems, diffs: [], base: undefined }
-  }
-  problems.push(...snapshotProblems(snapshots))
-  for (const path of missingGolden(
-    root,
-    snapshots.map((s) => s.version),
-  )) {
-    problems.push(
-      `${path} is missing: every snapshotted format version keeps a golden log; give every event an @example (a JSON payload) and run \`pnpm gen-persistence-catalog --golden\` while SESSION_FORMAT_VERSION is that version`,
-    )
-  }
-  let read: ReturnType<HistoryInput['migrations']> | undefined
-  const migrationsOf = () => {
-    read ??= input.migrations()
-    return read
-  }
-  // Every step between consecutive snapshots must be registered by the code that runs.
-  for (let i = 1; i < snapshots.length; i++) {
-    const from = snapshots[i - 1]!.version
-    for (let v = from; v < snapshots[i]!.version; v++) {
-      if (!migrationsOf().steps.some((m) => m.from === v && m.to === v + 1)) {
-        const error = migrationsOf().error
-        problems.push(
-          `${snapshots[i]!.path}: no migration from format ${v} to ${v + 1} is registered by the code that runs${error ? ` (${error})` : ''}: logs written under format ${v} could not be read; add registerMigration({ from: ${v}, to: ${v + 1}, … }) in a module the package's index imports`,
-        )
-      }
-    }
-  }
-  const latest = snapshots[snapshots.length - 1]!
-  if (formatVersion < latest.version) {
-    problems.push(
-      `SESSION_FORMAT_VERSION is ${formatVersion} but ${latest.path} exists: the format version never goes back; set it to ${latest.version} or later in ${input.sessionTypesFile}`,
-    )
-  }
-  const diffs = diffCatalogs(latest.catalog, catalog)
-  const records = readRecords(root)
-  const base = latest.version
-  const byPath = new Map(records.map((r) => [r.path, r]))
-  for (const d of diffs) {
-    const path = recordPath(base, d.event)
+  const breaking: string[] = []
+  const v = base.version
+  const diffs = diffCatalogs(base.catalog, target)
+  const byPath = new Map(
+    records.filter((r) => r.path.startsWith(`${CHANGES_DIR}/v${v}/`)).map((r) => [r.path, r]),
+  )
+  const entries = new Set(diffs.map((d) => d.event))
+  for (const r of byPath.values()) if (r.record?.superseded?.length) entries.add(r.record.event)
+  for (const event of [...entries].sort()) {
+    const path = recordPath(v, event)
+    const d = diffs.find((x) => x.event === event)
     const stored = byPath.get(path)
-    const expect = `{ from: ${d.from ?? 'null'}, to: ${d.to ?? 'null'}, classification: ${d.classification} }`
+    byPath.delete(path)
     if (!stored) {
       problems.push(
-        `${d.event} changed since format snapshot v${base} (${d.classification}: ${d.changes.join('; ')}) but has no change record ${path}: run \`pnpm gen-persistence-catalog --record "<why it changed>"\` and commit the record`,
+        `${event} changed since format snapshot v${v} (${d!.classification}: ${d!.changes.join('; ')}) but has no change record ${path}: run \`pnpm gen-persistence-catalog --record "<why it changed>"\` and commit the record`,
       )
       continue
     }
     const r = stored.record
     if (!r) {
       problems.push(
-        `${path} is not valid JSON (${stored.error}): delete it and run \`pnpm gen-persistence-catalog --record "<why>"\``,
+        `${path} is not valid JSON (${stored.error}): restore it from version control, or delete it and run \`pnpm gen-persistence-catalog --record "<why>"\``,
       )
       continue
     }
+    const want = expectedRecord(v, event, d, entryDigest(base.catalog, event), r.superseded)
+    if (!want) {
+      problems.push(
+        `${path} records a change that is not in ${what} (its entry matches snapshot v${v} and every superseded state it keeps is the current one): delete the file`,
+      )
+      continue
+    }
+    if (want.classification === 'breaking') breaking.push(event)
+    const expect = `{ from: ${want.from ?? 'null'}, to: ${want.to ?? 'null'}, classification: ${want.classification} }`
     if (
-      r.from !== d.from ||
-      r.to !== d.to ||
-      r.classification !== d.classification ||
-      r.event !== d.event ||
-      r.base !== base
+      r.from !== want.from ||
+      r.to !== want.to ||
+      r.classification !== want.classification ||
+      r.event !== event ||
+      r.base !== v
     ) {
       problems.push(
-        `${path} disagrees with the code: it says { from: ${r.from ?? 'null'}, to: ${r.to ?? 'null'}, classification: ${r.classification} } but the change is ${expect}; run \`pnpm gen-persistence-catalog --record "<why>"\` to redraft it (a classification is computed, never chosen)`,
+        `${path} disagrees with ${what}: it says { from: ${r.from ?? 'null'}, to: ${r.to ?? 'null'}, classification: ${r.classification} } but the change is ${expect}${want.superseded ? ` (it keeps ${want.superseded.length} superseded committed state(s))` : ''}; run \`pnpm gen-persistence-catalog --record "<why>"\` to redraft it (a classification is computed, never chosen)`,
       )
       continue
     }
-    if (JSON.stringify(r.changes) !== JSON.stringify(d.changes)) {
+    if (JSON.stringify(r.changes) !== JSON.stringify(want.changes)) {
       problems.push(
-        `${path} lists other changes than the code has; run \`pnpm gen-persistence-catalog --record "<why>"\` to redraft it`,
+        `${path} lists other changes than ${what} has; run \`pnpm gen-persistence-catalog --record "<why>"\` to redraft it`,
       )
       continue
     }
     if (typeof r.note !== 'string' || r.note.trim() === '' || r.note === PLACEHOLDER_NOTE) {
       problems.push(
-        `${path} has no note: write in "note" why ${d.event} changed and what it means for old logs`,
+        `${path} has no note: write in "note" why ${event} changed and what it means for old logs`,
       )
     }
   }
-  const changed = new Set(diffs.map((d) => recordPath(base, d.event)))
-  for (const r of records) {
-    if (r.path.startsWith(`${CHANGES_DIR}/v${base}/`) && !changed.has(r.path)) {
-      problems.push(
-        `${r.path} records a change that is no longer in the code (its event matches snapshot v${base}): delete the file`,
-      )
-    }
-  }
-  const breaking = diffs.filter((d) => d.classification === 'breaking')
-  if (breaking.length > 0) {
-    const list = breaking.map((d) => d.event).join(', ')
-    const next = base + 1
-    if (formatVersion === base) {
-      problems.push(
-        `breaking change to ${list}: logs written under format ${base} can no longer be read as-is. Either make the change compatible (add optional properties instead of required ones, widen instead of narrowing), or: set SESSION_FORMAT_VERSION to ${next} in ${input.sessionTypesFile}, register a migration \`registerMigration({ from: ${base}, to: ${next}, description, migrate(event) { … } })\` (from '@keel/session') that rewrites old events, then run \`pnpm gen-persistence-catalog --snapshot\``,
-      )
-    } else if (!migrationsOf().steps.some((m) => m.from === base && m.to === formatVersion)) {
-      const error = migrationsOf().error
-      if (error) problems.push(error)
-      problems.push(
-        `breaking change to ${list} with SESSION_FORMAT_VERSION ${formatVersion}, but no migration from ${base} to ${formatVersion} is registered: add \`registerMigration({ from: ${base}, to: ${formatVersion}, description, migrate(event) { … } })\` in a package source that the session loads`,
-      )
-    }
-  }
-  if (formatVersion > base && !snapshots.some((s) => s.version === formatVersion)) {
+  for (const path of byPath.keys()) {
     problems.push(
-      `SESSION_FORMAT_VERSION is ${formatVersion} but there is no snapshot ${FORMATS_DIR}/v${formatVersion}.json: once the change records and the migration are in place, run \`pnpm gen-persistence-catalog --snapshot\``,
+      `${path} records a change that is not in ${what} (its entry matches snapshot v${v} and no superseded committed state is kept): delete the file`,
     )
   }
-  return { problems, diffs, base }
+  return { problems, breaking, diffs }
+}
+
+/** The golden log of every snapshot, as the runtime probe loads them. */
+export function goldenJobs(root: string, snapshots: readonly Snapshot[]): GoldenJob[] {
+  return snapshots.map((s) => ({
+    version: s.version,
+    path: join(root, goldenPath(s.version)),
+    label: goldenPath(s.version),
+  }))
+}
+
+/** Golden logs and change-record folders of versions no snapshot has: a deleted snapshot. */
+function orphans(root: string, snapshots: readonly Snapshot[]): string[] {
+  const have = new Set(snapshots.map((s) => s.version))
+  const versions = (dir: string) =>
+    existsSync(join(root, dir))
+      ? readdirSync(join(root, dir))
+          .map((d) => /^v(\d+)$/.exec(d))
+          .filter((m): m is RegExpExecArray => m !== null)
+          .map((m) => Number(m[1]))
+      : []
+  const out: string[] = []
+  for (const v of versions(GOLDEN_DIR))
+    if (!have.has(v))
+      out.push(
+        `${goldenPath(v)} exists but ${FORMATS_DIR}/v${v}.json does not: a released format snapshot was deleted; restore it from version control`,
+      )
+  for (const v of versions(CHANGES_DIR))
+    if (!have.has(v))
+      out.push(
+        `${CHANGES_DIR}/v${v}/ holds change records against format v${v}, which has no snapshot ${FORMATS_DIR}/v${v}.json: a released format snapshot was deleted; restore it from version control`,
+      )
+  return out
+}
+
+/** Checks the snapshot chain, the current catalog against the latest snapshot, and the golden logs. */
+export function checkHistory(input: HistoryInput): HistoryReport {
+  const { root, catalog, formatVersion } = input
+  const problems: string[] = []
+  const snapshots = readSnapshots(root)
+  problems.push(...orphans(root, snapshots))
+  if (snapshots.length === 0) {
+    problems.push(
+      `no format snapshot in ${FORMATS_DIR}/: run \`pnpm gen-persistence-catalog --snapshot\` to record format version ${formatVersion}`,
+    )
+    return { problems, diffs: [], base: undefined }
+  }
+  problems.push(...snapshotProblems(root, snapshots))
+  const records = readRecords(root)
+  let report: RuntimeReport | undefined
+  const runtime = () => {
+    report ??= input.runtime(
+      input.loadGoldens
+        ? snapshots.map((s) => ({
+            version: s.version,
+            path: join(root, goldenPath(s.version)),
+            label: goldenPath(s.version),
+          }))
+        : [],
+    )
+    return report
+  }
+  const migrationFrom = (v: number, why: string): string[] => {
+    if (runtime().steps.some((m) => m.from === v && m.to === v + 1)) return []
+    const error = runtime().error
+    return [
+      `${why}, but no migration from format ${v} to ${v + 1} is registered by the code that runs${error ? ` (${error})` : ''}: logs written under format ${v} could not be read; add \`registerMigration({ from: ${v}, to: ${v + 1}, owner: '<your package>', description, migrate(event) { … } })\` (from '@keel/session') in a module your package's src/index.ts imports`,
+    ]
+  }
+  // Each step between two snapshots is exactly what the records folded into the later say.
+  for (let i = 1; i < snapshots.length; i++) {
+    const [before, after] = [snapshots[i - 1]!, snapshots[i]!]
+    if (after.version !== before.version + 1) continue // reported as a gap
+    const step = recordProblems(before, after.catalog, records, after.path)
+    problems.push(...step.problems)
+    if (step.breaking.length > 0)
+      problems.push(...migrationFrom(before.version, `${after.path} breaks ${list(step.breaking)}`))
+  }
+  for (const s of snapshots) {
+    if (!existsSync(join(root, goldenPath(s.version)))) continue
+    const held = goldenTypes(root, s.version)
+    const want = Object.keys(s.catalog.events).sort()
+    const missing = want.filter((t) => !held.includes(t))
+    const extra = held.filter((t) => !want.includes(t))
+    if (missing.length + extra.length > 0)
+      problems.push(
+        `${goldenPath(s.version)} does not hold one event of every type of ${s.path}${missing.length ? ` (missing: ${list(missing)})` : ''}${extra.length ? ` (not in the snapshot: ${list(extra)})` : ''}`,
+      )
+  }
+  const latest = snapshots[snapshots.length - 1]!
+  const base = latest.version
+  if (formatVersion < base) {
+    problems.push(
+      `SESSION_FORMAT_VERSION is ${formatVersion} but ${latest.path} exists: the format version never goes back; set it to ${base} or ${base + 1} in ${input.sessionTypesFile}`,
+    )
+  }
+  const now = recordProblems(latest, catalog, records, 'the code')
+  problems.push(...now.problems)
+  if (now.breaking.length > 0) {
+    if (formatVersion === base) {
+      problems.push(
+        `breaking change to ${list(now.breaking)}: logs written under format ${base} can no longer be read as-is. Either make the change compatible (add optional properties instead of required ones, widen instead of narrowing, keep a committed event's name), or: set SESSION_FORMAT_VERSION to ${base + 1} in ${input.sessionTypesFile}, register a migration \`registerMigration({ from: ${base}, to: ${base + 1}, owner: '<your package>', description, migrate(event) { … } })\` (from '@keel/session') that rewrites old events, then run \`pnpm gen-persistence-catalog --snapshot\``,
+      )
+    } else if (formatVersion === base + 1) {
+      problems.push(
+        ...migrationFrom(
+          base,
+          `breaking change to ${list(now.breaking)} with SESSION_FORMAT_VERSION ${formatVersion}`,
+        ),
+      )
+    }
+  }
+  if (formatVersion > base + 1) {
+    problems.push(
+      `SESSION_FORMAT_VERSION is ${formatVersion} but the latest snapshot is v${base}: a release moves one version at a time; set it to ${base + 1} in ${input.sessionTypesFile}`,
+    )
+  }
+  if (input.loadGoldens) {
+    if (runtime().error) problems.push(runtime().error!)
+    for (const g of runtime().goldens) problems.push(...g.problems)
+  }
+  const snapshotDue =
+    formatVersion === base + 1
+      ? `SESSION_FORMAT_VERSION is ${formatVersion} but there is no snapshot ${FORMATS_DIR}/v${formatVersion}.json: once the change records and the migration are in place, run \`pnpm gen-persistence-catalog --snapshot\``
+      : undefined
+  return { problems, diffs: now.diffs, base, ...(snapshotDue ? { snapshotDue } : {}) }
 }

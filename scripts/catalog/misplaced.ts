@@ -1,10 +1,88 @@
 // Declarations the catalog refuses because they would be silently skipped: `SessionEventMap`
-// merged into another module or declared outside the session's map, and refinement tags on a
-// plain alias of a primitive (the checker does not keep such aliases).
+// merged into another module, declared outside the session's map, or merged through a
+// re-export under another name; members the checker sees in the map that no declaration the
+// catalog reads holds; and refinement tags on a plain alias of a primitive (the checker does
+// not keep such aliases).
 import { ts } from 'ts-morph'
 import type { CatalogProblem } from './errors.js'
 import type { SourceLocator } from './locations.js'
 import { refinementsOf } from './refinements.js'
+
+/**
+ * The map as the code that imports it sees it. The session module's own export can be an
+ * earlier merge than what importers get (a merge through a re-export under another name makes
+ * a later one): the symbol of every interface declared in a `declare module` block that merges
+ * into the map is considered, and the one holding the most declarations wins.
+ */
+export function mergedMapSymbol(program: ts.Program, at: SourceLocator, mapSymbol: ts.Symbol): ts.Symbol {
+  const checker = program.getTypeChecker()
+  const base = new Set<ts.Node>(mapSymbol.declarations ?? [])
+  let best = mapSymbol
+  for (const sf of program.getSourceFiles()) {
+    if (!at.isRepoSource(sf)) continue
+    for (const stmt of sf.statements) {
+      if (!ts.isModuleDeclaration(stmt) || !stmt.body || !ts.isModuleBlock(stmt.body)) continue
+      for (const inner of stmt.body.statements) {
+        if (!ts.isInterfaceDeclaration(inner)) continue
+        const sym = checker.getSymbolAtLocation(inner.name)
+        const decls = sym?.declarations ?? []
+        if (sym && decls.length > (best.declarations ?? []).length && decls.some((d) => base.has(d)))
+          best = sym
+      }
+    }
+  }
+  return best
+}
+
+/**
+ * Merges the catalog does not read as written: an interface merged into the map through a
+ * re-export under another name (`declare module './map.js' { interface TodoEvents { … } }`),
+ * and members of the map that no interface declaration holds (inherited with `extends`).
+ */
+export function hiddenMembers(
+  checker: ts.TypeChecker,
+  at: SourceLocator,
+  sessionModule: string,
+  mapSymbol: ts.Symbol,
+  read: ReadonlySet<string>,
+): CatalogProblem[] {
+  const problems: CatalogProblem[] = []
+  const declared = new Set<string>()
+  for (const d of mapSymbol.declarations ?? []) {
+    if (!ts.isInterfaceDeclaration(d)) continue
+    for (const m of d.members) if (m.name && ts.isStringLiteral(m.name)) declared.add(m.name.text)
+    const loc = at.locOf(d)
+    if (d.name.text !== 'SessionEventMap') {
+      const mod =
+        ts.isModuleBlock(d.parent) && ts.isModuleDeclaration(d.parent.parent)
+          ? d.parent.parent.name.getText()
+          : 'its module'
+      problems.push({
+        code: 'WRONG_MERGE_MODULE',
+        loc,
+        message: `${loc}: interface ${d.name.text} of ${mod} merges into SessionEventMap through a re-export under another name; merge events only as \`declare module '${sessionModule}' { interface SessionEventMap { … } }\``,
+      })
+    }
+    if (d.heritageClauses && d.heritageClauses.length > 0) {
+      problems.push({
+        code: 'WRONG_MERGE_MODULE',
+        loc,
+        message: `${loc}: SessionEventMap must not extend another interface (its members would not be declared events); declare each event as a member`,
+      })
+    }
+  }
+  for (const p of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(mapSymbol))) {
+    if (read.has(p.name) || declared.has(p.name)) continue
+    const decl = p.declarations?.[0]
+    const loc = decl ? at.locOf(decl) : `${sessionModule}:1`
+    problems.push({
+      code: 'WRONG_MERGE_MODULE',
+      loc,
+      message: `${loc}: the type checker sees event '${p.name}' in SessionEventMap but no declaration the catalog reads declares it; declare it in \`declare module '${sessionModule}' { interface SessionEventMap { … } }\``,
+    })
+  }
+  return problems
+}
 
 /** Interfaces named `SessionEventMap` that are not merges into the session module's map. */
 export function misplacedMerges(

@@ -4,11 +4,12 @@
 // orders them and assembles the result.
 import { relative } from 'node:path'
 import { ts } from 'ts-morph'
-import { type Canonical, canonicalize } from './canonical.js'
+import { type Canonical, canonicalize, reachableFrom } from './canonical.js'
 import { moduleExports } from './checker-types.js'
 import { compilerProblems } from './diagnostics.js'
 import { CatalogError, type CatalogProblem } from './errors.js'
 import { type EventModel, readEvents, surfaceTypesOf } from './event-members.js'
+import { foreignTypes } from './foreign.js'
 import {
   type EnvelopeDecl,
   envelopeDecls,
@@ -18,7 +19,7 @@ import {
 } from './format-entries.js'
 import { GraphBuilder } from './graph-builder.js'
 import { compareLoc, type SourceLoc, sourceLocator } from './locations.js'
-import { lostRefinements, misplacedMerges } from './misplaced.js'
+import { hiddenMembers, lostRefinements, mergedMapSymbol, misplacedMerges } from './misplaced.js'
 import { declarationText, docTextOf } from './source-text.js'
 import { type LoadedProject, posix } from './workspace.js'
 
@@ -68,8 +69,8 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     ])
   }
   const sessionExports = moduleExports(checker, moduleSymbol)
-  const mapSymbol = sessionExports.get('SessionEventMap')
-  if (!mapSymbol) {
+  const exportedMap = sessionExports.get('SessionEventMap')
+  if (!exportedMap) {
     throw new CatalogError([
       {
         code: 'NO_SESSION_MODULE',
@@ -79,21 +80,48 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     ])
   }
 
+  const mapSymbol = mergedMapSymbol(program, at, exportedMap)
   problems.push(...misplacedMerges(program, at, sessionModule, mapSymbol))
   const surface = surfaceTypesOf(checker, sessionExports)
   const builder = new GraphBuilder(program, at.locate, (node) =>
     at.locate(node) === undefined ? undefined : at.refOf(node),
   )
   const { events, decls } = readEvents(checker, mapSymbol, surface, builder, at, problems)
+  problems.push(...hiddenMembers(checker, at, sessionModule, mapSymbol, new Set(events.map((e) => e.type))))
   const header = headerNode(checker, sessionExports, builder, at)
   problems.push(...lostRefinements(program, at))
   const formatEntries = formatNodes(program, packages, sessionModule, sessionExports, builder, at)
   builder.finish()
 
   for (const p of builder.problems) problems.push({ ...p })
-  problems.push(...compilerProblems(program, root, at.isRepoSource, [...decls, ...builder.declarations]))
+  // Declarations as written, for types from outside the repository (the envelope's `data` is
+  // opaque: each payload is walked as its own event).
+  const foreign = foreignTypes(program, root, at, [
+    ...decls.flatMap((d) =>
+      d.members.filter(ts.isPropertySignature).map((m) => ({
+        node: m as ts.Node,
+        entry: ts.isStringLiteral(m.name) ? m.name.text : m.name.getText(),
+      })),
+    ),
+    ...(header ? [{ node: header.decl, entry: '(header)' }] : []),
+    ...formatEntries.filter((f) => f.entry !== '(envelope)').map((f) => ({ node: f.decl, entry: f.entry })),
+  ])
+  problems.push(...foreign.problems)
+  problems.push(
+    ...compilerProblems(program, root, at.isRepoSource, [
+      ...decls,
+      ...builder.declarations,
+      ...foreign.declarations,
+    ]),
+  )
   const envelope = envelopeDecls(program, packages, at)
-  const formatVersion = formatVersionOf(checker, sessionExports)
+  const { version: formatVersion, problem: versionProblem } = formatVersionOf(
+    checker,
+    sessionExports,
+    at,
+    sessionModule,
+  )
+  if (versionProblem) problems.push(versionProblem)
   if (problems.length > 0) {
     const unique = new Map<string, CatalogProblem>()
     for (const p of problems) unique.set(p.message, p)
@@ -143,14 +171,7 @@ export function buildModel(loaded: LoadedProject, sessionModule = '@keel/session
     })
   format.sort((a, b) => (a.entry < b.entry ? -1 : 1))
   for (const f of format) roots.push(f.classId)
-  const reach = new Set<number>()
-  const stack = [...roots]
-  while (stack.length > 0) {
-    const c = stack.pop()!
-    if (reach.has(c)) continue
-    reach.add(c)
-    for (const k of canonical.children[c]!) stack.push(k)
-  }
+  const reach = reachableFrom(canonical, roots)
   return {
     root,
     sessionModule,

@@ -13,7 +13,7 @@ export function label(n: GNode): string {
 function baseLabel(n: GNode): string {
   switch (n.kind) {
     case 'literal':
-      return `literal:${typeof n.value}:${JSON.stringify(n.value)}`
+      return `literal:${typeof n.value}:${JSON.stringify(n.value)}${n.enumMember !== undefined ? `:${n.enumMember}` : ''}`
     case 'template':
       return `template:${n.text}`
     case 'object':

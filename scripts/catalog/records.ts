@@ -1,12 +1,23 @@
 // Change records (`docs/persistence/changes/v<N>/<entry>.json`): where each lives, reading
-// them, drafting the ones the code needs, and their file layout.
+// them, what the code says each must hold, drafting them, and their file layout. A record
+// describes one entry's change since snapshot vN. `superseded` keeps the states of the entry
+// that were committed since the snapshot and then changed incompatibly (see committed.ts):
+// logs may have been written with them, so they count in the classification.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { MachineCatalog } from './catalog-json.js'
-import { type Classification, diffCatalogs } from './diff.js'
-import { readSnapshots } from './snapshots.js'
+import { type Classification, diffCatalogs, type EntryDiff, RANK } from './diff.js'
 
 export const CHANGES_DIR = 'docs/persistence/changes'
+
+/** A committed state of the entry, replaced since by a change worse than its change since the snapshot. */
+export interface Superseded {
+  /** The entry's digest in that state (null: the entry did not exist). */
+  to: string | null
+  /** How the change from that state to the next committed one is classified. */
+  classification: Classification
+  changes: string[]
+}
 
 /** A change record as stored. */
 export interface ChangeRecord {
@@ -14,8 +25,10 @@ export interface ChangeRecord {
   event: string
   from: string | null
   to: string | null
+  /** The worst of the change since the snapshot and of every superseded state's change. */
   classification: Classification
   changes: string[]
+  superseded?: Superseded[]
   note: string
 }
 
@@ -62,36 +75,92 @@ export function readRecords(root: string): StoredRecord[] {
   return out
 }
 
-/** Drafts (or redrafts) the change records the current code needs. Returns files to write. */
-export function draftRecords(root: string, catalog: MachineCatalog, note: string): Record<string, string> {
-  const snapshots = readSnapshots(root)
-  const latest = snapshots[snapshots.length - 1]
-  if (!latest) return {}
-  const existing = new Map(readRecords(root).map((r) => [r.path, r.record]))
+const worst = (a: Classification, b: Classification): Classification => (RANK[b] > RANK[a] ? b : a)
+
+/**
+ * What the record of `event` against `base` must hold, from the entry's diff since the
+ * snapshot (undefined when it equals the snapshot) and the superseded states kept so far.
+ * A superseded state equal to the entry's current one is void (its logs read as they are).
+ * Undefined when no record is needed.
+ */
+export function expectedRecord(
+  base: number,
+  event: string,
+  diff: EntryDiff | undefined,
+  snapshotDigest: string | null,
+  superseded: readonly Superseded[] = [],
+): Omit<ChangeRecord, 'note'> | undefined {
+  const to = diff ? diff.to : snapshotDigest
+  const kept = superseded.filter((s) => s.to !== to)
+  if (!diff && kept.length === 0) return undefined
+  const classification = kept.reduce<Classification>(
+    (acc, s) => worst(acc, s.classification),
+    diff?.classification ?? 'additive',
+  )
+  return {
+    base,
+    event,
+    from: diff ? diff.from : snapshotDigest,
+    to,
+    classification,
+    changes: diff?.changes ?? [],
+    ...(kept.length > 0 ? { superseded: kept } : {}),
+  }
+}
+
+/** The digest of each entry of a catalog (events and format entries). */
+export function entryDigest(catalog: MachineCatalog, entry: string): string | null {
+  if (entry === '(surface)') return catalog.surface?.digest ?? null
+  if (entry === '(header)') return catalog.header?.digest ?? null
+  return catalog.events[entry]?.digest ?? catalog.format?.[entry]?.digest ?? null
+}
+
+/**
+ * Drafts (or redrafts) the records the current code needs against snapshot `base`, keeping the
+ * superseded states and notes of `existing` (path → record). Returns the files to write.
+ */
+export function draftRecords(
+  base: { version: number; catalog: MachineCatalog },
+  catalog: MachineCatalog,
+  existing: ReadonlyMap<string, ChangeRecord | undefined>,
+  note: string,
+): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const d of diffCatalogs(latest.catalog, catalog)) {
-    const path = recordPath(latest.version, d.event)
+  const diffs = new Map(diffCatalogs(base.catalog, catalog).map((d) => [d.event, d]))
+  const events = new Set(diffs.keys())
+  for (const [path, r] of existing) {
+    if (
+      r &&
+      r.base === base.version &&
+      path === recordPath(base.version, r.event) &&
+      (r.superseded?.length ?? 0) > 0
+    )
+      events.add(r.event)
+  }
+  for (const event of [...events].sort()) {
+    const path = recordPath(base.version, event)
     const old = existing.get(path)
-    const record: ChangeRecord = {
-      base: latest.version,
-      event: d.event,
-      from: d.from,
-      to: d.to,
-      classification: d.classification,
-      changes: d.changes,
-      note: note.trim() !== '' ? note : old?.note && old.note.trim() !== '' ? old.note : PLACEHOLDER_NOTE,
-    }
-    const same =
-      old &&
-      old.from === record.from &&
-      old.to === record.to &&
-      old.classification === record.classification &&
-      JSON.stringify(old.changes) === JSON.stringify(record.changes) &&
-      old.note &&
-      old.note !== PLACEHOLDER_NOTE
-    if (!same) out[path] = recordJson(record)
+    const want = expectedRecord(
+      base.version,
+      event,
+      diffs.get(event),
+      entryDigest(base.catalog, event),
+      old?.superseded,
+    )
+    if (!want) continue
+    const keep = old?.note && old.note.trim() !== '' ? old.note : PLACEHOLDER_NOTE
+    const record: ChangeRecord = { ...want, note: note.trim() !== '' ? note : keep }
+    if (!old || recordJson(old) !== recordJson(record)) out[path] = recordJson(record)
   }
   return out
+}
+
+/** A JSON array of strings, on one line when it fits in `width` after `prefix`, else one per line. */
+function stringList(items: readonly string[], prefix: string, indent: string): string {
+  if (items.length === 0) return '[]'
+  const oneLine = `[${items.map((c) => JSON.stringify(c)).join(', ')}]`
+  if (`${prefix}${oneLine},`.length <= 110) return oneLine
+  return `[\n${items.map((c) => `${indent}  ${JSON.stringify(c)}`).join(',\n')}\n${indent}]`
 }
 
 /**
@@ -99,21 +168,26 @@ export function draftRecords(root: string, catalog: MachineCatalog, note: string
  * repository's formatter (Biome, line width 110) lays out JSON, so `pnpm lint` accepts it.
  */
 export function recordJson(r: ChangeRecord): string {
-  const oneLine = `[${r.changes.map((c) => JSON.stringify(c)).join(', ')}]`
-  const changes =
-    r.changes.length === 0
-      ? '[]'
-      : `  "changes": ${oneLine},`.length <= 110
-        ? oneLine
-        : `[\n${r.changes.map((c) => `    ${JSON.stringify(c)}`).join(',\n')}\n  ]`
   const lines = [
     `  "base": ${r.base},`,
     `  "event": ${JSON.stringify(r.event)},`,
     `  "classification": ${JSON.stringify(r.classification)},`,
     `  "from": ${JSON.stringify(r.from)},`,
     `  "to": ${JSON.stringify(r.to)},`,
-    `  "changes": ${changes},`,
-    `  "note": ${JSON.stringify(r.note)}`,
+    `  "changes": ${stringList(r.changes, '  "changes": ', '  ')},`,
   ]
+  if (r.superseded && r.superseded.length > 0) {
+    const entries = r.superseded.map((s) =>
+      [
+        '    {',
+        `      "to": ${JSON.stringify(s.to)},`,
+        `      "classification": ${JSON.stringify(s.classification)},`,
+        `      "changes": ${stringList(s.changes, '      "changes": ', '      ')}`,
+        '    }',
+      ].join('\n'),
+    )
+    lines.push(`  "superseded": [\n${entries.join(',\n')}\n  ],`)
+  }
+  lines.push(`  "note": ${JSON.stringify(r.note)}`)
   return `{\n${lines.join('\n')}\n}\n`
 }

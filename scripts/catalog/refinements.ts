@@ -51,7 +51,12 @@ export function refinementsOf(decl: ts.Node, report: (what: string) => void): Re
   const out: Record<string, unknown> = {}
   for (const tag of ts.getJSDocTags(decl)) {
     const name = tag.tagName.text
-    if (!Object.hasOwn(REFINEMENT_TAGS, name)) continue
+    if (!Object.hasOwn(REFINEMENT_TAGS, name)) {
+      const meant = misspeltRefinement(name)
+      if (meant)
+        report(`@${name} is not a refinement tag: did you mean @${meant}? (a misspelt tag would be ignored)`)
+      continue
+    }
     const spec = REFINEMENT_TAGS[name as keyof Refinements]
     const raw = (ts.getTextOfJSDocComment(tag.comment) ?? '').trim().replace(/^`(.*)`$/s, '$1')
     if (spec.value === 'none') {
@@ -84,6 +89,81 @@ export function refinementsOf(decl: ts.Node, report: (what: string) => void): Re
     out[name] = n
   }
   return Object.keys(out).length > 0 ? (out as Refinements) : undefined
+}
+
+/** Tags of JSDoc and TSDoc that are not refinements, however close their spelling. */
+const OTHER_TAGS = new Set([
+  'example',
+  'default',
+  'defaultValue',
+  'deprecated',
+  'see',
+  'since',
+  'remarks',
+  'param',
+  'returns',
+  'throws',
+  'internal',
+  'link',
+  'type',
+  'template',
+  'typedef',
+  'inheritDoc',
+  'privateRemarks',
+  'readonly',
+  'public',
+  'private',
+  'protected',
+  'alpha',
+  'beta',
+  'experimental',
+  'override',
+  'virtual',
+  'sealed',
+  'packageDocumentation',
+  'label',
+  'event',
+  'eventProperty',
+  'typeParam',
+  'author',
+  'version',
+  'todo',
+  'summary',
+  'description',
+])
+
+/** Edit distance (insert, delete, substitute, swap of neighbours) of two short strings. */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [
+    i,
+    ...new Array<number>(b.length).fill(0),
+  ])
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[i - 2]![j - 2]! + 1)
+      d[i]![j] = v
+    }
+  }
+  return d[a.length]![b.length]!
+}
+
+/** The refinement tag a non-refinement tag was probably meant to be (`minLenght` → `minLength`). */
+export function misspeltRefinement(tag: string): string | undefined {
+  if (OTHER_TAGS.has(tag)) return undefined
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const name of Object.keys(REFINEMENT_TAGS)) {
+    const d = name.toLowerCase() === tag.toLowerCase() ? 0 : distance(name.toLowerCase(), tag.toLowerCase())
+    if (d < bestDistance) {
+      best = name
+      bestDistance = d
+    }
+  }
+  return bestDistance <= (best!.length >= 8 ? 2 : 1) ? best : undefined
 }
 
 export function refineKey(r: Refinements | undefined): string {

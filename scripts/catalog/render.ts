@@ -194,7 +194,7 @@ export function renderMarkdown(
         break
       }
       case 'literal':
-        p(s.literal(code(JSON.stringify(f.v))))
+        p(s.literal(code(f.e !== undefined ? `${f.e} = ${JSON.stringify(f.v)}` : JSON.stringify(f.v))))
         p()
         break
       case 'template':

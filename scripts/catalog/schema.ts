@@ -171,21 +171,8 @@ export class SchemaBuilder {
         return { type: 'array', items: this.#ref(kids[0]!, defs, pending), ...refine }
       case 'tuple': {
         const items = r.elements!.map((e, i) => ({ e, s: this.#ref(kids[i]!, defs, pending) }))
-        const restAt = items.findIndex((x) => x.e.rest)
-        if (restAt >= 0 && restAt < items.length - 1) {
-          // [A, ...B[], C]: prefixItems cannot place C after a variable run. Count the fixed
-          // elements, check the prefix, and say the rest in the standard vocabulary: every
-          // item after the prefix is B or a suffix element; the suffix is exact in `x-suffixItems`.
-          const before = items.slice(0, restAt)
-          const after = items.slice(restAt + 1)
-          return {
-            type: 'array',
-            prefixItems: before.map((x) => x.s),
-            items: { anyOf: [items[restAt]!.s, ...after.map((x) => x.s)] },
-            minItems: before.length + after.length,
-            'x-suffixItems': after.map((x) => x.s),
-          }
-        }
+        // A rest element is last: the graph builder refuses one before fixed elements, whose
+        // suffix JSON Schema cannot place.
         const fixed = items.filter((x) => !x.e.rest)
         const rest = items.find((x) => x.e.rest)
         const minItems = fixed.filter((x) => !x.e.optional).length

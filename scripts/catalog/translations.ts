@@ -56,3 +56,37 @@ export function translationStatus(root: string, model: SourceModel): Translation
   for (const k of Object.keys(t.types)) if (!(k in model.typeDocs)) out.orphaned.push(`type:${k}`)
   return out
 }
+
+/** The source hash a translation of description `key` (`event:<type>`, `type:<path#Name>`) must record. */
+export function sourceOf(model: SourceModel, key: string): string {
+  const english = key.startsWith('event:')
+    ? (model.events.find((e) => e.type === key.slice('event:'.length))?.doc ?? '')
+    : (model.typeDocs[key.slice('type:'.length)] ?? '')
+  return sourceHash(english)
+}
+
+/**
+ * The description `what` names — an event type (`todo/write`), a type (`path#Name`), or a key
+ * (`event:…`, `type:…`) — with the hash its translation must carry in `source`. Throws naming
+ * what exists when nothing matches or the description is empty.
+ */
+export function translationHash(model: SourceModel, what: string): { key: string; hash: string } {
+  const key =
+    what.startsWith('event:') || what.startsWith('type:')
+      ? what
+      : what.includes('#')
+        ? `type:${what}`
+        : `event:${what}`
+  const english = key.startsWith('event:')
+    ? model.events.find((e) => e.type === key.slice('event:'.length))?.doc
+    : model.typeDocs[key.slice('type:'.length)]
+  if (english === undefined || english === '') {
+    const near = [...model.events.map((e) => e.type), ...Object.keys(model.typeDocs)]
+      .filter((k) => k.includes(what.replace(/^(event|type):/, '').split(/[/#]/)[0] ?? ''))
+      .slice(0, 8)
+    throw new Error(
+      `no documented event or type ${JSON.stringify(what)} in the catalog${near.length > 0 ? `; did you mean ${near.join(', ')}?` : ''} (an event type such as todo/write, or a type as path#Name)`,
+    )
+  }
+  return { key, hash: sourceHash(english) }
+}

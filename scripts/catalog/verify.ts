@@ -5,7 +5,15 @@ import type { MachineCatalog } from './catalog-json.js'
 import { diffCatalogs } from './diff.js'
 import { sha256 } from './digest.js'
 import { CatalogError } from './errors.js'
-import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog, historyOf } from './generate.js'
+import {
+  CATALOG_EN,
+  CATALOG_I18N,
+  CATALOG_JSON,
+  CATALOG_ZH,
+  generateCatalog,
+  type HistoryOptions,
+  historyOf,
+} from './generate.js'
 import { TRANSLATIONS_ZH } from './translations.js'
 import type { LoadedProject } from './workspace.js'
 
@@ -13,6 +21,8 @@ export interface VerifyOptions {
   root: string
   sessionModule?: string
   loaded?: LoadedProject
+  /** The code that runs, already asked (see `startRuntimeReport`); used when it covers what verify needs. */
+  early?: HistoryOptions['early']
 }
 
 export interface VerifyResult {
@@ -141,11 +151,16 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
     messages.push('What to do: run `pnpm gen-persistence-catalog` and commit the regenerated files.')
   }
 
-  const history = historyOf(root, gen)
-  result.historyProblems = history.problems
-  if (history.problems.length > 0) {
+  const history = historyOf(root, gen, {
+    loadGoldens: true,
+    ...(options.early ? { early: options.early } : {}),
+  })
+  result.historyProblems = [
+    ...new Set([...history.problems, ...(history.snapshotDue ? [history.snapshotDue] : [])]),
+  ]
+  if (result.historyProblems.length > 0) {
     messages.push('Format history:')
-    for (const p of history.problems) messages.push(`  ${p}`)
+    for (const p of result.historyProblems) messages.push(`  ${p}`)
   }
   // Translations written from an English text that has changed since fail verify; missing
   // ones are only listed (the zh catalog marks them).
@@ -164,7 +179,9 @@ export function verifyCatalog(options: VerifyOptions): VerifyResult {
   if (tr.missing.length > 0)
     messages.push(`(${tr.missing.length} description(s) have no Chinese translation yet)`)
   result.ok =
-    result.staleFiles.length === 0 && history.problems.length === 0 && result.translationProblems.length === 0
+    result.staleFiles.length === 0 &&
+    result.historyProblems.length === 0 &&
+    result.translationProblems.length === 0
   if (result.ok) {
     messages.push(
       `persistence catalog up to date: ${gen.model.events.length} events, ${Object.keys(gen.catalog.types).length} types, format version ${gen.model.formatVersion}`,

@@ -80,10 +80,10 @@ describe('a throwaway format v2', () => {
     )
     writeFileSync(
       join(root, 'packages/core/session/src/upgrade-v2.ts'),
-      "import { registerMigration } from './migrations.js'\n\nregisterMigration({\n  from: 1,\n  to: 2,\n  description: 'turn/start gets a label',\n  migrate: (e) => (e.type === 'turn/start' ? { ...e, data: { ...(e.data as object), label: 'turn ' + String((e.data as { turn: number }).turn) } } : e),\n})\n",
+      "import { registerMigration } from './migrations.js'\n\nregisterMigration({\n  from: 1,\n  to: 2,\n  owner: '@keel/session',\n  description: 'turn/start gets a label',\n  migrate: (e) => (e.type === 'turn/start' ? { ...e, data: { ...(e.data as object), label: 'turn ' + String((e.data as { turn: number }).turn) } } : e),\n})\n",
     )
     expect(run('generate', '--record', 'turns carry a label').status).toBe(0)
-    expect(run('verify').stderr).toContain('no migration from 1 to 2 is registered')
+    expect(run('verify').stderr).toContain('no migration from format 1 to 2 is registered')
     edit('packages/core/session/src/index.ts', (t) => `import './upgrade-v2.js'\n${t}`)
     expect(run('generate', '--snapshot').status).toBe(0)
     const passed = run('verify')

@@ -4,8 +4,7 @@
 // aliases) have the same digest; renaming a property changes it.
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { generateCatalog } from '../generate.js'
-import { cleanRepos, makeRepo, write } from './helpers.js'
+import { catalogOf, cleanRepos, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
 
@@ -133,7 +132,7 @@ describe('fingerprint invariants (fast-check)', () => {
           `packages/prop/prop${run - 1}/src/events.ts`,
           `import type {} from '@keel/session'\n\n${aliases.join('\n')}\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n${members.join('\n')}\n  }\n}\n`,
         )
-        const events = generateCatalog({ root: repo }).catalog.events
+        const events = catalogOf(repo).events
         types.forEach((_, i) => {
           expect(events[`p${i}/rewritten`]!.digest, `type ${i}`).toBe(events[`p${i}/plain`]!.digest)
           expect(events[`p${i}/renamed`]!.digest, `type ${i}`).not.toBe(events[`p${i}/plain`]!.digest)

@@ -4,12 +4,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { MachineCatalog } from '../catalog-json.js'
 import { generateCatalog } from '../generate.js'
-import { cleanRepos, makeRepo, write } from './helpers.js'
+import { catalogOf, cleanRepos, makeRepo, write } from './helpers.js'
 
 let catalog: MachineCatalog
 
 beforeAll(() => {
-  catalog = generateCatalog({ root: makeRepo('mini', 'rules') }).catalog
+  catalog = catalogOf(makeRepo('mini', 'rules'))
 })
 afterAll(cleanRepos)
 
@@ -151,7 +151,7 @@ describe('JSON Schema (draft 2020-12) of payloads', () => {
 
 describe('independence from checker internals', () => {
   it('a digest does not depend on the order in which the checker first meets the member types', () => {
-    const plain = generateCatalog({ root: makeRepo('mini') }).catalog
+    const plain = catalogOf(makeRepo('mini'))
     const other = makeRepo('mini')
     // Loaded before packages/todo: creates the literal 'done' and an object type first, so the
     // checker's internal ids (and its union member order) differ from the plain run.
@@ -165,7 +165,7 @@ describe('independence from checker internals', () => {
       'packages/aaa/first/src/events.ts',
       "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** First. */\n    'aaa/first': { x: 'done' | { id: string } }\n  }\n}\n",
     )
-    const shifted = generateCatalog({ root: other }).catalog
+    const shifted = catalogOf(other)
     expect(shifted.events['aaa/first']).toBeDefined()
     expect(shifted.events['todo/write']!.digest).toBe(plain.events['todo/write']!.digest)
   })

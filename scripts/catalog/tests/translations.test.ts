@@ -2,13 +2,16 @@
 // they were written from; missing ones are listed and marked, stale ones fail verify.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { CATALOG_ZH, generateAndWrite, generateCatalog, sourceOf } from '../generate.js'
-import { TRANSLATIONS_ZH } from '../translations.js'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { CATALOG_ZH, generateCatalog } from '../generate.js'
+import { generateAndWrite } from '../release.js'
+import { sourceOf, TRANSLATIONS_ZH } from '../translations.js'
 import { verifyCatalog } from '../verify.js'
 import { cleanRepos, edit, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const CORE = 'packages/core/session/src/events.ts'
 

@@ -1,23 +1,20 @@
 // verify on temp copies of the fixture project (never the real repository): byte-for-byte
 // comparison, semantic diffs in words, change records, version bumps and migrations.
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { cpSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
-import {
-  CATALOG_EN,
-  CATALOG_I18N,
-  CATALOG_JSON,
-  CATALOG_ZH,
-  generateAndWrite,
-  generateCatalog,
-} from '../generate.js'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { CATALOG_EN, CATALOG_I18N, CATALOG_JSON, CATALOG_ZH, generateCatalog } from '../generate.js'
 import { PLACEHOLDER_NOTE, readRecords } from '../records.js'
+import { generateAndWrite } from '../release.js'
 import { verifyCatalog } from '../verify.js'
-import { cleanRepos, edit, makeRepo, write } from './helpers.js'
+import { cleanRepos, edit, eventsSource, makeRepo, write } from './helpers.js'
 
 afterAll(cleanRepos)
+// Each verify and snapshot loads the golden logs in a child process: slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 })
 
 const CORE = 'packages/core/session/src/events.ts'
 const TODO = 'packages/todo/todo/src/events.ts'
@@ -42,9 +39,15 @@ describe('verify', () => {
     const machine = JSON.parse(read(root, CATALOG_JSON))
     expect(machine.events['todo/write'].schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema')
     expect(machine.events['todo/write'].source).toBe(`${TODO}#SessionEventMap['todo/write']`)
-    const { seal, previousSeal, ...snapshot } = JSON.parse(read(root, 'docs/persistence/formats/v1.json'))
+    const { seal, previousSeal, golden, folded, ...snapshot } = JSON.parse(
+      read(root, 'docs/persistence/formats/v1.json'),
+    )
     expect(snapshot).toEqual(JSON.parse(read(root, CATALOG_JSON)))
     expect(previousSeal).toBeNull()
+    expect(folded).toBeNull()
+    expect(golden).toBe(
+      createHash('sha256').update(read(root, 'docs/persistence/golden/v1/session.jsonl')).digest('hex'),
+    )
     expect(seal).toMatch(/^[0-9a-f]{64}$/)
   })
 
@@ -61,7 +64,11 @@ describe('verify', () => {
 
   it('fails on a changed property type in a core event, naming the event and path, until regenerated and recorded', () => {
     const root = fresh()
-    edit(root, CORE, (t) => t.replace("'tool/call': { turn: number;", "'tool/call': { turn: string;"))
+    edit(root, CORE, (t) =>
+      t
+        .replace("'tool/call': { turn: number;", "'tool/call': { turn: string;")
+        .replace('@example {"turn":1,"name"', '@example {"turn":"1","name"'),
+    )
     let result = verifyCatalog({ root })
     expect(result.ok).toBe(false)
     expect(result.staleFiles).toEqual(
@@ -99,18 +106,18 @@ describe('verify', () => {
     )
     generateAndWrite({ root })
     result = verifyCatalog({ root })
-    expect(result.historyProblems.join('\n')).toContain('no migration from 1 to 2 is registered')
+    expect(result.historyProblems.join('\n')).toContain('no migration from format 1 to 2 is registered')
 
     // Migration registered: only the new snapshot is missing.
     write(
       root,
       'packages/core/session/src/upgrade-v2.ts',
-      "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, description: 'turn numbers become labels' })\n",
+      "import { registerMigration } from './migrations.js'\n\nregisterMigration({\n  from: 1,\n  to: 2,\n  owner: '@keel/session',\n  description: 'turn numbers become labels',\n  migrate: (e) => (e.type === 'tool/call' ? { ...e, data: { ...(e.data as object), turn: String((e.data as { turn: number }).turn) } } : e),\n})\n",
     )
     // Not imported by anything yet: the code that runs registers no migration.
     generateAndWrite({ root })
     expect(verifyCatalog({ root }).historyProblems.join('\n')).toContain(
-      'no migration from 1 to 2 is registered',
+      'no migration from format 1 to 2 is registered',
     )
     edit(root, 'packages/core/session/src/index.ts', (t) => `import './upgrade-v2.js'\n${t}`)
     generateAndWrite({ root })
@@ -144,7 +151,7 @@ describe('verify', () => {
     write(
       root,
       'packages/core/session/src/v2.ts',
-      "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, description: 'x' })\n",
+      "import { registerMigration } from './migrations.js'\n\nregisterMigration({ from: 1, to: 2, owner: '@keel/todo', description: 'x' })\n",
     )
     edit(root, 'packages/core/session/src/index.ts', (t) => `import './v2.js'\n${t}`)
     expect(run('generate', '--snapshot').status).toBe(0)
@@ -214,7 +221,9 @@ describe('verify', () => {
         .replace('  text: string', '  text?: string'),
     )
     edit(root, CORE, (t) =>
-      t.replace("'turn/start': { turn: number }", "'turn/start': { turn: number; reason: string }"),
+      t
+        .replace("'turn/start': { turn: number }", "'turn/start': { turn: number; reason: string }")
+        .replace('A turn began. @example {"turn":1}', 'A turn began. @example {"turn":1,"reason":"asked"}'),
     )
     const changes = verifyCatalog({ root }).semanticChanges
     expect(changes).toContain('todo/write.data.todos[].status: union member added: "blocked"  [widening]')
@@ -233,7 +242,7 @@ describe('verify', () => {
     write(
       root,
       'packages/todo/todo/src/more.ts',
-      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** Cleared the list. */\n    'todo/clear': { reason: 'user' }\n  }\n}\n",
+      eventsSource([['todo/clear', "{ reason: 'user' }", { reason: 'user' }]]),
     )
     generateAndWrite({ root, record: 'clear event' })
     generateAndWrite({ root, snapshot: true, force: true })
@@ -255,7 +264,13 @@ describe('verify', () => {
     write(
       root,
       OPS,
-      "import type {} from '@keel/session'\n\ndeclare module '@keel/session' {\n  interface SessionEventMap {\n    /** One list operation. */\n    'todo/op': { op: 'add'; text: string } | { op: 'remove'; id: string } | { op: 'clear' }\n  }\n}\n",
+      eventsSource([
+        [
+          'todo/op',
+          "{ op: 'add'; text: string } | { op: 'remove'; id: string } | { op: 'clear' }",
+          { op: 'add', text: 'milk' },
+        ],
+      ]),
     )
     generateAndWrite({ root, snapshot: true })
     edit(root, OPS, (t) =>
@@ -276,6 +291,14 @@ describe('verify', () => {
 
   it('a record that disagrees with the code, a stale record and a placeholder note each fail with what to do', () => {
     const root = fresh()
+    // Committed at the snapshot: the states below are never committed, so none is kept.
+    const git = (...args: string[]) =>
+      expect(
+        spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: root }).status,
+      ).toBe(0)
+    git('init', '-q')
+    git('add', '-A')
+    git('commit', '-qm', 'snapshot v1')
     edit(root, TODO, (t) =>
       t.replace("'todo/write': { todos: TodoItem[] }", "'todo/write': { todos: TodoItem[]; note?: string }"),
     )
@@ -294,7 +317,7 @@ describe('verify', () => {
     edit(root, TODO, (t) => t.replace('; note?: string }', ' }'))
     generateAndWrite({ root })
     problems = verifyCatalog({ root }).historyProblems.join('\n')
-    expect(problems).toContain('todo__write.json records a change that is no longer in the code')
+    expect(problems).toContain('todo__write.json records a change that is not in the code')
   })
 
   it('a hand edit of one language file is detected through the pairing record', () => {

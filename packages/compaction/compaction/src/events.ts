@@ -40,6 +40,7 @@ declare module '@keel/session' {
      * the estimator misses (tool schemas, estimator error) and is added to estimates until
      * the provider reports usage again. `thresholdTokens` is the automatic trigger level
      * for `contextWindow`.
+     * @example {"turn":1,"trigger":"auto","tokensBefore":90000,"tokenSource":"provider","estimateBefore":88000,"contextWindow":128000,"thresholdTokens":89600}
      */
     'compaction/start': {
       turn: number | null
@@ -63,6 +64,7 @@ declare module '@keel/session' {
      * output's size and where the full output is. `start` is the seq of the
      * `compaction/start` this belongs to; `shadowedSeqs` are the seqs of the shadowed
      * nodes and `tokens` their estimated size. No model call is made.
+     * @example {"start":4,"range":{"startSeq":2,"endSeq":2},"shadowedSeqs":[2],"tokens":1200}
      */
     'compaction/prune': {
       start: SessionSeq
@@ -81,6 +83,7 @@ declare module '@keel/session' {
      * estimated size of the shadowed nodes, `summaryTokens` that of the replacing
      * message. `provider`, `model` and `usage` describe the summary call. A summary
      * without its replace (a crash in between) changes nothing.
+     * @example {"start":4,"summary":[{"type":"text","text":"The user asked for a refactor; tests pass."}],"range":{"startSeq":1,"endSeq":3},"shadowedSeqs":[1,2,3],"tokens":5000,"summaryTokens":300,"provider":"deepseek","model":"deepseek-chat","usage":{"inputTokens":5200,"outputTokens":300,"totalTokens":5500}}
      */
     'compaction/summary': {
       start: SessionSeq
@@ -102,6 +105,7 @@ declare module '@keel/session' {
      * `summarized` whether a summary replaced a range. `error` says why it failed (a
      * failed summary call, a summary no smaller than what it replaces, …): a failed
      * summary leaves the surface as the prunes before it left it.
+     * @example {"start":4,"turn":1,"tokensAfter":12000,"pruned":1,"summarized":true}
      */
     'compaction/end': {
       start: SessionSeq

@@ -175,6 +175,7 @@ declare module '@keel/session' {
      * The `beforeTool` chain then ran again on this input; the call's `tool/result` is what
      * running it produced (or why it did not run). A call rewritten twice has two of these,
      * in order; the last one is what ran.
+     * @example {"turn":1,"step":1,"callId":"call-1","plugin":"@keel/hooks","arguments":"{\"path\":\"src/index.ts\"}"}
      */
     'tool/input-rewritten': StepRef & {
       /** @minLength 1 */

@@ -60,4 +60,4 @@ export {
   type ToolCallId,
 } from './types.js'
 export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'
-export { tupleWithRest, uniqueBy, uniqueItems } from './validators.js'
+export { uniqueBy, uniqueItems } from './validators.js'

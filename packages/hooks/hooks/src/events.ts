@@ -38,6 +38,7 @@ declare module '@keel/session' {
      * `handler` the stable handler id `<source>:<JSON path>`. `turn` is absent for points
      * outside a turn (session start and end). Exactly one `hook/result` with the same
      * `handler` and `point` follows.
+     * @example {"turn":1,"point":"PreToolUse","dialect":"claude","matcher":"Bash","handler":"project:hooks.PreToolUse[0].hooks[0]"}
      */
     'hook/invoked': {
       /** @integer @minimum 1 */
@@ -58,6 +59,7 @@ declare module '@keel/session' {
      * aborted while it ran: its process group was killed, output discarded). `exitCode` is absent when the
      * process was killed or never started; `stderr` holds at most its first 1,000
      * characters; `durationMs` is wall time from spawn to settle.
+     * @example {"turn":1,"point":"PreToolUse","handler":"project:hooks.PreToolUse[0].hooks[0]","decision":"allow","exitCode":0,"stderr":"","durationMs":42}
      */
     'hook/result': {
       /** @integer @minimum 1 */
