@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { KeelError, previewJson } from '@keel/base'
 
 /** Where in a stored artifact something was found: file and line for JSONL, a table for SQL. */
 export interface StoreLocation {
@@ -93,7 +93,7 @@ export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPOR
       direction === 'newer'
         ? `session ${id} (${where}) has format version ${String(found)}, written by a newer Keel; this build reads up to version ${supported}. Upgrade Keel to open it`
         : direction === 'invalid'
-          ? `session ${id} (${where}) has format version ${JSON.stringify(found) ?? String(found)} (${typeof found}), which is not a version number: it must be a positive integer such as ${supported}. The header was damaged or written by another program`
+          ? `session ${id} (${where}) has format version ${previewJson(found, 80)} (${typeof found}), which is not a version number: it must be a positive integer such as ${supported}. The header was damaged or written by another program`
           : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
       { id, found, supported, direction, where },
       options,
