@@ -19,6 +19,7 @@ export {
   stubDigest,
 } from './blob.js'
 export {
+  checkSessionId,
   ConcurrentAppend,
   EventTooLarge,
   type LockHolder,
@@ -26,12 +27,15 @@ export {
   SessionExists,
   SessionFormatUnsupported,
   SessionHandleClosed,
+  SessionIdInvalid,
   SessionLocked,
   SessionNotFound,
   SessionWriteFailed,
   type StoreErrorCode,
   StoreIoFailed,
   type StoreLocation,
+  StoreQueryFailed,
+  StoreUnavailable,
   UnknownRequiredEvent,
 } from './errors.js'
 export { MemoryStorage, MemoryStore, type MemoryStoreOptions, summaryOf } from './memory.js'
