@@ -14,7 +14,14 @@ import type { Reinput } from './interceptors-run.js'
 import type { ToolQuestion } from './options.js'
 import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
-import { abortedCall, capOutcome, commitResult, errorOutput, notRun, type ToolOutcome } from './tool-results.js'
+import {
+  abortedCall,
+  capOutcome,
+  commitResult,
+  errorOutput,
+  notRun,
+  type ToolOutcome,
+} from './tool-results.js'
 
 interface PreparedCall {
   call: ToolCallBlock

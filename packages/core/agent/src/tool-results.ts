@@ -21,7 +21,10 @@ export function errorOutput(code: string, message: string): ToolOutput {
  * `Error [<code>]: <tool> was not run: <why>`.
  */
 export function notRun(call: ToolCallBlock, code: string, why: string): ToolOutcome {
-  return { output: errorOutput(code, `${elide(call.name, MAX_ERROR_KEY_CHARS)} was not run: ${why}`), ran: false }
+  return {
+    output: errorOutput(code, `${elide(call.name, MAX_ERROR_KEY_CHARS)} was not run: ${why}`),
+    ran: false,
+  }
 }
 
 /** A call the turn's abort stopped before it ran. */

@@ -75,7 +75,8 @@ export function previewJson(value: unknown, max: number = MAX_ERROR_VALUE_CHARS)
   }
   const visit = (v: unknown, depth: number): boolean => {
     if (typeof v === 'string') return push(JSON.stringify(elide(v, Math.min(MAX_ERROR_VALUE_CHARS, max))))
-    if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean') return push(String(v))
+    if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean')
+      return push(String(v))
     if (typeof v !== 'object') return push(`<${typeof v}>`)
     if (depth >= 4) return push(Array.isArray(v) ? '[…]' : '{…}')
     if (Array.isArray(v)) {
@@ -135,7 +136,9 @@ export function boundIssues(
 
 function issueMessage(issue: IssueLike): string {
   if (issue.code === 'unrecognized_keys' && issue.keys !== undefined && issue.keys.length > 0) {
-    const keys = issue.keys.slice(0, MAX_ERROR_ISSUES).map((k) => JSON.stringify(elide(k, MAX_ERROR_KEY_CHARS)))
+    const keys = issue.keys
+      .slice(0, MAX_ERROR_ISSUES)
+      .map((k) => JSON.stringify(elide(k, MAX_ERROR_KEY_CHARS)))
     const rest = issue.keys.length - keys.length
     return `Unrecognized key${issue.keys.length === 1 ? '' : 's'}: ${keys.join(', ')}${rest > 0 ? ` (and ${rest} more)` : ''}`
   }

@@ -33,10 +33,14 @@ export function toFrozenJson<T>(value: T, root = 'data', what = 'value'): T {
   // Slow path, only on failure: find the first offending path for the message.
   const { at, reason } = diagnose(value, root, [])!
   const path = boundText(at, 1_000)
-  throw new NonJsonValueError('NON_JSON_DATA', `${what}: ${path} is ${reason}; only plain JSON may be stored`, {
-    path,
-    reason,
-  })
+  throw new NonJsonValueError(
+    'NON_JSON_DATA',
+    `${what}: ${path} is ${reason}; only plain JSON may be stored`,
+    {
+      path,
+      reason,
+    },
+  )
 }
 
 const INVALID = Symbol('invalid')
@@ -120,7 +124,11 @@ function diagnose(v: unknown, at: string, path: object[]): { at: string; reason:
     const proto = Object.getPrototypeOf(obj)
     if (proto !== Object.prototype && proto !== null) return { at, reason: describe(obj) }
     for (const key in obj) {
-      const found = diagnose((obj as Record<string, unknown>)[key], `${at}.${elide(key, MAX_ERROR_KEY_CHARS)}`, path)
+      const found = diagnose(
+        (obj as Record<string, unknown>)[key],
+        `${at}.${elide(key, MAX_ERROR_KEY_CHARS)}`,
+        path,
+      )
       if (found) return found
     }
     return undefined

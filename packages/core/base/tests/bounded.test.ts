@@ -11,24 +11,29 @@ import {
 } from '../src/index.js'
 
 /** Whether `text` holds a lone surrogate (a split pair). */
-const wellFormed = (text: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)
+const wellFormed = (text: string) =>
+  !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)
 
 describe('elide', () => {
   it('keeps short text as is and bounds long text, keeping head and tail and never splitting a pair', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.integer({ min: 2, max: 120 }), (text, max) => {
-        const out = elide(text, max)
-        if (text.length <= max) return out === text
-        const marker = out.match(/…\[([\d,]+) characters elided\]…/)
-        expect(marker).not.toBeNull()
-        const [head, tail] = out.split(marker![0])
-        expect(text.startsWith(head!)).toBe(true)
-        expect(text.endsWith(tail!)).toBe(true)
-        expect(head!.length + tail!.length + Number(marker![1]!.replaceAll(',', ''))).toBe(text.length)
-        expect(head!.length + tail!.length).toBeLessThanOrEqual(max)
-        expect(wellFormed(out)).toBe(wellFormed(text))
-        return true
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 400 }),
+        fc.integer({ min: 2, max: 120 }),
+        (text, max) => {
+          const out = elide(text, max)
+          if (text.length <= max) return out === text
+          const marker = out.match(/…\[([\d,]+) characters elided\]…/)
+          expect(marker).not.toBeNull()
+          const [head, tail] = out.split(marker![0])
+          expect(text.startsWith(head!)).toBe(true)
+          expect(text.endsWith(tail!)).toBe(true)
+          expect(head!.length + tail!.length + Number(marker![1]!.replaceAll(',', ''))).toBe(text.length)
+          expect(head!.length + tail!.length).toBeLessThanOrEqual(max)
+          expect(wellFormed(out)).toBe(wellFormed(text))
+          return true
+        },
+      ),
     )
   })
 
@@ -83,7 +88,9 @@ describe('boundIssues', () => {
 
   it('rebuilds an unrecognized-keys message from its keys, each elided', () => {
     const keys = ['a', 'b'.repeat(1 << 20), 'c']
-    const [issue] = boundIssues([{ path: [], code: 'unrecognized_keys', keys, message: `Unrecognized keys: ${keys.join()}` }]).issues
+    const [issue] = boundIssues([
+      { path: [], code: 'unrecognized_keys', keys, message: `Unrecognized keys: ${keys.join()}` },
+    ]).issues
     expect(issue!.message.startsWith('Unrecognized keys: "a", "bbb')).toBe(true)
     expect(issue!.message.endsWith('bbb", "c"')).toBe(true)
     expect(issue!.message.length).toBeLessThan(200)

@@ -34,7 +34,9 @@ describe('session errors are bounded whatever the data holds', () => {
     const session = Session.create('bounded-path')
     session.append('turn/start', { turn: 1 })
     const content = Array.from({ length: 5_000 }, () => ({ type: 'text', text: 1 }))
-    const error = thrown(() => session.append('user/message', { message: { role: 'user', content } } as never))
+    const error = thrown(() =>
+      session.append('user/message', { message: { role: 'user', content } } as never),
+    )
     expect(error.code).toBe('EVENT_DATA_INVALID')
     expect(error.message.length).toBeLessThan(1_000)
     expect(JSON.stringify(error.details).length).toBeLessThan(5_000)

@@ -108,7 +108,9 @@ describe('runToolCall', () => {
     expect(listed).toContain('- xs[0]: ')
     expect(listed).toContain('and 9,990 more issues'.replace(',', ''))
     expect(listed.length).toBeLessThan(2_000)
-    const json = text((await runToolCall(tool, `{"n": 1, "${'k'.repeat(1 << 20)}`, createToolContext({ cwd: dir }))).output)
+    const json = text(
+      (await runToolCall(tool, `{"n": 1, "${'k'.repeat(1 << 20)}`, createToolContext({ cwd: dir }))).output,
+    )
     expect(json.length).toBeLessThan(1_000)
   })
 

@@ -27,7 +27,10 @@ export interface Queryable {
 }
 
 /** Runs statements on one checked-out connection (a transaction), with the same deadlines. */
-export type Run = <R extends pg.QueryResultRow>(query: Query, values?: unknown[]) => Promise<pg.QueryResult<R>>
+export type Run = <R extends pg.QueryResultRow>(
+  query: Query,
+  values?: unknown[],
+) => Promise<pg.QueryResult<R>>
 
 /** Where the server is, for messages: `PostgreSQL at host:port/db`, never the password. */
 export function describeServer(url: string): string {
@@ -205,7 +208,10 @@ export class Db {
       let answered = false
       try {
         answered = await Promise.race([
-          probe.connect().then(() => probe.query('SELECT 1')).then(() => true),
+          probe
+            .connect()
+            .then(() => probe.query('SELECT 1'))
+            .then(() => true),
           new Promise<boolean>((resolve) => {
             timer = setTimeout(() => resolve(false), 2 * ms)
           }),
@@ -242,5 +248,10 @@ export class Db {
 /** Whether `error` is the server's refusal of a statement (a SQLSTATE), the connection intact. */
 function isServerError(error: unknown): boolean {
   const e = error as { severity?: unknown; code?: unknown } | null
-  return typeof e?.severity === 'string' && typeof e.code === 'string' && !e.code.startsWith('08') && !e.code.startsWith('57P')
+  return (
+    typeof e?.severity === 'string' &&
+    typeof e.code === 'string' &&
+    !e.code.startsWith('08') &&
+    !e.code.startsWith('57P')
+  )
 }

@@ -47,7 +47,8 @@ function unavailableState(sqlstate: string): { reason: string; transient: boolea
   if (sqlstate === '57P03') return { reason: 'the server is starting up', transient: true }
   if (sqlstate === '57014') return { reason: 'the statement exceeded the statement timeout', transient: true }
   if (sqlstate === '53300') return { reason: 'the server has no connection to spare', transient: true }
-  if (sqlstate.startsWith('53')) return { reason: 'the server ran out of a resource (disk, memory)', transient: true }
+  if (sqlstate.startsWith('53'))
+    return { reason: 'the server ran out of a resource (disk, memory)', transient: true }
   if (sqlstate.startsWith('28')) return { reason: 'the server refused the login', transient: false }
   if (sqlstate === '3D000') return { reason: 'the database does not exist', transient: false }
   return undefined
@@ -82,7 +83,8 @@ export function storeError(error: unknown, where: string, op: Operation): Error 
       { cause: error },
     )
   if (code !== undefined && NETWORK_ERRNOS.has(code)) {
-    const reason = code === 'ECONNREFUSED' ? 'the server refused the connection (is it running?)' : 'the connection failed'
+    const reason =
+      code === 'ECONNREFUSED' ? 'the server refused the connection (is it running?)' : 'the connection failed'
     return fail(reason, true, { errno: code })
   }
   const isServerError = typeof e.severity === 'string' && code !== undefined && /^[0-9A-Z]{5}$/.test(code)
@@ -98,11 +100,9 @@ export function storeError(error: unknown, where: string, op: Operation): Error 
   for (const [pattern, reason] of DRIVER_MESSAGES) {
     if (pattern.test(message)) return fail(reason, reason !== 'this store was closed', {})
   }
-  return new StoreQueryFailed(
-    `${where} failed while ${op.what}: ${message}; nothing was changed`,
-    base,
-    { cause: error },
-  )
+  return new StoreQueryFailed(`${where} failed while ${op.what}: ${message}; nothing was changed`, base, {
+    cause: error,
+  })
 }
 
 /** The unavailability of a statement that got no answer in time (the server may be frozen). */

@@ -22,7 +22,8 @@ export function parseHeader(
   const parsed = sessionHeaderValidator.safeParse(raw)
   if (!parsed.success) {
     const { issues: shown, more } = boundIssues(parsed.error.issues, 'header')
-    const issues = shown.map((i) => `${i.path}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '')
+    const issues =
+      shown.map((i) => `${i.path}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '')
     throw new SessionCorrupt(id, location, `the header is invalid (${issues})`, { cause: parsed.error })
   }
   const header = raw as SessionHeader

@@ -173,7 +173,17 @@ class PostgresBackend implements StoreBackend {
       const { rows } = await this.#db.query<{ ok: number }>(
         op,
         { name: 'keel-append', text: this.#appendSql },
-        [id, first, lease?.token ?? token, p.count, this.#leases.ttlMs, p.lines, p.blobShas, p.blobJsons, lease !== undefined],
+        [
+          id,
+          first,
+          lease?.token ?? token,
+          p.count,
+          this.#leases.ttlMs,
+          p.lines,
+          p.blobShas,
+          p.blobJsons,
+          lease !== undefined,
+        ],
       )
       ok = rows[0]?.ok ?? 0
     } catch (error) {
@@ -181,11 +191,11 @@ class PostgresBackend implements StoreBackend {
       throw error
     }
     if (ok === 1) return
-    const { rows } = await this.#db.query<{ event_count: number; lease_token: number; writer: LockHolder | null }>(
-      op,
-      `SELECT event_count, lease_token, writer FROM ${this.#s}.sessions WHERE id = $1`,
-      [id],
-    )
+    const { rows } = await this.#db.query<{
+      event_count: number
+      lease_token: number
+      writer: LockHolder | null
+    }>(op, `SELECT event_count, lease_token, writer FROM ${this.#s}.sessions WHERE id = $1`, [id])
     const row = rows[0]
     if (!row) throw new SessionNotFound(id, this.where)
     if (lease !== undefined && row.lease_token === lease.token && row.event_count === first + p.count) return

@@ -55,7 +55,9 @@ function freePort(): Promise<number> {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }
@@ -138,7 +140,19 @@ export async function startCluster(): Promise<Cluster> {
     }
   }
   try {
-    await as('initdb', ['-D', data, '-U', 'keel', '-A', 'trust', '--no-sync', '--no-instructions', '-E', 'UTF8', '--locale=C'])
+    await as('initdb', [
+      '-D',
+      data,
+      '-U',
+      'keel',
+      '-A',
+      'trust',
+      '--no-sync',
+      '--no-instructions',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ])
     for (let attempt = 1; ; attempt++) {
       port = await freePort()
       try {

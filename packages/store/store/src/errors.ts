@@ -232,7 +232,10 @@ export function checkSessionId(id: unknown, where: string): asserts id is string
 export class StoreUnavailable extends KeelError<'STORE_UNAVAILABLE'> {
   constructor(
     message: string,
-    details: { where: string; operation: string; reason: string; transient: boolean } & Record<string, unknown>,
+    details: { where: string; operation: string; reason: string; transient: boolean } & Record<
+      string,
+      unknown
+    >,
     options?: { cause?: unknown },
   ) {
     super('STORE_UNAVAILABLE', message, details, options)

@@ -19,8 +19,8 @@ export {
   stubDigest,
 } from './blob.js'
 export {
-  checkSessionId,
   ConcurrentAppend,
+  checkSessionId,
   EventTooLarge,
   type LockHolder,
   SessionCorrupt,
