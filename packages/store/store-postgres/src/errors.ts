@@ -31,7 +31,6 @@ const DRIVER_MESSAGES: ReadonlyArray<[RegExp, string]> = [
   [/not queryable|connection error/i, 'the connection broke'],
   [/^timeout expired|timeout exceeded when trying to connect/i, 'connecting timed out'],
   [/^Query read timeout/i, 'the server did not answer in time'],
-  [/after calling end on the pool/i, 'this store was closed'],
 ]
 
 /**
@@ -97,8 +96,15 @@ export function storeError(error: unknown, where: string, op: Operation): Error 
       { cause: error },
     )
   }
+  if (/after calling end on the pool/i.test(message)) {
+    return new StoreUnavailable(
+      `this PostgreSQL store was closed, so it cannot be used for ${op.what}; create a new PostgresStore`,
+      { ...base, reason: 'the store was closed', transient: false },
+      { cause: error },
+    )
+  }
   for (const [pattern, reason] of DRIVER_MESSAGES) {
-    if (pattern.test(message)) return fail(reason, reason !== 'this store was closed', {})
+    if (pattern.test(message)) return fail(reason, true, {})
   }
   return new StoreQueryFailed(`${where} failed while ${op.what}: ${message}; nothing was changed`, base, {
     cause: error,

@@ -93,6 +93,22 @@ describe.skipIf(unavailable !== undefined)('postgres outages (throwaway cluster)
     expect((await s.list()).map((x) => x.id).sort()).toEqual(['a', 'b'])
   })
 
+  it('a database that does not exist is STORE_UNAVAILABLE, not transient: the message says to fix the URL', async () => {
+    const s = store(uniqueSchema('nodb'), {})
+    const wrong = new PostgresStore({
+      url: cluster.url.replace(/\/postgres$/, '/no_such_db'),
+      schema: uniqueSchema('nodb'),
+    })
+    stores.push(wrong)
+    const error = await rejection(wrong.list())
+    expect(error).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      details: { transient: false, sqlstate: '3D000' },
+      message: expect.stringContaining('KEEL_PG_URL'),
+    })
+    expect(await s.list()).toEqual([])
+  })
+
   it('a restart under an open handle: flush fails typed, nothing acknowledged is lost, and the same handle recovers', async () => {
     const s = store(uniqueSchema('restart'))
     const handle = await s.create({ id: 'r' })
