@@ -38,7 +38,14 @@ function toolMessageOf(body: unknown): string {
 describe('errors that echo input are bounded', () => {
   it('a call whose arguments carry a 1 MB key gets a short TOOL_INPUT_INVALID, and the next request carries only the call itself', async () => {
     const r = await rig(
-      [{ toolCalls: [{ name: 'lookup', arguments: { word: 'x', [HUGE_KEY]: 1 } }] }, { text: 'Sorry.' }],
+      [
+        // large argument fragments: the 1 MB is streamed in 16 chunks, not 150,000
+        {
+          toolCalls: [{ name: 'lookup', arguments: { word: 'x', [HUGE_KEY]: 1 } }],
+          chunking: { arguments: 65_536 },
+        },
+        { text: 'Sorry.' },
+      ],
       { tools: [strict], toolOutputDir: outputDir() },
     )
     try {
