@@ -104,12 +104,13 @@ export function selectStore(
         { kind },
       )
     }
-    const store = new PostgresStore({ url })
+    const schema = env.KEEL_PG_SCHEMA?.trim() || 'keel'
+    const store = new PostgresStore({ url, schema })
     return {
       kind,
       store,
-      where: 'PostgreSQL ($KEEL_PG_URL), schema keel',
-      logOf: (id) => `PostgreSQL table keel.events, session_id = '${id}'`,
+      where: `PostgreSQL ($KEEL_PG_URL), schema ${schema}`,
+      logOf: (id) => `PostgreSQL table ${schema}.events, session_id = '${id}'`,
     }
   }
   throw new StoreKindInvalid(

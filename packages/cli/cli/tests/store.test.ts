@@ -1,7 +1,8 @@
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { runCli, runDemo } from '../src/index.js'
 import { selectStore } from '../src/store.js'
 
@@ -68,7 +69,19 @@ if (!PG_URL && process.env.CI) {
 }
 describe.skipIf(!PG_URL)(PG_URL ? 'pnpm demo --store postgres' : pgReason, () => {
   it('runs the scripted task with the PostgreSQL store, and keel sessions reads it back', async () => {
-    const env = { KEEL_PG_URL: PG_URL!, KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-pg-demo-')) }
+    // a schema of its own: the shared server's default schema may hold another build's tables
+    const schema = `keel_cli_demo_${process.pid}_${Date.now()}`
+    const env = {
+      KEEL_PG_URL: PG_URL!,
+      KEEL_PG_SCHEMA: schema,
+      KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-pg-demo-')),
+    }
+    onTestFinished(async () => {
+      const client = new pg.Client({ connectionString: PG_URL })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await client.end()
+    })
     const c = capture()
     const outcome = await runDemo({
       argv: ['--store', 'postgres'],

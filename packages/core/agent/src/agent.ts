@@ -347,6 +347,10 @@ export class Agent {
   }
 
   #enqueueFromPlugin(message: UserMessage, source: string | undefined): void {
+    // Refused at once, not as a rejected turn only logged: a plugin (a scheduler) must know
+    // its message was not queued, so it does not record it as delivered.
+    if (this.#closed)
+      throw new AgentError('AGENT_CLOSED', 'this agent is closing; the message was not queued')
     this.send(message, source === undefined ? {} : { source }).catch((error: unknown) => {
       this.#log({
         code: isKeelError(error) ? error.code : 'AGENT_FAILED',

@@ -252,7 +252,10 @@ export interface PluginContext<Config> {
    * reads the log of tool calls judges them by the tool's annotations and facts.
    */
   tools(): ReadonlyArray<Tool<unknown>>
-  /** Queues a user message as a new turn (run when the agent is idle). */
+  /**
+   * Queues a user message as a new turn (run when the agent is idle). Throws `AGENT_CLOSED`
+   * once `agent.close()` began: the message was not queued.
+   */
   enqueue(message: UserMessage, options?: { source?: string }): void
   /** Adds a developer message before the next step of the current or next turn. */
   inject(message: DeveloperMessage, options?: { source?: string }): void

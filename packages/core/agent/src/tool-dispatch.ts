@@ -14,7 +14,14 @@ import type { Reinput } from './interceptors-run.js'
 import { askAbout } from './permission.js'
 import type { ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
-import { abortedCall, commitResult, errorOutput, notRun, type ToolOutcome } from './tool-results.js'
+import {
+  abortedCall,
+  capOutcome,
+  commitResult,
+  errorOutput,
+  notRun,
+  type ToolOutcome,
+} from './tool-results.js'
 
 interface PreparedCall {
   call: ToolCallBlock
@@ -57,7 +64,8 @@ export async function runTools(
   }
   const slots = prepared.map(() => deferred<ToolOutcome>())
   const run = async (i: number): Promise<void> => {
-    slots[i]!.resolve(await runOne(rt, ts, step, prepared[i]!))
+    const outcome = await runOne(rt, ts, step, prepared[i]!)
+    slots[i]!.resolve(await capOutcome(rt, prepared[i]!.call, prepared[i]!.tool, outcome))
   }
   const executor = (async () => {
     for (const batch of batches) {

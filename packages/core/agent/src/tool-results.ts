@@ -1,7 +1,7 @@
-import { isKeelError } from '@keel/base'
+import { elide, isKeelError, MAX_ERROR_KEY_CHARS } from '@keel/base'
 import type { ToolCallBlock, ToolResultMessage } from '@keel/llm'
 import type { SessionEventMap } from '@keel/session'
-import type { ToolOutput } from '@keel/tools'
+import { capOutput, capsFor, type Tool, type ToolOutput } from '@keel/tools'
 import type { Runtime } from './runtime.js'
 
 /** What became of one tool call: its output, where a capped output went, and whether the tool ran. */
@@ -23,12 +23,42 @@ export function errorOutput(code: string, message: string): ToolOutput {
  * `Error [<code>]: <tool> was not run: <why>`.
  */
 export function notRun(call: ToolCallBlock, code: string, why: string): ToolOutcome {
-  return { output: errorOutput(code, `${call.name} was not run: ${why}`), ran: false }
+  return {
+    output: errorOutput(code, `${elide(call.name, MAX_ERROR_KEY_CHARS)} was not run: ${why}`),
+    ran: false,
+  }
 }
 
 /** A call the turn's abort stopped before it ran. */
 export function abortedCall(call: ToolCallBlock): ToolOutcome {
   return notRun(call, 'TOOL_ABORTED', 'the turn was aborted.')
+}
+
+/**
+ * Every result goes through the size cap before it is committed, whatever built it: the
+ * tool's own output (already capped by `executeTool`; capping again changes nothing), an
+ * invalid-arguments error, a denial or a plugin's block reason. So no result, error or
+ * not, sends the model more than `maxResultChars` (the complete text is stored aside).
+ */
+export async function capOutcome(
+  rt: Runtime,
+  call: ToolCallBlock,
+  tool: Tool<unknown> | undefined,
+  outcome: ToolOutcome,
+): Promise<ToolOutcome> {
+  const maxResultChars = rt.options.maxResultChars
+  const caps = capsFor(
+    tool,
+    { session: rt.session },
+    maxResultChars === undefined
+      ? { outputDir: rt.options.toolOutputDir }
+      : { outputDir: rt.options.toolOutputDir, maxResultChars },
+  )
+  const capped = await capOutput(outcome.output, call.id, caps)
+  const storedAside = capped.storedAside ?? outcome.storedAside
+  return storedAside === undefined
+    ? { output: capped.output, ran: outcome.ran }
+    : { output: capped.output, storedAside, ran: outcome.ran }
 }
 
 function resultData(

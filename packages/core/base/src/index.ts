@@ -1,3 +1,16 @@
+export {
+  type BoundedIssue,
+  boundIssues,
+  boundText,
+  elide,
+  formatJsonPath,
+  type IssueLike,
+  MAX_ERROR_ISSUES,
+  MAX_ERROR_KEY_CHARS,
+  MAX_ERROR_TEXT_CHARS,
+  MAX_ERROR_VALUE_CHARS,
+  previewJson,
+} from './bounded.js'
 export type { Brand } from './brand.js'
 export { canonicalJson } from './canonical.js'
 export { errorMessage, errorRecordOf, isKeelError, KeelError } from './errors.js'

@@ -1,3 +1,4 @@
+import { boundText, elide, MAX_ERROR_KEY_CHARS } from './bounded.js'
 import { KeelError } from './errors.js'
 
 /** Any value that survives `JSON.stringify` → `JSON.parse` unchanged. */
@@ -31,10 +32,15 @@ export function toFrozenJson<T>(value: T, root = 'data', what = 'value'): T {
   if (copy !== INVALID) return copy as T
   // Slow path, only on failure: find the first offending path for the message.
   const { at, reason } = diagnose(value, root, [])!
-  throw new NonJsonValueError('NON_JSON_DATA', `${what}: ${at} is ${reason}; only plain JSON may be stored`, {
-    path: at,
-    reason,
-  })
+  const path = boundText(at, 1_000)
+  throw new NonJsonValueError(
+    'NON_JSON_DATA',
+    `${what}: ${path} is ${reason}; only plain JSON may be stored`,
+    {
+      path,
+      reason,
+    },
+  )
 }
 
 const INVALID = Symbol('invalid')
@@ -118,7 +124,11 @@ function diagnose(v: unknown, at: string, path: object[]): { at: string; reason:
     const proto = Object.getPrototypeOf(obj)
     if (proto !== Object.prototype && proto !== null) return { at, reason: describe(obj) }
     for (const key in obj) {
-      const found = diagnose((obj as Record<string, unknown>)[key], `${at}.${key}`, path)
+      const found = diagnose(
+        (obj as Record<string, unknown>)[key],
+        `${at}.${elide(key, MAX_ERROR_KEY_CHARS)}`,
+        path,
+      )
       if (found) return found
     }
     return undefined

@@ -1,4 +1,4 @@
-import { deepFreezeJson, NonJsonValueError, toFrozenJson } from '@keel/base'
+import { boundIssues, deepFreezeJson, formatJsonPath, NonJsonValueError, toFrozenJson } from '@keel/base'
 import type { z } from 'zod'
 import { SessionError } from './errors.js'
 import { SURFACE_TYPES } from './surface.js'
@@ -152,28 +152,23 @@ export function checkData(
   if (schema) {
     const result = schema.safeParse(frozen)
     if (!result.success) {
-      const issue = result.error.issues[0]!
-      const path = formatPath(issue.path)
+      // Paths, keys and messages are bounded: the data may carry a megabyte key.
+      const { issues, more } = boundIssues(result.error.issues, 'data')
+      const first = issues[0]!
+      const others = result.error.issues.length - 1
       throw new SessionError(
         'EVENT_DATA_INVALID',
-        `event '${type}' (seq ${seq}): ${path}: ${issue.message}${result.error.issues.length > 1 ? ` (and ${result.error.issues.length - 1} more)` : ''}`,
-        {
-          type,
-          seq,
-          path,
-          issues: result.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })),
-        },
+        `event '${type}' (seq ${seq}): ${first.path}: ${first.message}${others > 0 ? ` (and ${others} more)` : ''}`,
+        { type, seq, path: first.path, issues, ...(more > 0 ? { moreIssues: more } : {}) },
       )
     }
   }
   return frozen
 }
 
-/** A JSON path for messages: `data.message.content[0]`. */
+/** A JSON path for messages: `data.message.content[0]` (keys elided past a limit). */
 export function formatPath(path: ReadonlyArray<PropertyKey>, root = 'data'): string {
-  let out = root
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
-  return out
+  return formatJsonPath(path, root)
 }
 
 export function envelopeError(seq: number, reason: string, type?: string): SessionError {

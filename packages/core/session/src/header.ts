@@ -1,5 +1,5 @@
-import { toFrozenJson } from '@keel/base'
-import { asSessionError, formatPath } from './envelope.js'
+import { boundIssues, elide, previewJson, toFrozenJson } from '@keel/base'
+import { asSessionError } from './envelope.js'
 import { SessionError } from './errors.js'
 import { sessionHeaderValidator } from './events.generated.js'
 import type { SessionHeaderInit } from './options.js'
@@ -15,16 +15,16 @@ export function buildHeader(id: string, header: SessionHeaderInit, clock: () => 
   if (!sessionIdSchema.safeParse(id).success) {
     throw new SessionError(
       'HEADER_INVALID',
-      `session id ${JSON.stringify(id)} is invalid: use 1–128 of A-Z a-z 0-9 . _ - (no leading dot)`,
-      { id },
+      `session id ${previewJson(id, 160)} is invalid: use 1–128 of A-Z a-z 0-9 . _ - (no leading dot)`,
+      { id: elide(id, 160) },
     )
   }
   const version = header.version ?? SESSION_FORMAT_VERSION
   if (version !== SESSION_FORMAT_VERSION) {
     throw new SessionError(
       'HEADER_INVALID',
-      `session ${id} has format version ${version}; this build reads version ${SESSION_FORMAT_VERSION} (stores migrate older versions before loading)`,
-      { id, version },
+      `session ${id} has format version ${previewJson(version, 40)}; this build reads version ${SESSION_FORMAT_VERSION} (stores migrate older versions before loading)`,
+      { id, version: typeof version === 'number' ? version : previewJson(version, 40) },
     )
   }
   const full: SessionHeader = {
@@ -41,14 +41,13 @@ export function buildHeader(id: string, header: SessionHeaderInit, clock: () => 
   }
   const checked = sessionHeaderValidator.safeParse(frozen)
   if (!checked.success) {
-    const issue = checked.error.issues[0]!
+    const { issues } = boundIssues(checked.error.issues, 'header')
+    const issue = issues[0]!
+    const others = checked.error.issues.length - 1
     throw new SessionError(
       'HEADER_INVALID',
-      `session ${id}: ${formatPath(issue.path, 'header')}: ${issue.message}`,
-      {
-        id,
-        path: formatPath(issue.path, 'header'),
-      },
+      `session ${id}: ${issue.path}: ${issue.message}${others > 0 ? ` (and ${others} more)` : ''}`,
+      { id, path: issue.path, issues },
     )
   }
   return frozen

@@ -35,18 +35,29 @@ export interface CappedOutput {
 }
 
 /** The stored-aside directory when the caller names none. */
-export function defaultAsideDir(context: ToolContext): string {
+export function defaultAsideDir(context: Pick<ToolContext, 'session'>): string {
   return join(tmpdir(), 'keel-tool-outputs', safeFileName(context.session.id))
 }
 
-/** The caps of one call: the tool's own, else the caller's, else the defaults. */
+/** What {@link capsFor} takes from the caller: the same options as `runToolCall`'s. */
+export interface CapOptions {
+  maxResultChars?: number
+  maxImageChars?: number
+  outputDir?: string
+  maxStoredBytes?: number
+}
+
+/**
+ * The caps of one call: the tool's own, else the caller's, else the defaults. `tool` is
+ * undefined for a result that names no known tool (`TOOL_NOT_FOUND`): the caller's caps apply.
+ */
 export function capsFor(
-  tool: Tool<unknown>,
-  context: ToolContext,
-  options: { maxResultChars?: number; maxImageChars?: number; outputDir?: string; maxStoredBytes?: number },
+  tool: Tool<unknown> | undefined,
+  context: Pick<ToolContext, 'session' | 'aside'>,
+  options: CapOptions,
 ): OutputCaps {
   return {
-    maxResultChars: tool.maxResultChars ?? options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+    maxResultChars: tool?.maxResultChars ?? options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
     maxImageChars: options.maxImageChars ?? DEFAULT_MAX_IMAGE_CHARS,
     aside: context.aside ?? {
       dir: options.outputDir ?? defaultAsideDir(context),

@@ -6,8 +6,10 @@ export {
   reserveAsideFile,
 } from './aside.js'
 export {
+  type CapOptions,
   type CappedOutput,
   capOutput,
+  capsFor,
   DEFAULT_MAX_IMAGE_CHARS,
   DEFAULT_MAX_RESULT_CHARS,
   type OutputCaps,

@@ -1,4 +1,4 @@
-import { isKeelError } from '@keel/base'
+import { boundIssues, elide, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
@@ -72,20 +72,16 @@ function runtimeError(code: ToolRuntimeErrorCode, message: string): ToolOutput {
   return errorOutput(code, message)
 }
 
-/** Renders zod issues as lines the model can act on: `- offset: expected number, received string`. */
+/**
+ * Renders zod issues as lines the model can act on: `- offset: expected number, received string`.
+ * Bounded: at most `MAX_ERROR_ISSUES` lines (then how many more), keys and messages elided
+ * past their limits, so arguments with a megabyte key give a few hundred characters.
+ */
 export function formatZodIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where =
-        issue.path.length === 0
-          ? '(arguments)'
-          : issue.path
-              .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
-              .join('.')
-              .replace(/\.\[/g, '[')
-      return `- ${where}: ${issue.message}`
-    })
-    .join('\n')
+  const { issues, more } = boundIssues(error.issues)
+  const lines = issues.map((issue) => `- ${issue.path === '' ? '(arguments)' : issue.path}: ${issue.message}`)
+  if (more > 0) lines.push(`- … and ${more} more issue${more === 1 ? '' : 's'}`)
+  return lines.join('\n')
 }
 
 /**
@@ -100,12 +96,13 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    const preview = rawArguments.length > 200 ? `${rawArguments.slice(0, 200)}…` : rawArguments
+    const preview = elide(rawArguments, 200)
+    const complaint = elide(error instanceof Error ? error.message : String(error))
     return {
       ok: false,
       output: runtimeError(
         'TOOL_INPUT_INVALID_JSON',
-        `the arguments for ${tool.name} are not valid JSON (${error instanceof Error ? error.message : String(error)}). You sent: ${preview}\nSend one JSON object matching the tool's parameters; the tool was not run.`,
+        `the arguments for ${tool.name} are not valid JSON (${complaint}). You sent: ${preview}\nSend one JSON object matching the tool's parameters; the tool was not run.`,
       ),
     }
   }
@@ -263,18 +260,22 @@ export async function executeTool<Input>(
     }
   }
   const timeoutMs = toolTimeoutMs(tool, input, options)
-  const deadline = new AbortController()
-  const timer = setTimeout(
-    () =>
-      deadline.abort(
-        new ToolDeadlineError('TOOL_TIMEOUT', `${t.name} passed its ${seconds(timeoutMs)} deadline`, {
-          tool: t.name,
-          timeoutMs,
-        }),
-      ),
-    timeoutMs,
-  )
-  const signal = AbortSignal.any([context.signal, deadline.signal])
+  // One controller aborted by the caller's signal or by the deadline (linked by hand:
+  // `AbortSignal.any` costs more than the rest of a small tool call).
+  const controller = new AbortController()
+  const onAbort = (): void => controller.abort(context.signal.reason)
+  context.signal.addEventListener('abort', onAbort, { once: true })
+  let deadlinePassed = false
+  const timer = setTimeout(() => {
+    deadlinePassed = true
+    controller.abort(
+      new ToolDeadlineError('TOOL_TIMEOUT', `${t.name} passed its ${seconds(timeoutMs)} deadline`, {
+        tool: t.name,
+        timeoutMs,
+      }),
+    )
+  }, timeoutMs)
+  const signal = controller.signal
   const inner: ToolContext = { ...context, signal, aside: caps.aside }
   const promise = (async () => t.call(input, inner))()
   let settled: Settled
@@ -282,8 +283,9 @@ export async function executeTool<Input>(
     settled = await settle(promise, signal, options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS)
   } finally {
     clearTimeout(timer)
+    context.signal.removeEventListener('abort', onAbort)
   }
-  const expired = deadline.signal.aborted && !context.signal.aborted
+  const expired = deadlinePassed && !context.signal.aborted
   let output: ToolOutput
   if (settled.kind === 'value') {
     output = normalize(t, settled.value)

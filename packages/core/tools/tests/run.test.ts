@@ -89,6 +89,31 @@ describe('runToolCall', () => {
     expect(runs).toEqual([])
   })
 
+  it('schema failure with a 1 MB key, or thousands of issues: a short TOOL_INPUT_INVALID', async () => {
+    const { tool } = probe(async () => 'ran')
+    const huge = JSON.stringify({ n: 1, ['k'.repeat(1 << 20)]: 1 })
+    const one = text((await runToolCall(tool, huge, createToolContext({ cwd: dir }))).output)
+    expect(one).toContain('Unrecognized key')
+    expect(one).toContain('characters elided')
+    expect(one.length).toBeLessThan(1_000)
+    const many = defineTool<{ xs: number[] }>({
+      name: 'many',
+      description: 'x',
+      inputSchema: z.strictObject({ xs: z.array(z.number()) }),
+      annotations,
+      call: async () => 'ran',
+    })
+    const bad = JSON.stringify({ xs: Array.from({ length: 10_000 }, () => 'not a number') })
+    const listed = text((await runToolCall(many, bad, createToolContext({ cwd: dir }))).output)
+    expect(listed).toContain('- xs[0]: ')
+    expect(listed).toContain('and 9,990 more issues'.replace(',', ''))
+    expect(listed.length).toBeLessThan(2_000)
+    const json = text(
+      (await runToolCall(tool, `{"n": 1, "${'k'.repeat(1 << 20)}`, createToolContext({ cwd: dir }))).output,
+    )
+    expect(json.length).toBeLessThan(1_000)
+  })
+
   it('a thrown ToolError keeps its code and message', async () => {
     const { tool } = probe(async () => {
       throw new ToolError('FILE_NOT_FOUND', 'no file at x.txt; check the path')

@@ -19,15 +19,22 @@ export interface WatchOptions {
 
 /**
  * The `openai` client swallows the `data: [DONE]` marker, yet a stream that ends without it
- * was cut (DeepSeek protocol). This `fetch` wrapper passes SSE bodies through unchanged,
- * keeping only their last bytes, and checks at the end whether the marker closed the stream.
- * It also enforces the per-stream idle timeout: every byte (keep-alive comments included)
- * restarts the timer, and a body silent for `idleTimeoutMs` is errored, which cancels the
- * socket read.
+ * was cut (DeepSeek protocol). This `fetch` wrapper watches SSE bodies as the client reads
+ * them, keeping only their last bytes, and checks at the end whether the marker closed the
+ * stream. It also enforces the per-stream idle timeout: every byte (keep-alive comments
+ * included) restarts the timer, and a body silent for `idleTimeoutMs` is errored, which
+ * cancels the socket read.
+ *
+ * The client reads a body through its async iterator (`for await … of response.body`), so
+ * the watch is that iterator, set on the body itself: no second stream, no `TransformStream`
+ * pipe and no second `Response` per call — under load those cost a third of what the agent
+ * loop adds to a model call.
  */
 const watches = new WeakMap<Response, { done: boolean }>()
 
 const TAIL = 64
+
+type ReadResult = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
 const doneLine = /(?:^|[\r\n])data: ?\[DONE\]/
 
 /** A `fetch` that records, per SSE response, whether it ended with `data: [DONE]`. */
@@ -40,62 +47,99 @@ export function createWatchingFetch(
     const type = response.headers.get('content-type') ?? ''
     if (!response.body || !type.includes('text/event-stream')) return response
     const watch = { done: false }
-    let tail = new Uint8Array(0)
+    const body = response.body
     const idleMs = options.idleTimeoutMs
-    let restart: () => void = () => {}
-    let timer: ReturnType<typeof setTimeout> | undefined
-    let ended = false
-    const stop = (): void => {
-      ended = true
-      if (timer !== undefined) clearTimeout(timer)
-      init?.signal?.removeEventListener('abort', stop)
-    }
-    init?.signal?.addEventListener('abort', stop, { once: true })
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        start(controller) {
-          if (idleMs === undefined) return
-          const arm = (): void => {
-            if (ended) return
-            timer = setTimeout(() => {
-              stop()
-              controller.error(new StreamIdleTimeoutError(idleMs))
-            }, idleMs)
-            timer.unref?.()
-          }
-          restart = () => {
-            if (timer !== undefined) clearTimeout(timer)
-            arm()
-          }
-          arm()
-        },
-        transform(chunk, controller) {
-          restart()
-          if (chunk.length >= TAIL) {
-            tail = chunk.slice(chunk.length - TAIL)
-          } else {
-            const joined = new Uint8Array(Math.min(TAIL, tail.length + chunk.length))
-            const keep = joined.length - chunk.length
-            joined.set(tail.subarray(tail.length - keep), 0)
-            joined.set(chunk, keep)
-            tail = joined
-          }
-          controller.enqueue(chunk)
-        },
-        flush() {
-          stop()
-          watch.done = doneLine.test(`\n${new TextDecoder().decode(tail)}`)
-        },
-      }),
-    )
-    const wrapped = new Response(body, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
+    Object.defineProperty(body, Symbol.asyncIterator, {
+      configurable: true,
+      value: () => watchingIterator(body.getReader(), watch, idleMs, init?.signal ?? undefined),
     })
-    watches.set(wrapped, watch)
-    return wrapped
+    watches.set(response, watch)
+    return response
   }
+}
+
+/**
+ * Reads `reader` chunk by chunk for the client, keeping the last {@link TAIL} bytes; at the
+ * end, records in `watch` whether they hold the `[DONE]` marker. A read that waits longer
+ * than `idleMs` rejects with {@link StreamIdleTimeoutError} and cancels the body.
+ */
+function watchingIterator(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  watch: { done: boolean },
+  idleMs: number | undefined,
+  signal: AbortSignal | undefined,
+): AsyncIterableIterator<Uint8Array> {
+  let tail = new Uint8Array(0)
+  let finished = false
+  const finish = (): void => {
+    finished = true
+    signal?.removeEventListener('abort', finish)
+  }
+  signal?.addEventListener('abort', finish, { once: true })
+  const keep = (chunk: Uint8Array): void => {
+    if (chunk.length >= TAIL) {
+      tail = chunk.slice(chunk.length - TAIL)
+      return
+    }
+    const joined = new Uint8Array(Math.min(TAIL, tail.length + chunk.length))
+    const kept = joined.length - chunk.length
+    joined.set(tail.subarray(tail.length - kept), 0)
+    joined.set(chunk, kept)
+    tail = joined
+  }
+  const read = (): Promise<ReadResult> => {
+    if (idleMs === undefined || finished) return reader.read()
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        finish()
+        const error = new StreamIdleTimeoutError(idleMs)
+        reject(error)
+        void reader.cancel(error).catch(() => {})
+      }, idleMs)
+      timer.unref?.()
+      reader.read().then(
+        (result) => {
+          clearTimeout(timer)
+          resolve(result)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    async next() {
+      let result: ReadResult
+      try {
+        result = await read()
+      } catch (error) {
+        finish()
+        reader.releaseLock()
+        throw error
+      }
+      if (result.done) {
+        finish()
+        watch.done = doneLine.test(`\n${new TextDecoder().decode(tail)}`)
+        reader.releaseLock()
+        return { done: true, value: undefined }
+      }
+      keep(result.value)
+      return { done: false, value: result.value }
+    },
+    async return() {
+      finish()
+      const cancelled = reader.cancel()
+      reader.releaseLock()
+      await cancelled
+      return { done: true, value: undefined }
+    },
+    [Symbol.asyncIterator]() {
+      return iterator
+    },
+  }
+  return iterator
 }
 
 /** Whether the SSE `response` ended with `data: [DONE]`; `undefined` when it was not watched. */

@@ -5,14 +5,14 @@ import { registerEvents, type SessionEventMap } from '@keel/session'
 import { invariant } from './invariants.js'
 import { z } from 'zod'
 
-/** Validator of {@link ScheduleTrigger} (generated). */
-export const scheduleTriggerSchema = z.discriminatedUnion("kind", [z.strictObject({ intervalMs: z.number().int().gte(1), kind: z.literal("every") }), z.strictObject({ at: z.number().int().gte(0), kind: z.literal("at") }), z.strictObject({ delayMs: z.number().int().gte(1), kind: z.literal("after") }), z.strictObject({ expression: z.string().min(1), kind: z.literal("cron"), timezone: z.string().min(1) })])
-
 /** Validator of {@link ScheduleDeleteReason} (generated). */
 export const scheduleDeleteReasonSchema = z.enum(["deleted", "expired"])
 
+/** Validator of {@link ScheduleTrigger} (generated). */
+export const scheduleTriggerSchema = z.discriminatedUnion("kind", [z.strictObject({ intervalMs: z.number().int().gte(1), kind: z.literal("every") }), z.strictObject({ at: z.number().int().gte(0), kind: z.literal("at") }), z.strictObject({ delayMs: z.number().int().gte(1), kind: z.literal("after") }), z.strictObject({ expression: z.string().min(1), kind: z.literal("cron"), timezone: z.string().min(1) })])
+
 /** Validator of {@link ScheduleChange} (generated). */
-export const scheduleChangeSchema = z.discriminatedUnion("op", [z.strictObject({ createdAt: z.number().int().gte(0), expiresAt: z.number().int().gte(0).optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("create"), prompt: z.string().min(1), trigger: scheduleTriggerSchema, v: z.literal(1) }), z.strictObject({ id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("delete"), reason: scheduleDeleteReasonSchema, v: z.literal(1) }), z.strictObject({ dueAt: z.number().int().gte(0), firedAt: z.number().int().gte(0), id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("dispatch"), v: z.literal(1) })])
+export const scheduleChangeSchema = z.discriminatedUnion("op", [z.strictObject({ dueAt: z.number().int().gte(0), firedAt: z.number().int().gte(0), id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("lost"), v: z.literal(1) }), z.strictObject({ dueAt: z.number().int().gte(0), firedAt: z.number().int().gte(0), id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("dispatch"), v: z.literal(1) }), z.strictObject({ id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("delete"), reason: scheduleDeleteReasonSchema, v: z.literal(1) }), z.strictObject({ createdAt: z.number().int().gte(0), expiresAt: z.number().int().gte(0).optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-]{1,64}$", 'u')), op: z.literal("create"), prompt: z.string().min(1), trigger: scheduleTriggerSchema, v: z.literal(1) })])
 
 /** The event types @keel/schedule declares (its plugin's event list). */
 export const ownedEventTypes = ["schedule/change"] as const

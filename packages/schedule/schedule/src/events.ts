@@ -43,9 +43,14 @@ export type ScheduleDeleteReason = 'deleted' | 'expired'
  * - `create`: a new schedule. Ids are never reused in a session, even after deletion.
  *   `expiresAt` (recurring schedules only) is when it stops firing and is deleted.
  * - `delete`: the schedule stops; nothing fires for it afterwards.
- * - `dispatch`: the schedule fired for its due time `dueAt`, at `firedAt`. Written and
- *   made durable before the message is delivered, so a crash never delivers twice; a
- *   one-shot schedule is finished by its dispatch.
+ * - `dispatch`: the schedule fired for its due time `dueAt`, at `firedAt`: its message was
+ *   queued as a new turn in the same step, so the dispatch precedes the delivered message
+ *   in the log and a crash never delivers twice; a one-shot schedule is finished by its
+ *   dispatch. A firing the agent refuses (it is closing) is not dispatched: it fires on the
+ *   next start.
+ * - `lost`: a `dispatch` (its `dueAt` and `firedAt`) whose message never reached the log —
+ *   the process stopped between the two. Written once, when the next start finds it, so
+ *   the loss is reported once (delivery is at most once).
  */
 export type ScheduleChange =
   | {
@@ -84,11 +89,21 @@ export type ScheduleChange =
       /** @integer @minimum 0 */
       firedAt: number
     }
+  | {
+      v: 1
+      op: 'lost'
+      /** @pattern ^[A-Za-z0-9_-]{1,64}$ */
+      id: string
+      /** @integer @minimum 0 */
+      dueAt: number
+      /** @integer @minimum 0 */
+      firedAt: number
+    }
 
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
-     * One validated transition of the session's schedules (create, delete, dispatch).
+     * One validated transition of the session's schedules (create, delete, dispatch, lost).
      * The live schedules are the fold of these events; the whole stream is checked when a
      * session is loaded (no duplicate ids, no dispatch or delete of an unknown, deleted or
      * finished schedule) and an invalid stream is refused rather than guessed at.

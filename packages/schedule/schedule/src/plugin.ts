@@ -117,9 +117,10 @@ export function createScheduleTools(scheduler: Scheduler): Array<Tool<unknown>> 
 
 /**
  * The schedule plugin: one {@link Scheduler} per agent session, started at setup (which
- * validates the stored stream and fires what came due while no agent ran) and stopped
- * when the agent closes. Fired schedules arrive as queued user turns with source
- * `schedule/<id>`.
+ * validates the stored stream, reports firings a crash lost and fires what came due while
+ * no agent ran) and stopped when the agent closes — or as soon as the agent refuses a
+ * firing because it is closing (that firing is kept for the next open). Fired schedules
+ * arrive as queued user turns with source `schedule/<id>`.
  */
 export const schedulePlugin = definePlugin<ScheduleConfig>({
   name: '@keel/schedule',

@@ -1,6 +1,8 @@
 import type { Clock } from '@keel/agent'
+import { elide } from '@keel/base'
 import type { UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
+import { type LostFiring, lostFirings, scheduleSource } from './lost.js'
 import {
   describeTrigger,
   formatDuration,
@@ -25,15 +27,16 @@ export interface SchedulerOptions extends ScheduleRules {
   session: Session
   /** Time and timers; a fake clock makes tests exact. */
   clock: Clock
-  /** Delivers a fired schedule's message as a new turn (queued while the agent is busy). */
-  deliver(message: UserMessage, source: string): void
   /**
-   * Makes every event appended so far durable (the store handle's `flush`). Awaited after a
-   * dispatch is appended and before its message is delivered. Without it, log order alone
-   * still guarantees that a durable delivery has a durable dispatch.
+   * Queues a fired schedule's message as a new turn (the agent's `enqueue`). It must only
+   * queue — the message reaches the log later, when its turn starts — and it throws when
+   * it refuses (the agent is closing): the firing is then not recorded and fires on the next
+   * start. The `dispatch` is appended right after it returns, in the same step, so it
+   * precedes the message in the log, and the agent's flush before each model call makes it
+   * durable before the model can see the message.
    */
-  flush?(): Promise<void>
-  /** Tells the user something happened (a schedule fired, expired, or could not deliver). */
+  deliver(message: UserMessage, source: string): void
+  /** Tells the user something happened (a schedule fired, expired, was lost, or could not deliver). */
   notify?(kind: string, text: string): void
   /** Firings later than this (ms) say so in the delivered message. */
   lateNoteAfterMs: number
@@ -46,18 +49,21 @@ export interface SchedulerOptions extends ScheduleRules {
  * ({@link scheduleProjection}); the scheduler only holds a timer armed for the earliest
  * due time, re-armed whenever a `schedule/change` is appended.
  *
- * A firing appends `dispatch`, awaits `flush`, then delivers: a crash can lose a delivery
- * but never repeat one. On `start` (a new, resumed or forked session) whatever came due
- * while no scheduler ran fires at once: a one-shot once, with a note saying how late; a
- * recurring schedule once, its other missed runs skipped. Recurring schedules past their
- * `expiresAt` are deleted with reason `expired` instead of firing.
+ * A firing delivers (queues the message) and appends `dispatch` in one step: a delivery
+ * the host refuses (it is closing) records nothing and stops the scheduler, so the
+ * schedule fires on the next start; a crash after the dispatch but before the queued turn
+ * reached the log loses that delivery but never repeats it, and the next `start` records
+ * a `lost` transition for it and says so through `notify`. On `start` (a new, resumed or
+ * forked session) whatever came due while no scheduler ran fires at once: a one-shot
+ * once, with a note saying how late; a recurring schedule once, its other missed runs
+ * skipped. Recurring schedules past their `expiresAt` are deleted with reason `expired`
+ * instead of firing.
  */
 export class Scheduler {
   readonly #options: SchedulerOptions
   #timer: unknown = null
   #running = false
   #unsubscribe: (() => void) | null = null
-  #work: Promise<void> = Promise.resolve()
 
   constructor(options: SchedulerOptions) {
     this.#options = options
@@ -74,13 +80,16 @@ export class Scheduler {
   }
 
   /**
-   * Validates the stored stream (throwing `ScheduleStreamError` when it is invalid) and arms
-   * the timer. What is already overdue fires from a zero-delay timer, never inside `start`,
-   * so the host is fully set up before anything is delivered. Idempotent.
+   * Validates the stored stream (throwing `ScheduleStreamError` when it is invalid), records
+   * a `lost` transition for every firing a stopped process dispatched but never delivered
+   * (and tells the user), and arms the timer. What is already overdue fires from a
+   * zero-delay timer, never inside `start`, so the host is fully set up before anything is
+   * delivered. Idempotent.
    */
   start(): void {
     if (this.#running) return
     void this.book
+    this.#reportLost(lostFirings(this.#options.session.events))
     this.#running = true
     this.#unsubscribe = this.#options.session.subscribe((event) => {
       if (event.type === 'schedule/change') this.#arm()
@@ -88,10 +97,7 @@ export class Scheduler {
     this.#arm()
   }
 
-  /**
-   * Disarms the timer. Schedules already dispatched are still delivered (a delivery the
-   * host refuses, e.g. after it closed, is reported through `notify`, not thrown). Idempotent.
-   */
+  /** Disarms the timer: nothing is dispatched after it. Idempotent. */
   stop(): void {
     this.#running = false
     this.#unsubscribe?.()
@@ -99,9 +105,12 @@ export class Scheduler {
     this.#disarm()
   }
 
-  /** Resolves once every firing started so far has been delivered (or failed). */
+  /**
+   * Resolves once every firing started so far has been delivered (or refused). Delivery is
+   * synchronous with the firing, so this is already the case; kept for callers that wait.
+   */
   settled(): Promise<void> {
-    return this.#work
+    return Promise.resolve()
   }
 
   /** Checks a request, appends its `create`, and returns the new schedule. Throws {@link ScheduleError}. */
@@ -160,13 +169,12 @@ export class Scheduler {
   #tick(): void {
     if (!this.#running) return
     this.#disarm()
-    const { session, clock } = this.#options
+    const { session, clock, deliver, notify } = this.#options
     const now = clock.now()
-    const fired: Array<{ schedule: Schedule; dueAt: number }> = []
     for (const schedule of this.book.live.values()) {
       if (schedule.expiresAt !== undefined && now >= schedule.expiresAt) {
         session.append('schedule/change', { v: 1, op: 'delete', id: schedule.id, reason: 'expired' })
-        this.#options.notify?.(
+        notify?.(
           'schedule-expired',
           `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) expired.`,
         )
@@ -174,37 +182,51 @@ export class Scheduler {
       }
       const dueAt = nextDueAt(schedule)
       if (dueAt === null || dueAt > now) continue
+      const text = `${schedule.prompt}\n\n${this.#note(schedule, dueAt, now)}`
+      try {
+        deliver({ role: 'user', content: [{ type: 'text', text }] }, scheduleSource(schedule.id))
+      } catch (error) {
+        // Refused (the agent is closing): nothing is recorded, so it fires on the next start;
+        // and nothing more is dispatched here.
+        this.stop()
+        notify?.(
+          'schedule-deferred',
+          `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) came due but could not be delivered (${error instanceof Error ? error.message : String(error)}); it fires when the session is next opened.`,
+        )
+        return
+      }
       session.append('schedule/change', { v: 1, op: 'dispatch', id: schedule.id, dueAt, firedAt: now })
-      fired.push({ schedule, dueAt })
+      notify?.('schedule-fired', `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) fired.`)
     }
-    if (fired.length > 0) this.#work = this.#work.then(() => this.#deliver(fired, now))
     this.#arm()
   }
 
-  async #deliver(fired: Array<{ schedule: Schedule; dueAt: number }>, now: number): Promise<void> {
-    const { flush, deliver, notify } = this.#options
-    try {
-      await flush?.()
-    } catch (error) {
-      const ids = fired.map((f) => f.schedule.id).join(', ')
+  /** Records and reports firings a stopped process dispatched but never delivered. */
+  #reportLost(lost: readonly LostFiring[]): void {
+    if (lost.length === 0) return
+    const { session, notify } = this.#options
+    const book = this.book
+    const prompts = createdPrompts(session.events)
+    for (const firing of lost) {
+      session.append('schedule/change', {
+        v: 1,
+        op: 'lost',
+        id: firing.id,
+        dueAt: firing.dueAt,
+        firedAt: firing.firedAt,
+      })
+      const schedule = book.live.get(firing.id)
+      const next = schedule ? this.nextRunAt(schedule) : null
       notify?.(
-        'schedule-error',
-        `Schedules ${ids} fired but the log could not be saved, so they were not delivered: ${String(error)}`,
+        'schedule-lost',
+        `Schedule ${firing.id} (${JSON.stringify(elide(schedule?.prompt ?? prompts.get(firing.id) ?? '', 120))}) fired at ${new Date(firing.firedAt).toISOString()} but its message was never delivered: the process stopped before its turn started (a firing is delivered at most once).${
+          schedule === undefined
+            ? ' It will not fire again.'
+            : next === null
+              ? ''
+              : ` It fires next at ${new Date(next).toISOString()}.`
+        }`,
       )
-      return
-    }
-    for (const { schedule, dueAt } of fired) {
-      const text = `${schedule.prompt}\n\n${this.#note(schedule, dueAt, now)}`
-      try {
-        deliver({ role: 'user', content: [{ type: 'text', text }] }, `schedule/${schedule.id}`)
-      } catch (error) {
-        notify?.(
-          'schedule-error',
-          `Schedule ${schedule.id} fired but could not be delivered: ${String(error)}`,
-        )
-        continue
-      }
-      notify?.('schedule-fired', `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) fired.`)
     }
   }
 
@@ -241,4 +263,15 @@ export class Scheduler {
     if (this.#timer !== null) this.#options.clock.clearTimeout(this.#timer)
     this.#timer = null
   }
+}
+
+/** The prompt of every schedule ever created in `events` (ended ones included). */
+function createdPrompts(events: Iterable<{ type: string; data: unknown }>): Map<string, string> {
+  const prompts = new Map<string, string>()
+  for (const event of events) {
+    if (event.type !== 'schedule/change') continue
+    const change = event.data as { op: string; id: string; prompt?: string }
+    if (change.op === 'create' && change.prompt !== undefined) prompts.set(change.id, change.prompt)
+  }
+  return prompts
 }

@@ -34,7 +34,7 @@ export interface ScheduleBook {
 export type ScheduleStreamErrorCode =
   /** A `create` reuses an id that was already created. */
   | 'SCHEDULE_STREAM_DUPLICATE_ID'
-  /** A `delete` or `dispatch` names an id that was never created. */
+  /** A `delete`, `dispatch` or `lost` names an id that was never created. */
   | 'SCHEDULE_STREAM_UNKNOWN_ID'
   /** A `delete` or `dispatch` names a schedule that was deleted, expired or finished. */
   | 'SCHEDULE_STREAM_ENDED_ID'
@@ -78,6 +78,15 @@ export function applyChange(book: ScheduleBook, change: ScheduleChange, seq: num
       dispatches: 0,
     }
     return { ...book, live: new Map(book.live).set(id, schedule), created: book.created + 1 }
+  }
+  if (change.op === 'lost') {
+    // a report about an earlier dispatch: the schedule may have ended since (a one-shot did)
+    if (book.live.has(id) || book.ended.has(id)) return book
+    throw new ScheduleStreamError(
+      'SCHEDULE_STREAM_UNKNOWN_ID',
+      `schedule/change at seq ${seq} reports a lost firing of schedule '${id}', which was never created; the log is inconsistent and is refused`,
+      { seq, id, op: change.op },
+    )
   }
   const schedule = book.live.get(id)
   if (!schedule) {

@@ -166,4 +166,130 @@ describe('inside a real agent', () => {
       .map((e) => (e.data as { op: string }).op)
     expect(ops).toEqual(['create', 'dispatch'])
   })
+
+  it('a reminder due while close() waits for a running turn is not lost: it is not dispatched, and fires on the next open', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'keel-schedule-close-'))
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const answers: ScriptedResponse[] = [
+      createCall({ kind: 'after', when: '10m', prompt: 'Check the oven.' }),
+      { text: 'Reminder set.' },
+      { text: 'Done with the long task.' },
+    ]
+    let inLongCall: () => void = () => {}
+    const longCallStarted = new Promise<void>((resolve) => {
+      inLongCall = resolve
+    })
+    const s1 = await startScriptedServer({
+      handler: async (request) => {
+        if (request.index === 2) {
+          inLongCall()
+          await gate // the model is slow: the turn runs while the agent is asked to close
+        }
+        return answers[request.index]!
+      },
+    })
+    cleanups.push(() => s1.close())
+    const store1 = new JsonlStore({ home })
+    const clock1 = new FakeClock(T0)
+    const displayed: string[] = []
+    const agent1 = await agentOn(s1, await store1.create({ id: 'closing' }), clock1, displayed)
+    await agent1.send('Remind me in 10 minutes to check the oven.')
+    const long = agent1.send('Now do the long task.')
+    await longCallStarted
+    const closing = agent1.close() // waits for the running turn
+    await clock1.advance(10 * MINUTE) // the reminder comes due meanwhile
+    release()
+    await long
+    await closing
+    await store1.close()
+    expect(displayed.some((d) => d.startsWith('schedule-fired'))).toBe(false)
+    expect(displayed).toContainEqual(expect.stringMatching(/^schedule-deferred: Schedule s1 .*next opened/))
+
+    const logged = await new JsonlStore({ home }).load('closing')
+    const ops = logged.events
+      .filter((e) => e.type === 'schedule/change')
+      .map((e) => (e.data as { op: string }).op)
+    expect(ops).toEqual(['create']) // not recorded as fired
+
+    // the next open: it fires, late, once
+    const s2 = await server([{ text: 'The oven is fine.' }])
+    const store2 = new JsonlStore({ home })
+    cleanups.push(() => store2.close())
+    const clock2 = new FakeClock(T0 + 30 * MINUTE)
+    const agent2 = await agentOn(s2, await store2.open('closing'), clock2)
+    await clock2.advance(0)
+    await agent2.idle()
+    expect(s2.requests).toHaveLength(1)
+    expect(lastUserText(s2, 0)).toContain('Check the oven.')
+    expect(lastUserText(s2, 0)).toContain('is delivered 20m late')
+    await agent2.close()
+    const final = await store2.load('closing')
+    expect(
+      final.events.filter((e) => e.type === 'user/message' && e.data.source === 'schedule/s1'),
+    ).toHaveLength(1)
+  })
+
+  it('after a crash between dispatch and delivery, the next open says which reminder was lost, to the user and in the log', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'keel-schedule-lost-'))
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+    // what a process that died right after firing leaves: the dispatch durable, its turn not
+    const store1 = new JsonlStore({ home })
+    const handle = await store1.create({ id: 'crashed' })
+    handle.session.append('schedule/change', {
+      v: 1,
+      op: 'create',
+      id: 's1',
+      prompt: 'Call the plumber.',
+      trigger: { kind: 'after', delayMs: 10 * MINUTE },
+      createdAt: T0,
+    })
+    handle.session.append('schedule/change', {
+      v: 1,
+      op: 'dispatch',
+      id: 's1',
+      dueAt: T0 + 10 * MINUTE,
+      firedAt: T0 + 10 * MINUTE,
+    })
+    await handle.close()
+    await store1.close()
+
+    const s = await server([])
+    const store2 = new JsonlStore({ home })
+    cleanups.push(() => store2.close())
+    const displayed: string[] = []
+    const clock = new FakeClock(T0 + HOUR)
+    const agent = await agentOn(s, await store2.open('crashed'), clock, displayed)
+    await clock.advance(0)
+    await agent.idle()
+    expect(s.requests).toHaveLength(0) // at most once: not delivered again
+    expect(displayed).toEqual([
+      expect.stringMatching(
+        /^schedule-lost: Schedule s1 \("Call the plumber\."\) fired at 2026-01-05T08:10:00.000Z but its message was never delivered.*It will not fire again\.$/,
+      ),
+    ])
+    await agent.close()
+    const log = await store2.load('crashed')
+    const lost = log.events.filter((e) => e.type === 'schedule/change' && e.data.op === 'lost')
+    expect(lost.map((e) => e.data)).toEqual([
+      { v: 1, op: 'lost', id: 's1', dueAt: T0 + 10 * MINUTE, firedAt: T0 + 10 * MINUTE },
+    ])
+    await store2.close()
+
+    // reported once: the next open says nothing more
+    const store3 = new JsonlStore({ home })
+    cleanups.push(() => store3.close())
+    const again: string[] = []
+    const agent3 = await agentOn(
+      await server([]),
+      await store3.open('crashed'),
+      new FakeClock(T0 + 2 * HOUR),
+      again,
+    )
+    await agent3.close()
+    expect(again).toEqual([])
+  })
 })

@@ -20,8 +20,18 @@ export interface Delivery {
   at: number
 }
 
-/** A real Session, a fake clock and a Scheduler over them, recording deliveries and notices. */
-export function harness(options: Partial<SchedulerOptions> & { session?: Session; clock?: FakeClock } = {}): {
+/**
+ * A real Session, a fake clock and a Scheduler over them, recording deliveries and notices.
+ * A delivered message reaches the log as the agent's would: as a turn of its own, after the
+ * step that queued it (`crashBeforeTurn`: never, as when the process stops in between).
+ */
+export function harness(
+  options: Partial<SchedulerOptions> & {
+    session?: Session
+    clock?: FakeClock
+    crashBeforeTurn?: boolean
+  } = {},
+): {
   session: Session
   clock: FakeClock
   scheduler: Scheduler
@@ -41,6 +51,13 @@ export function harness(options: Partial<SchedulerOptions> & { session?: Session
     deliver: (message: UserMessage, source: string) => {
       const text = message.content.map((b) => (b.type === 'text' ? b.text : '')).join('')
       delivered.push({ text, source, at: clock.now() })
+      if (options.crashBeforeTurn) return
+      queueMicrotask(() => {
+        const turn = session.lastTurn + 1
+        session.append('turn/start', { turn })
+        session.append('user/message', { message, source })
+        session.append('turn/end', { turn, reason: 'completed' })
+      })
     },
     notify: (kind, text) => notices.push(`${kind}: ${text}`),
     ...options,

@@ -14,9 +14,6 @@ function ops(session: Session): string[] {
     })
 }
 
-/** A store that "crashes": its flush never resolves, so nothing after it runs. */
-const crashingFlush = () => new Promise<void>(() => {})
-
 describe('firing each kind', () => {
   it('after: fires once, exactly when due, as a user message with source schedule/<id>', async () => {
     const h = harness()
@@ -135,31 +132,53 @@ describe('firing each kind', () => {
   })
 })
 
-describe('dispatch before delivery', () => {
-  it('appends the dispatch and waits for the flush before delivering', async () => {
-    let release: () => void = () => {}
-    const flushed = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const h = harness({ flush: () => flushed })
+describe('delivery and dispatch in one step', () => {
+  it('queues the message and records the dispatch together; the dispatch precedes the message in the log', async () => {
+    const h = harness()
     h.scheduler.start()
     h.scheduler.create({ kind: 'after', when: '5m', prompt: 'ping' })
     await h.clock.advance(5 * MINUTE)
-    await Promise.resolve()
     expect(ops(h.session)).toEqual(['create:s1', 'dispatch:s1'])
-    expect(h.delivered).toEqual([])
-    release()
-    await h.scheduler.settled()
     expect(h.delivered).toHaveLength(1)
+    const dispatch = h.session.events.find((e) => e.type === 'schedule/change' && e.data.op === 'dispatch')!
+    const message = h.session.events.find((e) => e.type === 'user/message')!
+    expect(message.data.source).toBe('schedule/s1')
+    expect(dispatch.seq).toBeLessThan(message.seq)
+    expect(h.notices).toEqual(['schedule-fired: Schedule s1 (after 5m) fired.'])
   })
 
-  it('a crash between dispatch and delivery never delivers twice, one-shot or recurring', async () => {
-    const h = harness({ flush: crashingFlush })
+  it('a delivery the host refuses records nothing and stops the scheduler; it fires on the next start', async () => {
+    const h = harness({
+      deliver: () => {
+        throw new Error('AGENT_CLOSED: this agent is closing')
+      },
+    })
     h.scheduler.start()
     h.scheduler.create({ kind: 'after', when: '5m', prompt: 'once' })
     h.scheduler.create({ kind: 'every', when: '5m', prompt: 'again' })
-    await h.clock.advance(5 * MINUTE) // both dispatched, then the process "dies" inside flush
-    expect(h.delivered).toEqual([])
+    await h.clock.advance(5 * MINUTE)
+    expect(ops(h.session)).toEqual(['create:s1', 'create:s2'])
+    expect(h.notices).toEqual([
+      expect.stringMatching(/^schedule-deferred: Schedule s1 .*it fires when the session is next opened\.$/),
+    ])
+    await h.clock.advance(HOUR) // stopped: nothing more is tried
+    expect(h.notices).toHaveLength(1)
+
+    const clock = new FakeClock(T0 + 2 * HOUR)
+    const session = Session.create('sched', {}, stored(h.session), { clock: () => clock.now() })
+    const resumed = harness({ session, clock })
+    resumed.scheduler.start()
+    await clock.advance(0)
+    expect(resumed.delivered.map((d) => d.source)).toEqual(['schedule/s1', 'schedule/s2'])
+    expect(resumed.delivered[0]!.text).toContain('is delivered 1h 55m late')
+  })
+
+  it('a crash between dispatch and delivery never delivers twice; the next start records and reports the loss, once', async () => {
+    const h = harness({ crashBeforeTurn: true })
+    h.scheduler.start()
+    h.scheduler.create({ kind: 'after', when: '5m', prompt: 'once' })
+    h.scheduler.create({ kind: 'every', when: '5m', prompt: 'again' })
+    await h.clock.advance(5 * MINUTE) // both dispatched, then the process "dies" before their turns
     h.scheduler.stop()
 
     // resume at the same instant from what the store kept (dispatches included)
@@ -167,23 +186,26 @@ describe('dispatch before delivery', () => {
     const session = Session.create('sched', {}, stored(h.session), { clock: () => clock.now() })
     const resumed = harness({ session, clock })
     resumed.scheduler.start()
+    expect(ops(session).slice(-2)).toEqual(['lost:s1', 'lost:s2'])
+    expect(resumed.notices).toEqual([
+      expect.stringMatching(
+        /^schedule-lost: Schedule s1 \("once"\) fired at 2026-01-05T08:05:00.000Z but its message was never delivered.*It will not fire again\.$/,
+      ),
+      expect.stringMatching(
+        /^schedule-lost: Schedule s2 \("again"\) fired at .* It fires next at 2026-01-05T08:10:00.000Z\.$/,
+      ),
+    ])
     await clock.advance(0)
-    await resumed.scheduler.settled()
     expect(resumed.delivered).toEqual([])
     expect(resumed.scheduler.schedules.map((s) => s.id)).toEqual(['s2'])
     await clock.advance(5 * MINUTE)
-    await resumed.scheduler.settled()
     expect(resumed.delivered.map((d) => `${d.source}@${(d.at - T0) / MINUTE}`)).toEqual(['schedule/s2@10'])
-  })
+    resumed.scheduler.stop()
 
-  it('a failed flush delivers nothing and says so', async () => {
-    const h = harness({ flush: () => Promise.reject(new Error('disk full')) })
-    h.scheduler.start()
-    h.scheduler.create({ kind: 'after', when: '5m', prompt: 'ping' })
-    await h.clock.advance(5 * MINUTE)
-    await h.scheduler.settled()
-    expect(h.delivered).toEqual([])
-    expect(h.notices.some((n) => n.startsWith('schedule-error:') && n.includes('disk full'))).toBe(true)
+    // a later start has nothing more to report
+    const again = harness({ session: Session.create('sched', {}, stored(session)), clock })
+    again.scheduler.start()
+    expect(again.notices).toEqual([])
   })
 })
 
@@ -337,32 +359,6 @@ describe('fork', () => {
       'schedule/s2@120',
     ])
     expect(child.delivered.find((d) => d.source === 'schedule/s3')!.text).toContain('child only')
-  })
-})
-
-describe('delivery failures', () => {
-  it('a delivery the host refuses is reported, and later firings still happen', async () => {
-    let refuse = true
-    const notices: string[] = []
-    const delivered: string[] = []
-    const h = harness({
-      deliver: (_message, source) => {
-        if (refuse) throw new Error('agent closed')
-        delivered.push(source)
-      },
-      notify: (kind, text) => notices.push(`${kind}: ${text}`),
-    })
-    h.scheduler.start()
-    h.scheduler.create({ kind: 'every', when: '5m', prompt: 'tick' })
-    await h.clock.advance(5 * MINUTE)
-    await h.scheduler.settled()
-    expect(notices).toEqual([
-      'schedule-error: Schedule s1 fired but could not be delivered: Error: agent closed',
-    ])
-    refuse = false
-    await h.clock.advance(5 * MINUTE)
-    await h.scheduler.settled()
-    expect(delivered).toEqual(['schedule/s1'])
   })
 })
 

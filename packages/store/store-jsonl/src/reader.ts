@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { boundIssues, previewJson } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import {
   checkFormatVersion,
@@ -129,14 +130,14 @@ export function readHeader(
   if (header === null || typeof header !== 'object' || Array.isArray(header))
     throw corrupt('`header` is not an object')
   if (header.id !== id) {
-    throw corrupt(`the header names session ${JSON.stringify(header.id)}, but the file is stored as ${id}`)
+    throw corrupt(`the header names session ${previewJson(header.id)}, but the file is stored as ${id}`)
   }
   const checked = sessionHeaderValidator.safeParse(
     migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
   )
   if (!checked.success) {
-    const issue = checked.error.issues[0]!
-    throw corrupt(`header.${issue.path.map(String).join('.')}: ${issue.message}`)
+    const issue = boundIssues(checked.error.issues, 'header').issues[0]!
+    throw corrupt(`${issue.path}: ${issue.message}`)
   }
   return {
     header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { type SessionHeader, sessionIdSchema } from '@keel/session'
 import {
   BackendStore,
+  checkSessionId,
   type ListOptions,
   type PendingEvent,
   SessionExists,
@@ -86,7 +87,7 @@ class JsonlBackend implements StoreBackend {
   }
 
   #paths(id: string) {
-    if (!sessionIdSchema.safeParse(id).success) throw new SessionNotFound(id, this.where)
+    checkSessionId(id, this.where)
     const dir = join(this.#dir, id)
     return { dir, file: join(dir, 'session.jsonl'), lock: join(dir, 'writer.lock') }
   }

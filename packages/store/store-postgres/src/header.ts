@@ -1,3 +1,4 @@
+import { boundIssues, previewJson } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import { SessionCorrupt, type StoreLocation } from '@keel/store'
 
@@ -20,14 +21,14 @@ export function parseHeader(
   }
   const parsed = sessionHeaderValidator.safeParse(raw)
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map((i) => `${['header', ...i.path.map(String)].join('.')}: ${i.message}`)
-      .join('; ')
+    const { issues: shown, more } = boundIssues(parsed.error.issues, 'header')
+    const issues =
+      shown.map((i) => `${i.path}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '')
     throw new SessionCorrupt(id, location, `the header is invalid (${issues})`, { cause: parsed.error })
   }
   const header = raw as SessionHeader
   if (header.id !== id) {
-    throw new SessionCorrupt(id, location, `the header names session ${JSON.stringify(header.id)}`)
+    throw new SessionCorrupt(id, location, `the header names session ${previewJson(header.id)}`)
   }
   return migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION }
 }

@@ -1,4 +1,7 @@
-import type pg from 'pg'
+/** What {@link migrate} runs statements on: a `pg` client, or anything with its `query`. */
+export interface MigrationClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>
+}
 
 /**
  * The schema migrations of the PostgreSQL store, applied in order on first use and
@@ -98,7 +101,7 @@ export function quoteSchema(schema: string): string {
 }
 
 /** Creates the schema and applies every missing migration, serialized by an advisory lock. */
-export async function migrate(client: pg.ClientBase, schema: string): Promise<void> {
+export async function migrate(client: MigrationClient, schema: string): Promise<void> {
   const s = quoteSchema(schema)
   await client.query('BEGIN')
   try {
@@ -107,10 +110,8 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<vo
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${s}.keel_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     )
-    const { rows } = await client.query<{ v: number | null }>(
-      `SELECT max(version) AS v FROM ${s}.keel_migrations`,
-    )
-    const current = rows[0]?.v ?? 0
+    const { rows } = await client.query(`SELECT max(version) AS v FROM ${s}.keel_migrations`)
+    const current = (rows[0]?.v as number | null | undefined) ?? 0
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue
       await client.query(m.sql(s))

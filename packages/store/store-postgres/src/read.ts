@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { SessionHeader } from '@keel/session'
 import { checkFormatVersion, SessionCorrupt, SessionNotFound, type StoreLocation } from '@keel/store'
-import type pg from 'pg'
+import type { Queryable } from './driver.js'
 import { parseHeader } from './header.js'
 
 /** Events per chunk of the load query: one row of comma-joined lines each. */
@@ -36,7 +36,7 @@ export interface Tables {
  * chunks of comma-joined lines, each parsed with one `JSON.parse`. Checks the header
  * against the header validator and `event_count` against the rows; resolves blob stubs.
  */
-export async function readLog(db: pg.Pool, s: string, tables: Tables, id: string): Promise<ReadLog> {
+export async function readLog(db: Queryable, s: string, tables: Tables, id: string): Promise<ReadLog> {
   const { rows } = await db.query<ChunkRow>(
     `SELECT NULL::integer AS k, format_version, header_json AS lines, event_count AS n
        FROM ${s}.sessions WHERE id = $1
@@ -94,7 +94,7 @@ function stubOf(event: unknown): { seq: number; sha256: string; bytes: unknown }
 
 /** Replaces each stub by its blob's event, verifying digest, size and seq. */
 async function resolveBlobs(
-  db: pg.Pool,
+  db: Queryable,
   s: string,
   tables: Tables,
   id: string,
@@ -140,7 +140,7 @@ async function resolveBlobs(
 }
 
 /** The `SessionCorrupt` naming the first unparseable row of chunk `k`. */
-async function corruptLine(db: pg.Pool, s: string, tables: Tables, id: string, k: number) {
+async function corruptLine(db: Queryable, s: string, tables: Tables, id: string, k: number) {
   const { rows } = await db.query<{ seq: number; line: string }>(
     `SELECT seq, line FROM ${s}.events WHERE session_id = $1 AND seq / ${CHUNK} = $2 ORDER BY seq`,
     [id, k],

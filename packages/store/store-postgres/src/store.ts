@@ -3,6 +3,7 @@ import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   BackendStore,
   ConcurrentAppend,
+  checkSessionId,
   type ListOptions,
   type LockHolder,
   type LogWriter,
@@ -19,9 +20,15 @@ import {
   type StoreOptions,
   summaryOf,
 } from '@keel/store'
-import pg from 'pg'
+import {
+  Db,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_QUERY_TIMEOUT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+} from './driver.js'
+import { isUniqueViolation } from './errors.js'
 import { parseHeader, textStorable } from './header.js'
-import { holds, type Lease, Leases, LOCKED_HINT } from './lease.js'
+import { type Lease, Leases, LOCKED_HINT } from './lease.js'
 import { migrate, quoteSchema } from './migrations.js'
 import { type ReadLog, readLog, type Tables } from './read.js'
 import { appendSql, batchParams, createSql } from './write.js'
@@ -43,6 +50,25 @@ export interface PostgresStoreOptions extends StoreOptions {
    * it expires (at once when it ran on this host and its process is gone).
    */
   leaseTtlMs?: number
+  /**
+   * How long connecting to the server may take (TCP, startup, login), in ms. Default
+   * 5 000. A server that is down fails at once (`STORE_UNAVAILABLE`, connection refused);
+   * one that does not answer, after this.
+   */
+  connectTimeoutMs?: number
+  /**
+   * How long a statement waits for the server's answer before the store checks, with a
+   * fresh connection, whether the server is alive, in ms. Default 10 000. A server that
+   * answers neither (frozen, or the network gone) ends the statement with
+   * `STORE_UNAVAILABLE` after about `queryTimeoutMs + connectTimeoutMs`; a live, busy one
+   * lets it go on, up to `statementTimeoutMs`.
+   */
+  queryTimeoutMs?: number
+  /**
+   * The server's `statement_timeout` for this store's connections, in ms: the longest any
+   * statement may run (a load of a huge session included). Default 60 000.
+   */
+  statementTimeoutMs?: number
 }
 
 /** No connection string: neither `url` nor `$KEEL_PG_URL`. */
@@ -75,7 +101,7 @@ class PostgresBackend implements StoreBackend {
   readonly #schema: string
   readonly #s: string
   readonly #tables: Tables
-  readonly #pool: pg.Pool
+  readonly #db: Db
   readonly #leases: Leases
   readonly #appendSql: string
   readonly #createSql: string
@@ -93,25 +119,23 @@ class PostgresBackend implements StoreBackend {
       events: `${this.#schema}.events`,
       blobs: `${this.#schema}.blobs`,
     }
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize ?? 10,
-      application_name: `keel:${this.#schema}`,
+    this.#db = new Db({
+      url,
+      poolSize: options.poolSize ?? 10,
+      applicationName: `keel:${this.#schema}`,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     })
-    this.#pool.on('error', () => {}) // an idle client's connection dropped: the pool replaces it
-    this.#leases = new Leases(this.#pool, this.#s, options.leaseTtlMs ?? 30_000)
+    this.#leases = new Leases(this.#db, this.#s, options.leaseTtlMs ?? 30_000)
     this.#appendSql = appendSql(this.#s)
     this.#createSql = createSql(this.#s)
   }
 
   #init(): Promise<void> {
     this.#ready ??= (async () => {
-      const client = await this.#pool.connect()
-      try {
-        await migrate(client, this.#schema)
-      } finally {
-        client.release()
-      }
+      const op = { what: `preparing schema ${this.#schema} (migrations)` }
+      await this.#db.transaction(op, (run) => migrate({ query: run }, this.#schema), false)
     })().catch((error) => {
       this.#ready = undefined
       throw error
@@ -134,18 +158,22 @@ class PostgresBackend implements StoreBackend {
   /**
    * Appends one batch in one statement, guarded by the stored next seq and (for a handle)
    * its lease token. Explains a refusal: `ConcurrentAppend` when the log moved,
-   * `SessionLocked` when the lease was taken over, `SessionNotFound`.
+   * `SessionLocked` when the lease was taken over, `SessionNotFound`. A handle's batch that
+   * is found already stored under its own token was written by an earlier attempt whose
+   * answer was lost (a frozen or restarting server): only this lease can write with that
+   * token, so it is this very batch, and the append succeeds.
    */
   async #append(id: string, batch: readonly PendingEvent[], lease: Lease | undefined, token = 0) {
     const first = batch[0]!.event.seq
     const p = batchParams(batch)
+    const op = { what: `appending events ${first}..${first + p.count - 1} to session ${id}`, id }
     let ok: number
     try {
       // A named statement: parsed and planned once per pooled connection.
-      const { rows } = await this.#pool.query<{ ok: number }>({
-        name: 'keel-append',
-        text: this.#appendSql,
-        values: [
+      const { rows } = await this.#db.query<{ ok: number }>(
+        op,
+        { name: 'keel-append', text: this.#appendSql },
+        [
           id,
           first,
           lease?.token ?? token,
@@ -157,20 +185,21 @@ class PostgresBackend implements StoreBackend {
           lease !== undefined,
           p.lastTime,
         ],
-      })
+      )
       ok = rows[0]?.ok ?? 0
     } catch (error) {
-      if ((error as { code?: string }).code === '23505') throw new ConcurrentAppend(id, first, undefined)
+      if (isUniqueViolation(error)) throw new ConcurrentAppend(id, first, undefined)
       throw error
     }
     if (ok === 1) return
-    const { rows } = await this.#pool.query<{
+    const { rows } = await this.#db.query<{
       event_count: number
       lease_token: number
       writer: LockHolder | null
-    }>(`SELECT event_count, lease_token, writer FROM ${this.#s}.sessions WHERE id = $1`, [id])
+    }>(op, `SELECT event_count, lease_token, writer FROM ${this.#s}.sessions WHERE id = $1`, [id])
     const row = rows[0]
     if (!row) throw new SessionNotFound(id, this.where)
+    if (lease !== undefined && row.lease_token === lease.token && row.event_count === first + p.count) return
     if (row.event_count !== first) throw new ConcurrentAppend(id, first, row.event_count)
     throw new SessionLocked(
       id,
@@ -182,24 +211,29 @@ class PostgresBackend implements StoreBackend {
   }
 
   async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+    checkSessionId(header.id, this.where)
     await this.#init()
     const p = batchParams(initial)
     const cwd = header.cwd !== undefined && textStorable(header.cwd) ? header.cwd : null
-    const { rows } = await this.#pool.query<{ ok: number }>(this.#createSql, [
-      header.id,
-      0,
-      JSON.stringify(header),
-      header.createdAt,
-      cwd,
-      p.lines,
-      p.blobShas,
-      p.blobJsons,
-      this.#leases.holder(),
-      this.#leases.ttlMs,
-      SESSION_FORMAT_VERSION,
-      initial.length,
-      p.lastTime,
-    ])
+    const { rows } = await this.#db.query<{ ok: number }>(
+      { what: `creating session ${header.id}`, id: header.id },
+      this.#createSql,
+      [
+        header.id,
+        0,
+        JSON.stringify(header),
+        header.createdAt,
+        cwd,
+        p.lines,
+        p.blobShas,
+        p.blobJsons,
+        this.#leases.holder(),
+        this.#leases.ttlMs,
+        SESSION_FORMAT_VERSION,
+        initial.length,
+        p.lastTime,
+      ],
+    )
     if (rows[0]?.ok !== 1) throw new SessionExists(header.id, this.where)
     const lease: Lease = { id: header.id, token: 1 }
     this.#leases.hold(lease)
@@ -207,24 +241,29 @@ class PostgresBackend implements StoreBackend {
   }
 
   async openForWrite(id: string) {
+    checkSessionId(id, this.where)
     await this.#init()
     const { lease, notices } = await this.#leases.acquire(id, this.where)
     try {
       const log = await this.#read(id)
       return { log, writer: this.#writer(lease), notices }
     } catch (error) {
-      await this.#leases.release(lease)
+      // The read's failure is the one to report; a release that fails with it is kept and
+      // retried by the heartbeat (and this store takes the lease back on the next open).
+      await this.#leases.release(lease).catch(() => undefined)
       throw error
     }
   }
 
   async read(id: string): Promise<StoredLog> {
+    checkSessionId(id, this.where)
     await this.#init()
     return this.#read(id)
   }
 
   async #read(id: string): Promise<StoredLog> {
-    const read: ReadLog = await readLog(this.#pool, this.#s, this.#tables, id)
+    const db = this.#db.for({ what: `loading session ${id}`, id })
+    const read: ReadLog = await readLog(db, this.#s, this.#tables, id)
     const { header, migratedFrom, events } = read
     return {
       header,
@@ -236,12 +275,11 @@ class PostgresBackend implements StoreBackend {
   }
 
   async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {
+    checkSessionId(id, this.where)
     await this.#init()
     // Refused up front while a writer holds the session; the token fences the check.
-    const lease = await this.#leases.row(id).catch((error: unknown) => {
-      throw error instanceof SessionNotFound ? new SessionNotFound(id, this.where) : error
-    })
-    if (holds(lease)) throw new SessionLocked(id, lease.writer ?? {}, LOCKED_HINT)
+    const lease = await this.#leases.row(id, this.where)
+    if (this.#leases.holds(lease)) throw new SessionLocked(id, lease.writer ?? {}, LOCKED_HINT)
     const log = await this.#read(id)
     const { pending } = build(log)
     if (pending.length === 0) return
@@ -253,12 +291,13 @@ class PostgresBackend implements StoreBackend {
     // A cwd the text column cannot hold is stored as NULL there: match it on the header.
     const exact = options.cwd === undefined || textStorable(options.cwd)
     const order = options.orderBy === 'activity' ? 'last_event_at' : 'created_at'
-    const { rows } = await this.#pool.query<{
+    const { rows } = await this.#db.query<{
       id: string
       header: string
       event_count: number
       last_event_at: number
     }>(
+      { what: 'listing sessions' },
       `SELECT id, header_json AS header, event_count, last_event_at FROM ${this.#s}.sessions
        WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
        ORDER BY ${order} DESC, id LIMIT $3`,
@@ -274,12 +313,13 @@ class PostgresBackend implements StoreBackend {
     return out
   }
 
-  async readRaw(): Promise<string | undefined> {
+  async readRaw(id: string): Promise<string | undefined> {
+    checkSessionId(id, this.where)
     return undefined
   }
 
   async close(): Promise<void> {
     await this.#leases.stop()
-    await this.#pool.end()
+    await this.#db.end()
   }
 }

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH } from '@keel/base'
+import { isKeelError, MAX_JSON_DEPTH } from '@keel/base'
 import type { Session, SessionHeaderInit, ToolCallId } from '@keel/session'
 import { type SessionStore, sha256Hex } from '@keel/store'
 import { expect, it } from 'vitest'
@@ -207,6 +207,43 @@ export function hardeningCases(
       expect((error as Error).message).toContain(`header.${field}`)
       expectCode(await rejection(f.store.open('hdr')), 'SESSION_CORRUPT')
     }
+  })
+
+  it('refuses an id that is not a session id at every entry, typed, before it reaches a path or a query', async () => {
+    const f = await fixture()
+    const bad = [
+      'nul\u0000id',
+      '../escape',
+      '',
+      '.hidden',
+      'x'.repeat(129),
+      'a/b',
+      `big${'x'.repeat(1 << 20)}`,
+    ]
+    for (const id of bad) {
+      const attempts: Array<[string, () => Promise<unknown>]> = [
+        ['open', () => f.store.open(id)],
+        ['load', () => f.store.load(id)],
+        ['inspect', () => f.store.inspect(id)],
+        ['append', () => f.store.append(id, [])],
+        ['fork', () => f.store.fork(id)],
+        ['readRaw', () => f.store.readRaw(id)],
+      ]
+      for (const [what, attempt] of attempts) {
+        const error = await rejection(attempt())
+        expect(isKeelError(error) ? error.code : error, `${what} ${JSON.stringify(id.slice(0, 20))}`).toBe(
+          'SESSION_ID_INVALID',
+        )
+        expect((error as Error).message.length, what).toBeLessThan(500)
+      }
+      expectCode(await rejection(f.store.create({ id })), 'HEADER_INVALID')
+    }
+    // a bad child id of a fork is refused before anything is written
+    const parent = await f.store.create({ id: 'parent-ok' })
+    appendSampleTurn(parent.session)
+    await parent.close()
+    expectCode(await rejection(f.store.fork('parent-ok', { childId: 'bad\u0000child' })), 'HEADER_INVALID')
+    expect((await f.store.list()).map((s) => s.id)).toEqual(['parent-ok'])
   })
 
   it('refuses event times that are not finite non-negative numbers, saying it is an append', async () => {

@@ -1,4 +1,5 @@
-import { KeelError } from '@keel/base'
+import { KeelError, previewJson } from '@keel/base'
+import { sessionIdSchema } from '@keel/session'
 
 /** Where in a stored artifact something was found: file and line for JSONL, a table for SQL. */
 export interface StoreLocation {
@@ -93,7 +94,7 @@ export class SessionFormatUnsupported extends KeelError<'SESSION_FORMAT_UNSUPPOR
       direction === 'newer'
         ? `session ${id} (${where}) has format version ${String(found)}, written by a newer Keel; this build reads up to version ${supported}. Upgrade Keel to open it`
         : direction === 'invalid'
-          ? `session ${id} (${where}) has format version ${JSON.stringify(found) ?? String(found)} (${typeof found}), which is not a version number: it must be a positive integer such as ${supported}. The header was damaged or written by another program`
+          ? `session ${id} (${where}) has format version ${previewJson(found, 80)} (${typeof found}), which is not a version number: it must be a positive integer such as ${supported}. The header was damaged or written by another program`
           : `session ${id} (${where}) has format version ${String(found)} and no registered migration leads from it to version ${supported}; it cannot be opened by this build`,
       { id, found, supported, direction, where },
       options,
@@ -135,15 +136,24 @@ export class EventTooLarge extends KeelError<'EVENT_TOO_LARGE'> {
   }
 }
 
-/** Writing a batch failed; the handle accepts no more appends. Surfaces on the next `flush()`. */
+/**
+ * Writing a batch failed; the handle accepts no more appends. Surfaces on the next `flush()`.
+ * With `retry` (the store was only unavailable) the events are kept instead: the handle
+ * still accepts appends and the next `flush()` writes them once the server is back.
+ */
 export class SessionWriteFailed extends KeelError<'SESSION_WRITE_FAILED'> {
-  constructor(id: string, firstSeq: number, lastSeq: number, options?: { cause?: unknown }) {
+  constructor(id: string, firstSeq: number, lastSeq: number, options?: { cause?: unknown; retry?: boolean }) {
     const cause = options?.cause
+    const retry = options?.retry === true
     super(
       'SESSION_WRITE_FAILED',
-      `session ${id}: writing events ${firstSeq}..${lastSeq} failed (${cause instanceof Error ? cause.message : String(cause)}); they are not durable and the handle accepts no more appends. Close it and reopen the session (the log keeps every event flushed before)`,
-      { id, firstSeq, lastSeq },
-      options,
+      `session ${id}: writing events ${firstSeq}..${lastSeq} failed (${cause instanceof Error ? cause.message : String(cause)}); ${
+        retry
+          ? 'they are not durable yet: they are kept, and the next flush() writes them once the store is back (or close the handle and reopen the session: the log keeps every event flushed before)'
+          : 'they are not durable and the handle accepts no more appends. Close it and reopen the session (the log keeps every event flushed before)'
+      }`,
+      { id, firstSeq, lastSeq, ...(retry ? { retry } : {}) },
+      cause === undefined ? undefined : { cause },
     )
   }
 }
@@ -189,6 +199,68 @@ export class StoreIoFailed extends KeelError<'STORE_IO_FAILED'> {
   }
 }
 
+/**
+ * A session id that is not one (`sessionIdSchema`: 1–128 of `A-Z a-z 0-9 . _ -`, no leading
+ * dot): refused at every entry of a store, before it reaches a path or a query. The
+ * message shows the id bounded and escaped (it may hold NUL, `/` or a megabyte).
+ */
+export class SessionIdInvalid extends KeelError<'SESSION_ID_INVALID'> {
+  constructor(id: unknown, where: string) {
+    const shown = previewJson(id, 160)
+    super(
+      'SESSION_ID_INVALID',
+      `${shown} is not a session id (1–128 of A-Z a-z 0-9 . _ -, no leading dot), so no session of ${where} has it; check the id (\`list\` shows stored sessions)`,
+      { id: shown, where },
+    )
+  }
+}
+
+/** Throws {@link SessionIdInvalid} unless `id` is a valid session id. */
+export function checkSessionId(id: unknown, where: string): asserts id is string {
+  if (!sessionIdSchema.safeParse(id).success) throw new SessionIdInvalid(id, where)
+}
+
+/**
+ * The storage server could not be used: it refused or dropped the connection, did not
+ * answer within the store's timeouts, was shutting down or starting up, had no connection
+ * to spare, or refused the login. `details`: `where` (server, without credentials),
+ * `operation`, `reason`, `transient` (worth retrying once the server is back: every reason
+ * but a refused login), and the driver's `errno` or `sqlstate`; `cause` is the driver's
+ * error. Nothing the store acknowledged is lost: a statement is atomic, and one whose
+ * answer never came either committed whole or not at all.
+ */
+export class StoreUnavailable extends KeelError<'STORE_UNAVAILABLE'> {
+  constructor(
+    message: string,
+    details: { where: string; operation: string; reason: string; transient: boolean } & Record<
+      string,
+      unknown
+    >,
+    options?: { cause?: unknown },
+  ) {
+    super('STORE_UNAVAILABLE', message, details, options)
+  }
+
+  /** Whether the operation may succeed if retried once the server is back. */
+  get transient(): boolean {
+    return this.details.transient === true
+  }
+}
+
+/**
+ * The storage server refused a statement for a reason other than availability (a
+ * permission, a schema changed by hand). `details.sqlstate` names it; nothing was changed.
+ */
+export class StoreQueryFailed extends KeelError<'STORE_QUERY_FAILED'> {
+  constructor(
+    message: string,
+    details: { where: string; operation: string } & Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super('STORE_QUERY_FAILED', message, details, options)
+  }
+}
+
 /** Every error code the storage layer throws. */
 export type StoreErrorCode =
   | 'SESSION_NOT_FOUND'
@@ -202,3 +274,6 @@ export type StoreErrorCode =
   | 'SESSION_WRITE_FAILED'
   | 'SESSION_HANDLE_CLOSED'
   | 'STORE_IO_FAILED'
+  | 'SESSION_ID_INVALID'
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_QUERY_FAILED'

@@ -1,7 +1,7 @@
 import { KeelError } from '@keel/base'
 import type { Session, SessionEvent } from '@keel/session'
 import type { LogWriter, PendingEvent } from './backend.js'
-import { ConcurrentAppend, SessionHandleClosed, SessionWriteFailed } from './errors.js'
+import { ConcurrentAppend, SessionHandleClosed, SessionWriteFailed, StoreUnavailable } from './errors.js'
 import type { SessionHandle, StoreNotice } from './store.js'
 
 /** What a handle needs from the store that made it. */
@@ -26,7 +26,11 @@ export class HookLink {
 /**
  * The writer side of one open session: events the session commits are queued, written in
  * batches (one at a time, in seq order), and the first failed batch is sticky — it refuses
- * further appends and rejects every later `flush()` and `close()`.
+ * further appends and rejects every later `flush()` and `close()`. Except when the store was
+ * only unavailable (`StoreUnavailable`, transient: a server restarting or not answering in
+ * time): then the batch is kept in front of the queue, appends are still accepted, and
+ * every `flush()` tries again, so the handle recovers when the server does. A flush
+ * resolves only once everything before it is durable.
  */
 export class StoreHandle implements SessionHandle {
   readonly session: Session
@@ -39,6 +43,8 @@ export class StoreHandle implements SessionHandle {
   #inflight: Promise<void> | null = null
   #timer: ReturnType<typeof setTimeout> | undefined
   #failure: KeelError | undefined
+  /** `#failure` is a transient unavailability: the batch waits in `#pending` for the next flush. */
+  #retry = false
   #closed = false
   #closing: Promise<void> | undefined
   /** The event the size check just serialized, so the subscriber does not serialize twice. */
@@ -56,7 +62,7 @@ export class StoreHandle implements SessionHandle {
   /** The session's `beforeCommit`: refuses appends that could not be persisted. */
   check(event: SessionEvent): void {
     if (this.#closed) throw new SessionHandleClosed(this.session.id)
-    if (this.#failure) throw this.#failure
+    if (this.#failure && !this.#retry) throw this.#failure
     this.#checked = this.#owner.serialize(this.session.id, event)
   }
 
@@ -81,17 +87,18 @@ export class StoreHandle implements SessionHandle {
       try {
         await this.#writer.append(batch)
       } catch (error) {
-        this.#failure =
-          error instanceof ConcurrentAppend
-            ? error
-            : new SessionWriteFailed(
-                this.session.id,
-                batch[0]!.event.seq,
-                batch[batch.length - 1]!.event.seq,
-                {
-                  cause: error,
-                },
-              )
+        const first = batch[0]!.event.seq
+        const last = batch[batch.length - 1]!.event.seq
+        if (error instanceof StoreUnavailable && error.transient) {
+          this.#pending = this.#pending.length === 0 ? batch : [...batch, ...this.#pending]
+          this.#failure = new SessionWriteFailed(this.session.id, first, last, { cause: error, retry: true })
+          this.#retry = true
+        } else {
+          this.#failure =
+            error instanceof ConcurrentAppend
+              ? error
+              : new SessionWriteFailed(this.session.id, first, last, { cause: error })
+        }
       } finally {
         this.#inflight = null
       }
@@ -104,6 +111,11 @@ export class StoreHandle implements SessionHandle {
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer)
       this.#timer = undefined
+    }
+    if (this.#retry && this.#inflight === null) {
+      // the store was unavailable: try the kept batch (and what came after it) once more
+      this.#failure = undefined
+      this.#retry = false
     }
     while (!this.#failure && (this.#inflight || this.#pending.length > 0)) {
       await (this.#inflight ?? this.#drain())

@@ -20,18 +20,22 @@ export {
 } from './blob.js'
 export {
   ConcurrentAppend,
+  checkSessionId,
   EventTooLarge,
   type LockHolder,
   SessionCorrupt,
   SessionExists,
   SessionFormatUnsupported,
   SessionHandleClosed,
+  SessionIdInvalid,
   SessionLocked,
   SessionNotFound,
   SessionWriteFailed,
   type StoreErrorCode,
   StoreIoFailed,
   type StoreLocation,
+  StoreQueryFailed,
+  StoreUnavailable,
   UnknownRequiredEvent,
 } from './errors.js'
 export {

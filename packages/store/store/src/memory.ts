@@ -4,6 +4,7 @@ import { BackendStore } from './backend-store.js'
 import { isBlobStub, resolveBlobStub, stubDigest } from './blob.js'
 import {
   ConcurrentAppend,
+  checkSessionId,
   SessionCorrupt,
   SessionExists,
   SessionLocked,
@@ -105,6 +106,7 @@ class MemoryBackend implements StoreBackend {
   }
 
   async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+    checkSessionId(header.id, this.where)
     if (this.#storage.records.has(header.id)) throw new SessionExists(header.id, this.where)
     const record: MemoryRecord = {
       header: JSON.stringify(header),
@@ -157,13 +159,15 @@ class MemoryBackend implements StoreBackend {
     return sortSummaries(out, options.orderBy).slice(0, options.limit)
   }
 
-  async readRaw(): Promise<string | undefined> {
+  async readRaw(id: string): Promise<string | undefined> {
+    checkSessionId(id, this.where)
     return undefined
   }
 
   async close(): Promise<void> {}
 
   #record(id: string): MemoryRecord {
+    checkSessionId(id, this.where)
     const record = this.#storage.records.get(id)
     if (!record) throw new SessionNotFound(id, this.where)
     return record
