@@ -161,6 +161,10 @@ export async function runChild(parent: Parent, run: ChildRun): Promise<ToolOutpu
       content: [{ type: 'text', text: `${result.text || '(the subagent gave no answer)'}\n\n${trailer}` }],
     }
   }
+  if (outcome === 'aborted' && run.signal.aborted) {
+    const text = `Error [TOOL_ABORTED]: task was cancelled (the turn was aborted); subagent ${definition.name} stopped, and its log is session ${child}.\n${trailer}`
+    return { content: [{ type: 'text', text }], isError: true, errorCode: 'TOOL_ABORTED' }
+  }
   const why = error ? `${error.code}: ${error.message}` : outcome
   const partial = result?.text ? `\nIts last message:\n${result.text}` : ''
   throw new SubagentError(

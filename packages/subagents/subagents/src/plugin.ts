@@ -7,7 +7,7 @@ import type {} from '@keel/user-approval'
 import { z } from 'zod'
 import { type AgentCatalog, definitionRoots, loadAgentCatalog } from './catalog.js'
 import { runChild } from './child.js'
-import { SubagentError } from './definition.js'
+import { type AgentDefinition, SubagentError } from './definition.js'
 import { ownedEventTypes } from './events.generated.js'
 import { createTaskTool, DEFAULT_AGENT, pickDefinition } from './task-tool.js'
 import { NO_USAGE, stepsOf, usageTotalsProjection } from './usage.js'
@@ -30,6 +30,10 @@ export const subagentsConfigSchema = z.strictObject({
     .int()
     .positive()
     .default(30 * 60_000),
+  /** The home directory for `~/.claude/agents` (default: the user's). */
+  home: z.string().min(1).optional(),
+  /** Keel's home, for `<keelHome>/agents` (default `$KEEL_HOME`, else `~/.keel`). */
+  keelHome: z.string().min(1).optional(),
 })
 
 /** The validated config. */
@@ -37,10 +41,8 @@ export type SubagentsConfig = z.output<typeof subagentsConfigSchema>
 
 /** What only code can give the plugin. */
 export interface SubagentsOptions {
-  /** `$KEEL_HOME` (user definitions in `<keelHome>/agents`). Default `$KEEL_HOME`, else `~/.keel`. */
-  keelHome?: string
-  /** The home directory (`~/.claude/agents`). Default `os.homedir()`. */
-  home?: string
+  /** The agents Keel ships (lowest precedence). Default {@link shippedDefinitions}. */
+  shipped?: readonly AgentDefinition[]
 }
 
 /** A counter of free slots; `acquire` waits for one (or rejects when `signal` fires first). */
@@ -143,16 +145,16 @@ function describeCatalog(catalog: AgentCatalog): string {
  * file applies to the next delegation; on resume settles children the process left running.
  */
 export function subagents(options: SubagentsOptions = {}): PluginDefinition<SubagentsConfig> {
-  const home = options.home ?? homedir()
-  const keelHome = options.keelHome ?? process.env.KEEL_HOME ?? join(home, '.keel')
   return definePlugin<SubagentsConfig>({
     name: SUBAGENTS_PLUGIN,
     config: subagentsConfigSchema,
     events: ownedEventTypes,
     optional: ['approval.policy'],
     async setup(ctx) {
+      const home = ctx.config.home ?? homedir()
+      const keelHome = ctx.config.keelHome ?? (process.env.KEEL_HOME || join(home, '.keel'))
       const roots = definitionRoots({ cwd: ctx.cwd, keelHome, home })
-      const load = () => loadAgentCatalog(roots)
+      const load = () => loadAgentCatalog(roots, options.shipped)
       const catalog = await load()
       for (const problem of catalog.problems) ctx.display('subagents', `ignored: ${problem.message}`)
       ctx.registerCommand('agents', {
