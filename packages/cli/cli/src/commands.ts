@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util'
 import { isKeelError } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
+import type {} from '@keel/subagents'
 import { exportSession } from './export-command.js'
 import { UsageError } from './llm.js'
 import { presetsCommand } from './presets-command.js'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runAgentCommand } from './run.js'
 import { runDemo } from './run-demo.js'
+import { childOfLine, delegationLabel, nestSessions } from './session-tree.js'
 import { selectStore, unlockSession } from './store.js'
 
 /** Where a command reads its environment and writes its output. */
@@ -86,6 +88,10 @@ export function describeEvent(event: SessionEvent): string {
       return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
     case 'tool/result':
       return `${event.data.message.toolName} ${event.data.errorCode ? `✗ ${event.data.errorCode}` : '✓'} ${summarizeResult(event.data.message, 70)}`
+    case 'subagent/spawned':
+      return `${event.data.agent} in session ${event.data.child} for ${event.data.callId} (keel sessions show ${event.data.child})`
+    case 'subagent/settled':
+      return `${event.data.child} ${event.data.outcome} · ${event.data.steps} steps · ${event.data.usage.totalTokens} tokens${event.data.error ? ` ${event.data.error.code}` : ''}`
     default:
       return oneLine(JSON.stringify(event.data), 100)
   }
@@ -152,16 +158,17 @@ async function listSessions(argv: readonly string[], io: CliIo): Promise<number>
       io.out(`no sessions in ${where}\n`)
       return 0
     }
-    for (const s of sessions) {
+    for (const { summary: s, depth } of nestSessions(sessions)) {
       const when = new Date(s.createdAt).toISOString().replace('T', ' ').slice(0, 19)
       const parts = [
         s.id,
         when,
+        s.delegatedBy ? delegationLabel(s.delegatedBy, depth === 0) : '',
         s.title ?? '',
         s.cwd ?? '',
         s.eventCount === undefined ? '' : `${s.eventCount} events`,
       ]
-      io.out(`${parts.filter((p) => p !== '').join('  ')}\n`)
+      io.out(`${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${parts.filter((p) => p !== '').join('  ')}\n`)
     }
     return 0
   } finally {
@@ -192,6 +199,8 @@ async function showSession(argv: readonly string[], io: CliIo): Promise<number> 
     io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
     io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
     if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
+    const childOf = childOfLine(h)
+    if (childOf) io.out(`${childOf}\n`)
     io.out(`  log     ${logOf(h.id)}\n`)
     for (const notice of inspection.notices) io.out(`  notice  ${notice.code}: ${notice.message}\n`)
     io.out('\n')

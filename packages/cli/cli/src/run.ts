@@ -167,9 +167,9 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
       systemPrompt: KEEL_SYSTEM_PROMPT,
       observers,
       answerers,
-      ...(opened.handle
-        ? { session: opened.handle }
-        : { store: selected.store, title: opened.task?.slice(0, 80) ?? 'keel' }),
+      // the store also holds the sessions of the subagents the agent starts
+      store: selected.store,
+      ...(opened.handle ? { session: opened.handle } : { title: opened.task?.slice(0, 80) ?? 'keel' }),
       ...(values.preset !== undefined
         ? { preset: values.preset }
         : opened.handle
