@@ -29,10 +29,10 @@ export interface AgentFacilities {
   display(notice: DisplayNotice): void
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
-  /** The agent's answerer chain (empty until every plugin is set up). */
-  answerers(): readonly ApprovalAnswerer[]
+  /** The agent's answerer chain (empty until every plugin is set up; none without it). */
+  answerers?(): readonly ApprovalAnswerer[]
   /** Child sessions, when the embedder lent them. */
-  readonly sessions: ChildSessions | undefined
+  readonly sessions?: ChildSessions | undefined
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -143,7 +143,7 @@ export function createPluginContext(
       return sink.services.get(key)
     },
     tools: () => services.tools(),
-    answerers: () => services.answerers(),
+    answerers: () => services.answerers?.() ?? [],
     sessions: services.sessions,
     enqueue: (message, options) => {
       guard('enqueue', false)

@@ -8,7 +8,7 @@ import {
   definitionRoots,
   loadAgentCatalog,
   parseDefinition,
-  SubagentError,
+  type SubagentError,
   shippedDefinitions,
 } from '../src/index.js'
 
@@ -58,7 +58,11 @@ describe('parseDefinition', () => {
     // Claude Code's model aliases name models Keel does not route: the parent's model is used
     expect(definition.model).toBeUndefined()
     expect(definition.digest).toMatch(/^sha256:[0-9a-f]{64}$/u)
-    const withModel = parseDefinition('---\nname: a\ndescription: d\nmodel: deepseek-reasoner\n---\n', 'a.md', 'user')
+    const withModel = parseDefinition(
+      '---\nname: a\ndescription: d\nmodel: deepseek-reasoner\n---\n',
+      'a.md',
+      'user',
+    )
     expect(withModel.model).toBe('deepseek-reasoner')
     expect(withModel.prompt).toBe('')
   })
@@ -71,7 +75,13 @@ describe('parseDefinition', () => {
     ['a missing name', '---\ndescription: d\n---\n', 2, 'name', 'is required'],
     ['a bad name', '---\ndescription: d\nname: Code Reviewer\n---\n', 3, 'name', 'lower-case'],
     ['an empty description', '---\nname: x\ndescription: "  "\n---\n', 3, 'description', 'say when'],
-    ['a bad tool name', '---\nname: x\ndescription: d\ntools:\n  - Read\n  - "Bash(git *)"\n---\n', 6, 'tools[1]', 'tool name'],
+    [
+      'a bad tool name',
+      '---\nname: x\ndescription: d\ntools:\n  - Read\n  - "Bash(git *)"\n---\n',
+      6,
+      'tools[1]',
+      'tool name',
+    ],
     ['a bad mode', '---\nname: x\ndescription: d\npermissionMode: yolo\n---\n', 4, 'permissionMode', ''],
     ['a bad number', '---\nname: x\ndescription: d\n\nmaxTurns: -3\n---\n', 5, 'maxTurns', ''],
     ['a list for front matter', '---\n- a\n- b\n---\n', 2, undefined, 'key: value'],
@@ -79,7 +89,9 @@ describe('parseDefinition', () => {
     const error = failure(text)
     expect(error.code).toBe('AGENT_DEFINITION_INVALID')
     expect(error.details).toMatchObject({ file: 'agents/x.md', line, ...(field ? { field } : {}) })
-    expect(error.message).toMatch(new RegExp(`^agents/x\\.md:${line}: ${field ? `${field.replace(/[[\]]/gu, '\\$&')}: ` : ''}`, 'u'))
+    expect(error.message).toMatch(
+      new RegExp(`^agents/x\\.md:${line}: ${field ? `${field.replace(/[[\]]/gu, '\\$&')}: ` : ''}`, 'u'),
+    )
     expect(error.message).toContain(words)
     expect(error.message).not.toContain('\n')
   })
@@ -93,7 +105,10 @@ async function tempRoots() {
 
 async function put(dir: string, file: string, name: string, description: string): Promise<void> {
   await mkdir(dir, { recursive: true })
-  await writeFile(join(dir, file), `---\nname: ${name}\ndescription: ${description}\n---\nprompt of ${description}\n`)
+  await writeFile(
+    join(dir, file),
+    `---\nname: ${name}\ndescription: ${description}\n---\nprompt of ${description}\n`,
+  )
 }
 
 function described(catalog: AgentCatalog, name: string): string | undefined {
@@ -151,6 +166,8 @@ describe('loadAgentCatalog', () => {
     await writeFile(join(dir, 'big.md'), `---\nname: big\ndescription: d\n---\n${'x'.repeat(300 * 1024)}`)
     const catalog = await loadAgentCatalog(roots)
     expect(catalog.agents.has('big')).toBe(false)
-    expect(catalog.problems[0]!.message).toMatch(/big\.md:1: \d+ bytes; a definition may have at most 262144$/u)
+    expect(catalog.problems[0]!.message).toMatch(
+      /big\.md:1: \d+ bytes; a definition may have at most 262144$/u,
+    )
   })
 })

@@ -2,7 +2,10 @@ import type { RunPolicy } from '@keel/user-approval'
 import { describe, expect, it } from 'vitest'
 import { childComposition, childPolicy, childTools, requestedPolicy } from '../src/index.js'
 
-const policy = (approvalPolicy: RunPolicy['approvalPolicy'], sandboxMode: RunPolicy['sandboxMode']): RunPolicy => ({
+const policy = (
+  approvalPolicy: RunPolicy['approvalPolicy'],
+  sandboxMode: RunPolicy['sandboxMode'],
+): RunPolicy => ({
   approvalPolicy,
   sandboxMode,
 })
@@ -11,16 +14,52 @@ describe('childPolicy', () => {
   it.each([
     // parent, requested, child
     [policy('on_request', 'workspace_write'), {}, policy('on_request', 'workspace_write')],
-    [policy('on_request', 'workspace_write'), { sandboxMode: 'read_only' }, policy('on_request', 'read_only')],
-    [policy('on_request', 'workspace_write'), { sandboxMode: 'danger_full_access' }, policy('on_request', 'workspace_write')],
-    [policy('on_request', 'read_only'), { sandboxMode: 'workspace_write' }, policy('on_request', 'read_only')],
-    [policy('on_request', 'danger_full_access'), { sandboxMode: 'workspace_write' }, policy('on_request', 'workspace_write')],
-    [policy('on_request', 'workspace_write'), { approvalPolicy: 'never' }, policy('never', 'workspace_write')],
-    [policy('on_request', 'workspace_write'), { approvalPolicy: 'strict' }, policy('strict', 'workspace_write')],
+    [
+      policy('on_request', 'workspace_write'),
+      { sandboxMode: 'read_only' },
+      policy('on_request', 'read_only'),
+    ],
+    [
+      policy('on_request', 'workspace_write'),
+      { sandboxMode: 'danger_full_access' },
+      policy('on_request', 'workspace_write'),
+    ],
+    [
+      policy('on_request', 'read_only'),
+      { sandboxMode: 'workspace_write' },
+      policy('on_request', 'read_only'),
+    ],
+    [
+      policy('on_request', 'danger_full_access'),
+      { sandboxMode: 'workspace_write' },
+      policy('on_request', 'workspace_write'),
+    ],
+    [
+      policy('on_request', 'workspace_write'),
+      { approvalPolicy: 'never' },
+      policy('never', 'workspace_write'),
+    ],
+    [
+      policy('on_request', 'workspace_write'),
+      { approvalPolicy: 'strict' },
+      policy('strict', 'workspace_write'),
+    ],
     [policy('strict', 'workspace_write'), { approvalPolicy: 'never' }, policy('strict', 'workspace_write')],
-    [policy('strict', 'workspace_write'), { approvalPolicy: 'on_request' }, policy('strict', 'workspace_write')],
-    [policy('never', 'workspace_write'), { approvalPolicy: 'on_request' }, policy('never', 'workspace_write')],
-    [policy('never', 'danger_full_access'), { approvalPolicy: 'strict', sandboxMode: 'read_only' }, policy('never', 'read_only')],
+    [
+      policy('strict', 'workspace_write'),
+      { approvalPolicy: 'on_request' },
+      policy('strict', 'workspace_write'),
+    ],
+    [
+      policy('never', 'workspace_write'),
+      { approvalPolicy: 'on_request' },
+      policy('never', 'workspace_write'),
+    ],
+    [
+      policy('never', 'danger_full_access'),
+      { approvalPolicy: 'strict', sandboxMode: 'read_only' },
+      policy('never', 'read_only'),
+    ],
   ] as const)('parent %o asking %o runs %o', (parent, requested, expected) => {
     expect(childPolicy(parent, requested)).toEqual(expected)
   })
@@ -40,19 +79,34 @@ describe('childPolicy', () => {
 })
 
 describe('childTools', () => {
-  const parent = ['read_file', 'write_file', 'bash', 'todo_write', 'task', 'mcp__gh__issues', 'mcp__gh__pr', 'mcp__db__q']
+  const parent = [
+    'read_file',
+    'write_file',
+    'bash',
+    'todo_write',
+    'task',
+    'mcp__gh__issues',
+    'mcp__gh__pr',
+    'mcp__db__q',
+  ]
 
   it("keeps the parent's order, never adds a tool the parent lacks, and drops task unless the child may delegate", () => {
     expect(childTools({}, parent, false)).toEqual(parent.filter((t) => t !== 'task'))
     expect(childTools({}, parent, true)).toEqual(parent)
-    expect(childTools({ tools: ['bash', 'read_file', 'web_fetch'] }, parent, false)).toEqual(['read_file', 'bash'])
+    expect(childTools({ tools: ['bash', 'read_file', 'web_fetch'] }, parent, false)).toEqual([
+      'read_file',
+      'bash',
+    ])
     expect(childTools({ disallowedTools: ['bash', 'mcp__gh'] }, parent, false)).toEqual([
       'read_file',
       'write_file',
       'todo_write',
       'mcp__db__q',
     ])
-    expect(childTools({ tools: ['mcp__gh', 'task'] }, parent, false)).toEqual(['mcp__gh__issues', 'mcp__gh__pr'])
+    expect(childTools({ tools: ['mcp__gh', 'task'] }, parent, false)).toEqual([
+      'mcp__gh__issues',
+      'mcp__gh__pr',
+    ])
   })
 
   it("records the child's composition: the parent's plugins (less the delegating one), its model and exact tools", () => {
