@@ -182,6 +182,46 @@ describe('the task tool', () => {
     ])
   })
 
+  it('with maxDepth 2 a child delegates in turn; the grandchild cannot; usage adds up the whole tree', async () => {
+    rig = await subagentRig()
+    rig.route(
+      PARENT_PROMPT,
+      {
+        toolCalls: [task('call_p', { description: 'research', prompt: 'Research it' })],
+        usage: { promptTokens: 10, completionTokens: 1 },
+      },
+      { text: 'researched', usage: { promptTokens: 10, completionTokens: 1 } },
+    )
+    rig.route(
+      GENERAL,
+      {
+        toolCalls: [task('call_c', { description: 'look', prompt: 'Look around', agent: 'explore' })],
+        usage: { promptTokens: 100, completionTokens: 10 },
+      },
+      { text: 'child done', usage: { promptTokens: 100, completionTokens: 10 } },
+    )
+    rig.route(EXPLORE, { text: 'grandchild done', usage: { promptTokens: 1000, completionTokens: 100 } })
+    const { agent } = await rig.parent({ subagents: { maxDepth: 2 } })
+    expect(await agent.send('go deep')).toMatchObject({ reason: 'completed', text: 'researched' })
+    const childId = ofType(agent.session.events, 'subagent/spawned')[0]!.data.child
+    const child = await rig.store.load(childId)
+    expect(child.header.agentComposition!.plugins.map((p) => p.name)).toContain('@keel/subagents')
+    const grandchildId = ofType(child.events, 'subagent/spawned')[0]!.data.child
+    const grandchild = await rig.store.load(grandchildId)
+    expect(grandchild.header.delegatedBy).toMatchObject({ session: childId, callId: 'call_c', depth: 2 })
+    expect(grandchild.header.agentComposition!.plugins.map((p) => p.name)).not.toContain('@keel/subagents')
+    expect(rig.requestsOf(GENERAL)[0]!.body!.tools!.map((t) => t.function.name)).toContain('task')
+    expect(rig.requestsOf(EXPLORE)[0]!.body!.tools!.map((t) => t.function.name)).not.toContain('task')
+    expect(ofType(agent.session.events, 'subagent/settled')[0]!.data.usage).toMatchObject({
+      inputTokens: 1200,
+      outputTokens: 120,
+    })
+    expect(agent.session.project(usageTotalsProjection)).toMatchObject({
+      inputTokens: 1220,
+      outputTokens: 122,
+    })
+  })
+
   it("the parent's abort aborts the child; the call is TOOL_ABORTED and the child's turn ends aborted", async () => {
     rig = await subagentRig()
     const controller = new AbortController()
