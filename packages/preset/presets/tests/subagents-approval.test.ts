@@ -2,18 +2,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ApprovalQuestion } from '@keel/agent'
 import { answerWith } from '@keel/agent/testing'
-import type { SessionEvent } from '@keel/session'
 import { afterEach, describe, expect, it } from 'vitest'
-import { GENERAL, PARENT_PROMPT, type SubagentRig, subagentRig } from './subagents-rig.js'
+import { GENERAL, ofType, PARENT_PROMPT, type SubagentRig, subagentRig } from './subagents-rig.js'
 
 let rig: SubagentRig
 afterEach(async () => {
   await rig?.close()
 })
-
-function ofType<T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) {
-  return events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type)
-}
 
 function task(id: string, prompt: string, agent?: string) {
   return {

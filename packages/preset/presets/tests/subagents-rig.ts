@@ -11,6 +11,7 @@ import {
   type ScriptedServer,
   startScriptedServer,
 } from '@keel/scripted-server'
+import type { SessionEvent } from '@keel/session'
 import { JsonlStore } from '@keel/store-jsonl'
 import { createPresetAgent, definePreset, type PresetAgent } from '../src/index.js'
 
@@ -44,6 +45,11 @@ export interface SubagentRig {
     subagents?: Record<string, unknown>
   }): Promise<PresetAgent>
   close(): Promise<void>
+}
+
+/** The events of one type, narrowed. */
+export function ofType<T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) {
+  return events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type)
 }
 
 export function systemOf(request: RecordedRequest): string {

@@ -1,19 +1,14 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SessionEvent } from '@keel/session'
 import { usageTotalsProjection } from '@keel/subagents'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPresetAgent } from '../src/index.js'
-import { EXPLORE, GENERAL, PARENT_PROMPT, type SubagentRig, subagentRig } from './subagents-rig.js'
+import { EXPLORE, GENERAL, ofType, PARENT_PROMPT, type SubagentRig, subagentRig } from './subagents-rig.js'
 
 let rig: SubagentRig
 afterEach(async () => {
   await rig?.close()
 })
-
-function ofType<T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) {
-  return events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type)
-}
 
 function task(id: string, args: { description: string; prompt: string; agent?: string }) {
   return { id, name: 'task', arguments: args }

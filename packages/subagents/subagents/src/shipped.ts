@@ -7,6 +7,8 @@ const generalPurpose: Shipped = {
   name: 'general-purpose',
   description:
     'General-purpose agent for researching complex questions, searching code and carrying out multi-step tasks on its own. Use it when a search or a piece of work would take many steps and only its outcome matters here.',
+  // A child lives for one turn: a schedule it made would fire only when someone resumes it.
+  disallowedTools: ['schedule_create', 'schedule_list', 'schedule_delete'],
   prompt: [
     'You are a subagent of a coding agent. The task below was delegated to you; work on it on your own with the tools you have, and do not ask the user questions (nobody but your parent agent reads your answer).',
     'Read before you edit, make the smallest change that does the job, and check it when you can.',

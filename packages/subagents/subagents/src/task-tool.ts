@@ -34,6 +34,9 @@ export const taskInputSchema = z.strictObject({
 /** A `task` call's input. */
 export type TaskInput = z.output<typeof taskInputSchema>
 
+/** Most agents the tool description lists (the rest are callable by name). */
+const MAX_AGENTS_LISTED = 50
+
 /** Longest agent description quoted in the tool description. */
 const MAX_LISTED = 400
 
@@ -44,13 +47,17 @@ function listed(definition: AgentDefinition): string {
 
 /** The tool's description: how to delegate, and the agents available when the agent was set up. */
 export function taskDescription(catalog: AgentCatalog): string {
+  const agents = [...catalog.agents.values()]
   return [
     "Delegate a task to a subagent that works on its own in a separate session and returns its final answer as this tool's result.",
     'Use it for searches or work that would take many steps and whose details do not matter here; give the subagent a complete, self-contained prompt (it sees nothing of this conversation).',
     'Several task calls in one message run in parallel; give parallel tasks work that does not overlap (they may edit files at the same time). Do not delegate what you can do in one or two tool calls.',
     '',
     'Agents:',
-    ...[...catalog.agents.values()].map(listed),
+    ...agents.slice(0, MAX_AGENTS_LISTED).map(listed),
+    ...(agents.length > MAX_AGENTS_LISTED
+      ? [`… and ${agents.length - MAX_AGENTS_LISTED} more (the user sees them with /agents)`]
+      : []),
   ].join('\n')
 }
 
