@@ -114,6 +114,9 @@ export function sessionToHtml(
     header.cwd ? `cwd ${header.cwd}` : '',
     header.agentPreset ? `preset ${header.agentPreset}` : '',
     header.parentSession ? `forked from ${header.parentSession}` : '',
+    header.delegatedBy
+      ? `subagent ${header.delegatedBy.agent} of session ${header.delegatedBy.session} (turn ${header.delegatedBy.turn}, call ${header.delegatedBy.callId})`
+      : '',
   ].filter((s) => s !== '')
   const plugins = header.agentComposition?.plugins.map((p) => `${p.name}@${p.version}`).join(', ')
   return `<!doctype html>
