@@ -123,8 +123,9 @@ export async function runChild(parent: Parent, run: ChildRun): Promise<ToolOutpu
   }
   let result: TurnResult | undefined
   let failure: unknown
-  const stopNarrowing = narrowPolicy(parent.policy, agent, definition, (error) => report(ctx, child, error))
+  let stopNarrowing = () => {}
   try {
+    stopNarrowing = narrowPolicy(parent.policy, agent, definition, (error) => report(ctx, child, error))
     const policy = agent.services.get('approval.policy')?.current()
     agent.session.append('subagent/descriptor', {
       agent: definition.name,
