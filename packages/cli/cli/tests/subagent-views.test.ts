@@ -3,6 +3,7 @@ import type { SessionEvent, SessionId } from '@keel/session'
 import type { SessionSummary } from '@keel/store'
 import { describe, expect, it } from 'vitest'
 import { usageOf } from '../src/json-output.js'
+import { createRenderer } from '../src/render.js'
 import { nestSessions } from '../src/session-tree.js'
 import { renderQuestion } from '../src/terminal-answerer.js'
 
@@ -97,5 +98,16 @@ describe('renderQuestion', () => {
       'Approval needed: write_file for subagent explore (session k7?[2J) (call call_1)',
     )
     expect(text).toContain('why: subagent explore asks: the strict policy')
+  })
+})
+
+describe('the one-shot renderer', () => {
+  it("shows what a subagent is doing, and no other tool's progress", () => {
+    let out = ''
+    const renderer = createRenderer({ write: (t) => (out += t), color: false })
+    const call = (name: string) => ({ type: 'tool-call', id: 'c1', name, arguments: '{}' }) as const
+    renderer.onToolProgress!({ turn: 1, step: 1, call: call('bash'), progress: { message: 'compiling' } })
+    renderer.onToolProgress!({ turn: 1, step: 1, call: call('task'), progress: { message: 'explore: grep' } })
+    expect(out).toBe('  … task: explore: grep\n')
   })
 })
