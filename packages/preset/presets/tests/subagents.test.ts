@@ -177,6 +177,39 @@ describe('the task tool', () => {
     ])
   })
 
+  it('maxConcurrent bounds the children running at once; the others wait for a slot', async () => {
+    rig = await subagentRig()
+    let active = 0
+    let most = 0
+    const child = (answer: string) => async () => {
+      active += 1
+      most = Math.max(most, active)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      active -= 1
+      return { text: answer }
+    }
+    rig.route(
+      PARENT_PROMPT,
+      {
+        toolCalls: [
+          task('call_a', { description: 'a', prompt: 'Say A' }),
+          task('call_b', { description: 'b', prompt: 'Say B' }),
+          task('call_c', { description: 'c', prompt: 'Say C' }),
+        ],
+      },
+      { text: 'all done' },
+    )
+    rig.route(GENERAL, child('A'), child('B'), child('C'))
+    const { agent } = await rig.parent({ subagents: { maxConcurrent: 1 } })
+    expect(await agent.send('three things')).toMatchObject({ reason: 'completed', text: 'all done' })
+    expect(most).toBe(1)
+    expect(ofType(agent.session.events, 'subagent/settled').map((e) => e.data.outcome)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ])
+  })
+
   it('with maxDepth 2 a child delegates in turn; the grandchild cannot; usage adds up the whole tree', async () => {
     rig = await subagentRig()
     rig.route(
