@@ -22,7 +22,7 @@ function systemOf(request: KeelRig['server']['requests'][number]): string {
 
 /** Resolves once `predicate` holds, polling (the scripted server records requests as they arrive). */
 async function until(predicate: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 1800; i++) {
     if (predicate()) return
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -140,5 +140,5 @@ describe('keel with subagents (real processes, JSONL store)', () => {
       'completed',
     ])
     await after.close()
-  }, 120_000)
+  }, 240_000)
 })
