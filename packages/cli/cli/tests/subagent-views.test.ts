@@ -1,5 +1,5 @@
 import type { ApprovalQuestion } from '@keel/agent'
-import type { SessionEvent, SessionId } from '@keel/session'
+import type { SessionEvent, SessionId, ToolCallId } from '@keel/session'
 import type { SessionSummary } from '@keel/store'
 import { describe, expect, it } from 'vitest'
 import { usageOf } from '../src/json-output.js'
@@ -105,7 +105,7 @@ describe('the one-shot renderer', () => {
   it("shows what a subagent is doing, and no other tool's progress", () => {
     let out = ''
     const renderer = createRenderer({ write: (t) => (out += t), color: false })
-    const call = (name: string) => ({ type: 'tool-call', id: 'c1', name, arguments: '{}' }) as const
+    const call = (name: string) => ({ type: 'tool-call', id: 'c1' as ToolCallId, name, arguments: '{}' }) as const
     renderer.onToolProgress!({ turn: 1, step: 1, call: call('bash'), progress: { message: 'compiling' } })
     renderer.onToolProgress!({ turn: 1, step: 1, call: call('task'), progress: { message: 'explore: grep' } })
     expect(out).toBe('  … task: explore: grep\n')
