@@ -142,6 +142,8 @@ async function runWith(s: Setup): Promise<number> {
       observers,
       answerers,
       session: s.handle,
+      // the store also holds the sessions of the subagents the agent starts
+      store: s.selected.store,
       ...(values.preset !== undefined
         ? { preset: values.preset }
         : s.mode === 'new'

@@ -1,4 +1,7 @@
+// subagent/* events are @keel/subagents' (types only)
+
 import type { SessionEvent } from '@keel/session'
+import type {} from '@keel/subagents'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 
 /** One line describing an event, for `keel sessions show`. */
@@ -37,6 +40,10 @@ export function describeEvent(event: SessionEvent): string {
       return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
     case 'tool/result':
       return `${event.data.message.toolName} ${event.data.errorCode ? `✗ ${event.data.errorCode}` : '✓'} ${summarizeResult(event.data.message, 70)}`
+    case 'subagent/spawned':
+      return `${event.data.agent} in session ${event.data.child} for ${event.data.callId} (keel sessions show ${event.data.child})`
+    case 'subagent/settled':
+      return `${event.data.child} ${event.data.outcome} · ${event.data.steps} steps · ${event.data.usage.totalTokens} tokens${event.data.error ? ` ${event.data.error.code}` : ''}`
     case 'agent/inbox/spliced': {
       const d = event.data
       const added = d.inserted.map((m) =>

@@ -1,6 +1,10 @@
 import { writeFile } from 'node:fs/promises'
+import { errorMessage } from '@keel/base'
+import type { SessionEvent } from '@keel/session'
+import type { SessionStore } from '@keel/store'
+import type {} from '@keel/subagents'
 import type { CliIo } from './commands.js'
-import { sessionToHtml } from './export-html.js'
+import { type ExportedSession, sessionToHtml } from './export-html.js'
 import { selectStore } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
 
@@ -18,7 +22,8 @@ export async function exportSession(argv: readonly string[], io: CliIo): Promise
   const { store } = selectStore(values.store, io.env)
   try {
     const inspection = await store.inspect(positionals[0]!)
-    const html = sessionToHtml(inspection.header, inspection.events)
+    const children = await descendants(store, inspection.events, (text) => io.err(text))
+    const html = sessionToHtml(inspection.header, inspection.events, children)
     if (values.output === undefined) io.out(html)
     else {
       await writeFile(values.output, html, 'utf8')
@@ -28,4 +33,42 @@ export async function exportSession(argv: readonly string[], io: CliIo): Promise
   } finally {
     await store.close()
   }
+}
+
+/** Most subagent sessions one export includes (a runaway fan-out is cut, with a note). */
+const MAX_CHILDREN = 100
+
+/**
+ * The sessions of the subagents `events` started, and theirs, in the order they were
+ * started (at most {@link MAX_CHILDREN}); a child that cannot be read is named on stderr.
+ */
+async function descendants(
+  store: SessionStore,
+  events: readonly SessionEvent[],
+  warn: (text: string) => void,
+): Promise<ExportedSession[]> {
+  const out: ExportedSession[] = []
+  const seen = new Set<string>()
+  const queue = spawnedIn(events)
+  while (queue.length > 0) {
+    const id = queue.shift()!
+    if (seen.has(id)) continue
+    seen.add(id)
+    if (out.length >= MAX_CHILDREN) {
+      warn(`keel: more than ${MAX_CHILDREN} subagent sessions; the rest are not in the page\n`)
+      break
+    }
+    try {
+      const child = await store.inspect(id)
+      out.push({ header: child.header, events: child.events })
+      queue.push(...spawnedIn(child.events))
+    } catch (error) {
+      warn(`keel: subagent session ${id} cannot be read: ${errorMessage(error)}\n`)
+    }
+  }
+  return out
+}
+
+function spawnedIn(events: readonly SessionEvent[]): string[] {
+  return events.flatMap((e) => (e.type === 'subagent/spawned' ? [e.data.child] : []))
 }

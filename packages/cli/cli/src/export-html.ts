@@ -1,5 +1,6 @@
 import type { ContentBlock } from '@keel/llm'
 import type { SessionEvent, SessionHeader } from '@keel/session'
+import type {} from '@keel/subagents'
 
 const MAX_RESULT_CHARS = 20_000
 
@@ -63,17 +64,49 @@ function section(event: SessionEvent): string {
       return `<div class="turn-end">turn ${event.data.turn} ${escapeHtml(event.data.reason)}${event.data.error ? `: ${escapeHtml(event.data.error.code)} ${escapeHtml(event.data.error.message)}` : ''}</div>`
     case 'agent-preset/selected':
       return `<div class="turn-end">switched to preset ${escapeHtml(event.data.preset)}</div>`
+    case 'subagent/spawned':
+      return `<div class="subagent">→ subagent <b>${escapeHtml(event.data.agent)}</b>: ${escapeHtml(event.data.description)} — <a href="#session-${escapeHtml(event.data.child)}">session ${escapeHtml(event.data.child)}</a></div>`
+    case 'subagent/settled':
+      return `<div class="turn-end">subagent <a href="#session-${escapeHtml(event.data.child)}">${escapeHtml(event.data.child)}</a> ${escapeHtml(event.data.outcome)} · ${event.data.steps} steps · ${event.data.usage.totalTokens} tokens</div>`
     default:
       return ''
   }
 }
 
+/** A stored session as read for export. */
+export interface ExportedSession {
+  readonly header: SessionHeader
+  readonly events: readonly SessionEvent[]
+}
+
+/** A subagent's session, rendered after its parent's conversation with links both ways. */
+function childSection(child: ExportedSession): string {
+  const d = child.header.delegatedBy
+  const from = d
+    ? `subagent ${escapeHtml(d.agent)} · child of <a href="#session-${escapeHtml(d.session)}">session ${escapeHtml(d.session)}</a>, turn ${d.turn}, call ${escapeHtml(d.callId)}`
+    : ''
+  return `<section class="child" id="session-${escapeHtml(child.header.id)}">
+<h2>${escapeHtml(child.header.title ?? d?.agent ?? 'subagent')} — session ${escapeHtml(child.header.id)}</h2>
+<div class="meta">${from}</div>
+${child.events
+  .map(section)
+  .filter((s) => s !== '')
+  .join('\n')}
+</section>`
+}
+
 /**
  * One self-contained HTML page of a session: the conversation, reasoning (expanded,
  * dimmed), tool calls with their arguments and results (long output clipped with a note),
- * turn ends. Inline CSS, no script, no external resource; every text is escaped.
+ * turn ends; then the sessions of the subagents it ran (`children`), each linked from the
+ * call that started it and linking back. Inline CSS, no script, no external resource;
+ * every text is escaped.
  */
-export function sessionToHtml(header: SessionHeader, events: readonly SessionEvent[]): string {
+export function sessionToHtml(
+  header: SessionHeader,
+  events: readonly SessionEvent[],
+  children: readonly ExportedSession[] = [],
+): string {
   const title = header.title ? `${header.title} — ` : ''
   const meta = [
     `session ${header.id}`,
@@ -81,6 +114,9 @@ export function sessionToHtml(header: SessionHeader, events: readonly SessionEve
     header.cwd ? `cwd ${header.cwd}` : '',
     header.agentPreset ? `preset ${header.agentPreset}` : '',
     header.parentSession ? `forked from ${header.parentSession}` : '',
+    header.delegatedBy
+      ? `subagent ${header.delegatedBy.agent} of session ${header.delegatedBy.session} (turn ${header.delegatedBy.turn}, call ${header.delegatedBy.callId})`
+      : '',
   ].filter((s) => s !== '')
   const plugins = header.agentComposition?.plugins.map((p) => `${p.name}@${p.version}`).join(', ')
   return `<!doctype html>
@@ -97,13 +133,15 @@ h1{font-size:1.3em;margin-bottom:.2em}.meta{color:#666;font-size:.85em;margin-bo
 .result.error .tool{color:#c22}.id{color:#aaa;font-size:.8em}
 pre{background:#f6f8fa;border:1px solid #e5e5e5;border-radius:6px;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.85em;margin:.3em 0}
 .turn-end{color:#999;font-size:.8em;text-align:center;margin:1em 0}.note{color:#a60}
+.subagent{margin:.4em 0;font-size:.9em}.child{border-top:2px solid #ddd;margin-top:2.5em;padding-top:.5em}h2{font-size:1.1em}
 </style></head><body>
-<h1>${escapeHtml(title)}Keel session</h1>
+<h1 id="session-${escapeHtml(header.id)}">${escapeHtml(title)}Keel session</h1>
 <div class="meta">${meta.map(escapeHtml).join(' · ')}${plugins ? `<br>plugins ${escapeHtml(plugins)}` : ''}</div>
 ${events
   .map(section)
   .filter((s) => s !== '')
   .join('\n')}
+${children.map(childSection).join('\n')}
 </body></html>
 `
 }

@@ -1,5 +1,6 @@
 import type { AgentObserver, TurnResult } from '@keel/agent'
 import type { SessionEvent } from '@keel/session'
+import type {} from '@keel/subagents'
 
 /** Version of the `-p --output json|stream-json` objects; changes are additive only. */
 export const OUTPUT_SCHEMA_VERSION = 1
@@ -14,14 +15,20 @@ export interface UsageTotals {
   cache_hit_tokens: number
 }
 
-/** Sums the usage of the `assistant/message` events. */
+/** Sums the usage of the `assistant/message` events and of the subagents they ran (`subagent/settled`). */
 export function usageOf(events: readonly SessionEvent[]): UsageTotals {
   const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_hit_tokens: 0 }
   for (const event of events) {
-    if (event.type !== 'assistant/message' || !event.data.usage) continue
-    totals.input_tokens += event.data.usage.inputTokens
-    totals.output_tokens += event.data.usage.outputTokens
-    totals.cache_hit_tokens += event.data.usage.cacheHitTokens ?? 0
+    const usage =
+      event.type === 'assistant/message'
+        ? event.data.usage
+        : event.type === 'subagent/settled'
+          ? event.data.usage
+          : undefined
+    if (!usage) continue
+    totals.input_tokens += usage.inputTokens
+    totals.output_tokens += usage.outputTokens
+    totals.cache_hit_tokens += usage.cacheHitTokens ?? 0
   }
   return totals
 }

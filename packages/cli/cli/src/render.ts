@@ -125,6 +125,11 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
       if (info.errorCode) line(style(RED, `← ${info.call.name} ✗ ${info.errorCode}: ${summary}`, RESET))
       else line(style(GREEN, `← ${info.call.name} ✓ ${summary}`, RESET))
     },
+    onToolProgress(notice) {
+      // What a subagent started by `task` is doing (other tools' progress stays quiet here).
+      if (notice.call.name !== 'task') return
+      line(style(DIM, `  … ${notice.call.name}: ${oneLine(notice.progress.message, 120)}`, NORMAL))
+    },
     onRetry(notice) {
       line(
         style(

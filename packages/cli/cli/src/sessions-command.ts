@@ -5,6 +5,7 @@ import type { CliIo } from './commands.js'
 import { describeEvent } from './describe-event.js'
 import { exportSession } from './export-command.js'
 import { oneLine } from './render.js'
+import { childOfLine, delegationLabel, nestSessions } from './session-tree.js'
 import { checkKeelHome, selectStore, unlockSession } from './store.js'
 import { closest, parseFlags, UsageError } from './usage.js'
 
@@ -39,8 +40,9 @@ function when(ms: number): string {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`
 }
 
-/** The title a list shows: the session's own, or what it was forked from. */
-function titleOf(s: SessionSummary, byId: ReadonlyMap<string, SessionSummary>): string {
+/** The title a list shows: the session's own, what it was forked from, or the subagent it runs. */
+function titleOf(s: SessionSummary, byId: ReadonlyMap<string, SessionSummary>, nested: boolean): string {
+  if (s.delegatedBy) return `${delegationLabel(s.delegatedBy, !nested)}${s.title ? `: ${s.title}` : ''}`
   if (s.title !== undefined && s.title !== '') return s.title
   if (s.parentSession !== undefined) {
     const parent = byId.get(s.parentSession)?.title
@@ -78,11 +80,12 @@ async function listSessions(argv: readonly string[], io: CliIo, home: string): P
       return 0
     }
     const byId = new Map(sessions.map((s) => [s.id, s]))
-    const rows = sessions.map((s) => [
-      s.id,
+    // subagent sessions under the session that started them
+    const rows = nestSessions(sessions).map(({ summary: s, depth }) => [
+      `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${s.id}`,
       when(s.lastActivityAt),
       s.eventCount === undefined ? '' : String(s.eventCount),
-      oneLine(titleOf(s, byId), 50),
+      oneLine(titleOf(s, byId, depth > 0), 60),
       s.cwd ?? '',
     ])
     const head = ['ID', 'LAST ACTIVITY', 'EVENTS', 'TITLE', 'DIRECTORY']
@@ -119,6 +122,8 @@ async function showSession(argv: readonly string[], io: CliIo, home: string): Pr
     io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
     io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
     if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
+    const childOf = childOfLine(h)
+    if (childOf) io.out(`${childOf}\n`)
     io.out(`  log     ${logOf(h.id)}\n`)
     for (const notice of inspection.notices) io.out(`  notice  ${notice.code}: ${notice.message}\n`)
     io.out('\n')

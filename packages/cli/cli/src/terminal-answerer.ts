@@ -94,7 +94,10 @@ function printable(text: string): string {
 /** The question as shown: what wants to run, why it is asked, and the choices. */
 export function renderQuestion(question: ApprovalQuestion): string {
   const { facts } = question.info
-  const lines = [`Approval needed: ${question.toolName} (call ${question.callId})`]
+  const asker = question.delegate
+    ? ` for subagent ${printable(question.delegate.agent)} (session ${printable(question.delegate.session)})`
+    : ''
+  const lines = [`Approval needed: ${question.toolName}${asker} (call ${question.callId})`]
   if (facts.command !== undefined) lines.push(`  command: ${printable(facts.command)}`)
   for (const path of facts.rawPaths ?? []) lines.push(`  path: ${printable(path)}`)
   lines.push(`  why: ${printable(question.reason)}`)

@@ -9,6 +9,7 @@ import { PluginHost } from './host.js'
 import {
   type AgentLogger,
   type AgentOptions,
+  filterTools,
   isHandle,
   positiveInteger,
   type ResolvedOptions,
@@ -88,6 +89,8 @@ export class Agent {
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
         tools: () => agent.#registry?.list() ?? [],
+        answerers: () => agent.#runtime?.answerers ?? [],
+        sessions: options.sessions,
         report: agent.#log,
       })
     } catch (error) {
@@ -96,7 +99,9 @@ export class Agent {
     }
     let specs: ToolSpec[]
     try {
-      agent.#registry = new ToolRegistry([...agent.#host.tools, ...(options.tools ?? [])])
+      agent.#registry = new ToolRegistry(
+        filterTools([...agent.#host.tools, ...(options.tools ?? [])], options.toolFilter),
+      )
       specs = agent.#registry.specs()
     } catch (error) {
       agent.#abandon(error)

@@ -1,5 +1,6 @@
 export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 export { Agent, createAgent } from './agent.js'
+export type { ChildAgentOptions, ChildSessions } from './child-sessions.js'
 export type { CommandSummary, RegisteredCommand } from './commands.js'
 export { MAX_COMMAND_TEXT } from './commands.js'
 export { AgentError, type AgentErrorCode } from './errors.js'

@@ -2,8 +2,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AssistantMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { userMessageSchema } from '@keel/llm'
-import type { ErrorRecord, Session, TurnEndReason } from '@keel/session'
+import type { ErrorRecord, Session, ToolFilter, TurnEndReason } from '@keel/session'
 import type { Tool } from '@keel/tools'
+import type { ChildSessions } from './child-sessions.js'
 import { AgentError } from './errors.js'
 import type { PluginEntry } from './host.js'
 import type { AgentObserver } from './observer.js'
@@ -90,6 +91,18 @@ export interface AgentOptions {
   toolOutputDir?: string
   /** Result size cap for tools that set none. Default: the tools runtime's. */
   maxResultChars?: number
+  /**
+   * Tools withheld from the model, by name, over every tool (plugins' and `tools`): with
+   * `only`, just those names are offered; names in `except` never are. A name that matches
+   * no tool withholds nothing. Default: every tool.
+   */
+  toolFilter?: ToolFilter
+  /**
+   * How plugins create child sessions in this agent's store and build agents over them
+   * (`PluginContext.sessions`; `@keel/subagents` needs it). `createPresetAgent` provides
+   * it when given a store.
+   */
+  sessions?: ChildSessions
 }
 
 /** Options of one {@link Agent.send}. */
@@ -131,6 +144,17 @@ export interface ResolvedOptions {
   readonly toolOutputDir: string
   readonly maxResultChars: number | undefined
   readonly answerers: readonly ApprovalAnswerer[]
+}
+
+/** The tools `filter` lets through, in order (all of them without one). */
+export function filterTools(
+  tools: ReadonlyArray<Tool<unknown>>,
+  filter: ToolFilter | undefined,
+): Array<Tool<unknown>> {
+  if (!filter) return [...tools]
+  const only = filter.only ? new Set(filter.only) : undefined
+  const except = new Set(filter.except ?? [])
+  return tools.filter((tool) => (only === undefined || only.has(tool.name)) && !except.has(tool.name))
 }
 
 export function isHandle(value: StoreHandle | Session): value is StoreHandle {

@@ -25,6 +25,11 @@ export interface ApprovalQuestion {
   readonly rule: SessionRule
   /** Aborted when the turn is cancelled while the question is open: stop waiting then. */
   readonly signal: AbortSignal
+  /**
+   * The child agent the question comes from, when a delegating plugin put a subagent's
+   * question to this agent's answerers: show the person which agent asks.
+   */
+  readonly delegate?: { readonly agent: string; readonly session: string }
 }
 
 /**

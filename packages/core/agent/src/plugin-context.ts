@@ -1,6 +1,7 @@
 import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceKey, ServiceMap, Tool } from '@keel/tools'
+import type { ChildSessions } from './child-sessions.js'
 import type { CommandRegistry } from './commands.js'
 import { AgentError } from './errors.js'
 import type { Report } from './interceptors-run.js'
@@ -28,6 +29,10 @@ export interface AgentFacilities {
   display(notice: DisplayNotice): void
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
+  /** The agent's answerer chain (empty until every plugin is set up; none without it). */
+  answerers?(): readonly ApprovalAnswerer[]
+  /** Child sessions, when the embedder lent them. */
+  readonly sessions?: ChildSessions | undefined
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -138,6 +143,8 @@ export function createPluginContext(
       return sink.services.get(key)
     },
     tools: () => services.tools(),
+    answerers: () => services.answerers?.() ?? [],
+    sessions: services.sessions,
     enqueue: (message, options) => {
       guard('enqueue', false)
       services.enqueue(message, { source: options?.source ?? `plugin/${name}` })

@@ -2,6 +2,7 @@ import type { DeveloperMessage, LlmAdapter, LlmError, ToolCallBlock, UserMessage
 import type { Session } from '@keel/session'
 import type { ServiceKey, ServiceMap, ServiceView, Tool, ToolCallFacts, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
+import type { ChildSessions } from './child-sessions.js'
 import type { SessionRule } from './events.js'
 import type { ApprovalAnswerer } from './permission.js'
 
@@ -252,6 +253,17 @@ export interface PluginContext<Config> {
    * reads the log of tool calls judges them by the tool's annotations and facts.
    */
   tools(): ReadonlyArray<Tool<unknown>>
+  /**
+   * The agent's answerer chain (hook answerers, the agent's `answerers`, plugins'
+   * interactive ones), once every plugin is set up (empty during setup): a plugin running a
+   * child agent puts the child's questions to it (see `settle`).
+   */
+  answerers(): readonly ApprovalAnswerer[]
+  /**
+   * Child sessions and agents in this agent's store, when the embedding program lent them
+   * (`AgentOptions.sessions`); undefined otherwise.
+   */
+  readonly sessions: ChildSessions | undefined
   /**
    * Queues a user message as a new turn (run when the agent is idle). Throws `AGENT_CLOSED`
    * once `agent.close()` began: the message was not queued.

@@ -1,6 +1,7 @@
 import { type DeveloperMessage, type LlmAdapter, LlmError, type UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
+import type { ChildSessions } from './child-sessions.js'
 import { CommandRegistry } from './commands.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
 import type {
@@ -137,6 +138,8 @@ export interface SoloContextInit {
   readonly llm?: LlmAdapter
   /** Services other plugins would provide, already in place (provided by `test`). */
   readonly services?: ReadonlyArray<readonly [ServiceKey, unknown]>
+  /** Child sessions the plugin may create (`PluginContext.sessions`). */
+  readonly sessions?: ChildSessions
   enqueue?(message: UserMessage, source?: string): void
   inject?(message: DeveloperMessage, source?: string): void
   display?(notice: DisplayNotice): void
@@ -187,6 +190,8 @@ export function soloContext(
       inject: (message, options) => init.inject?.(message, options?.source),
       display: (notice) => init.display?.(notice),
       tools: () => sink.tools,
+      answerers: () => sink.answerers,
+      sessions: init.sessions,
       report: () => {},
     },
     sink,

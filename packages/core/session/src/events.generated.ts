@@ -4,6 +4,7 @@
 import type { SessionEventMap } from './events.js'
 import { registerEvents } from './registry.js'
 import type { SessionHeader } from './types.js'
+import { uniqueItems } from './validators.js'
 import { z } from 'zod'
 
 /** Validator of {@link ErrorRecord} (generated). */
@@ -63,11 +64,17 @@ export const userMessageSchema = z.strictObject({ content: z.array(z.discriminat
 /** Validator of {@link ComposedPlugin} (generated). */
 export const composedPluginSchema = z.strictObject({ config: z.unknown().optional(), configDigest: z.string(), name: z.string(), version: z.string() })
 
+/** Validator of {@link ToolFilter} (generated). */
+export const toolFilterSchema = z.strictObject({ except: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional(), only: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional() })
+
 /** Validator of {@link AgentComposition} (generated). */
-export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
+export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), toolFilter: toolFilterSchema.optional(), tools: z.array(z.string()) })
+
+/** Validator of {@link SessionDelegation} (generated). */
+export const sessionDelegationSchema = z.strictObject({ agent: z.string().min(1), callId: z.string().min(1), depth: z.number().int().gte(1), session: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), turn: z.number().int().gte(1) })
 
 /** Validator of {@link SessionHeader} (generated). */
-export const sessionHeaderSchema = z.strictObject({ agentComposition: agentCompositionSchema.optional(), agentPreset: z.string().optional(), createdAt: z.number(), cwd: z.string().optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), parentSession: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')).optional(), seedLength: z.number().int().gte(0).optional(), title: z.string().optional(), version: z.number().int().gte(1) })
+export const sessionHeaderSchema = z.strictObject({ agentComposition: agentCompositionSchema.optional(), agentPreset: z.string().optional(), createdAt: z.number(), cwd: z.string().optional(), delegatedBy: sessionDelegationSchema.optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), parentSession: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')).optional(), seedLength: z.number().int().gte(0).optional(), title: z.string().optional(), version: z.number().int().gte(1) })
 
 /** Validator of the logical {@link SessionHeader} (generated from its declaration). */
 export const sessionHeaderValidator = sessionHeaderSchema as unknown as z.ZodType<SessionHeader>

@@ -49,6 +49,7 @@ export {
   type EventEnvelope,
   type NoSurfaceFields,
   SESSION_FORMAT_VERSION,
+  type SessionDelegation,
   type SessionEvent,
   type SessionEventType,
   type SessionHeader,
@@ -58,6 +59,7 @@ export {
   type SurfaceFields,
   type SurfaceOp,
   type ToolCallId,
+  type ToolFilter,
 } from './types.js'
 export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'
 export { uniqueBy, uniqueItems } from './validators.js'

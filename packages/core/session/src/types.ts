@@ -117,6 +117,53 @@ export interface AgentComposition {
    * approval fails closed. Absent in sessions recorded before it existed: interactive.
    */
   interactive?: boolean
+  /**
+   * Tools withheld from the model by name, applied to every tool the composition yields
+   * (tool groups and plugins' tools alike): with `only`, the agent is offered just those
+   * names; every name in `except` is removed. A subagent's definition (its `tools` and
+   * `disallowedTools`) is recorded here, so the child resumes with the same tools.
+   */
+  toolFilter?: ToolFilter
+}
+
+/** Tool names an agent is limited to (`only`) and tool names it never gets (`except`). */
+export interface ToolFilter {
+  /** @uniqueItems */
+  only?: string[]
+  /** @uniqueItems */
+  except?: string[]
+}
+
+/**
+ * The tool call of another session that runs this session as a child agent (a subagent):
+ * the child's final answer is that call's result. Recorded in the child's header, so a
+ * store lists children under their parent without reading any log.
+ */
+export interface SessionDelegation {
+  /** The delegating (parent) session. */
+  session: SessionId
+  /**
+   * The parent's turn in which the call was made.
+   * @integer
+   * @minimum 1
+   */
+  turn: number
+  /**
+   * The parent's `tool/call` id.
+   * @minLength 1
+   */
+  callId: string
+  /**
+   * The name of the agent definition the child runs (`explore`).
+   * @minLength 1
+   */
+  agent: string
+  /**
+   * How many delegations lie above this session: 1 for the child of a top-level session.
+   * @integer
+   * @minimum 1
+   */
+  depth: number
 }
 
 /**
@@ -152,4 +199,9 @@ export interface SessionHeader {
   agentComposition?: AgentComposition
   /** A short human title, when one was given. */
   title?: string
+  /**
+   * Set when the session is a child agent's (a subagent): the parent session, turn and call
+   * it answers. Not inherited by a fork (a fork of a child is nobody's child).
+   */
+  delegatedBy?: SessionDelegation
 }

@@ -9,6 +9,7 @@ import {
 import type { AgentComposition } from '@keel/session'
 import type { SessionStore } from '@keel/store'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
+import { presetChildSessions } from './child-sessions.js'
 import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
 import type { Preset } from './preset.js'
@@ -24,9 +25,13 @@ export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plug
    * still blank, and is refused (`PRESET_SWITCH_NOT_BLANK`) when it differs otherwise.
    */
   preset?: string | Preset
-  /** A new session is created in this store (with the composition in its header)… */
+  /**
+   * A new session is created in this store (with the composition in its header), unless
+   * `session` is given; either way the agent's plugins create child sessions in it
+   * (`AgentOptions.sessions`, for `@keel/subagents`): pass it with `session` too.
+   */
   store?: SessionStore
-  /** …or the agent runs on this existing one (resume, fork): its recorded composition is rebuilt. */
+  /** The agent runs on this existing session (resume, fork): its recorded composition is rebuilt. */
   session?: StoreHandle
   /** The presets `preset` may name. Default: the shipped ones. */
   presets?: readonly PresetSource[]
@@ -148,6 +153,28 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     model: _model,
     ...rest
   } = options
+  const sessions =
+    options.store === undefined
+      ? undefined
+      : presetChildSessions(
+          {
+            store: options.store,
+            shared: {
+              llm: options.llm,
+              cwd: options.cwd,
+              catalog,
+              clock: options.clock,
+              random: options.random,
+              retry: options.retry,
+              maxTokens: options.maxTokens,
+              maxParallelTools: options.maxParallelTools,
+              maxResultChars: options.maxResultChars,
+            },
+            composition,
+            model,
+          },
+          createPresetAgent,
+        )
   try {
     const agent = await createAgent({
       ...rest,
@@ -157,6 +184,8 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       answerers,
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       ...(model === undefined ? {} : { model }),
+      ...(composition.toolFilter === undefined ? {} : { toolFilter: composition.toolFilter }),
+      ...(sessions === undefined ? {} : { sessions }),
     })
     return { agent, composition, origin, plugins: built.plugins, notices: built.notices }
   } catch (error) {

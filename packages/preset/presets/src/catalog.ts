@@ -6,6 +6,7 @@ import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
+import { subagents, subagentsConfigSchema } from '@keel/subagents'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
 import { userApproval, userApprovalConfigSchema } from '@keel/user-approval'
 import type { z } from 'zod'
@@ -104,6 +105,12 @@ export function builtinPlugins(): PluginProvider[] {
       'reminders and recurring schedules the model can create',
       scheduleConfigSchema,
       () => schedulePlugin as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/subagents',
+      'the task tool: delegates work to agents (.keel/agents, .claude/agents) in child sessions (/agents)',
+      subagentsConfigSchema as z.ZodType<unknown>,
+      () => subagents() as PluginDefinition<unknown>,
     ),
   ]
 }

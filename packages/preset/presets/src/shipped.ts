@@ -11,13 +11,14 @@ export const minimalPreset: Preset = definePreset({
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, subagents, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
+    { use: '@keel/subagents' },
   ],
   tools: ['fs', 'shell'],
   policy: { approvalPolicy: 'on_request', sandboxMode: 'workspace_write' },

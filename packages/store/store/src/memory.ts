@@ -261,6 +261,7 @@ export function summaryOf(header: SessionHeader, eventCount?: number, lastEventA
   if (header.agentPreset !== undefined) summary.agentPreset = header.agentPreset
   if (header.title !== undefined) summary.title = header.title
   if (header.parentSession !== undefined) summary.parentSession = header.parentSession
+  if (header.delegatedBy !== undefined) summary.delegatedBy = header.delegatedBy
   if (eventCount !== undefined) summary.eventCount = eventCount
   return summary
 }

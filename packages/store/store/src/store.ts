@@ -1,4 +1,11 @@
-import type { Session, SessionEvent, SessionHeader, SessionHeaderInit, SessionId } from '@keel/session'
+import type {
+  Session,
+  SessionDelegation,
+  SessionEvent,
+  SessionHeader,
+  SessionHeaderInit,
+  SessionId,
+} from '@keel/session'
 
 /** How to create a session in a store. */
 export interface CreateSessionInit {
@@ -49,6 +56,8 @@ export interface SessionSummary {
   agentPreset?: string
   title?: string
   parentSession?: SessionId
+  /** The parent session, turn and call a child agent's session answers (its header's `delegatedBy`). */
+  delegatedBy?: SessionDelegation
   /** Number of events, when the backend knows it without reading the log. */
   eventCount?: number
   /** Time of the session's last stored event (its `createdAt` while it has none), Unix ms. */

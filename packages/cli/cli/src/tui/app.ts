@@ -79,7 +79,7 @@ function Approval({ pending }: { pending: PendingApproval }): ReactElement {
   return h(
     Box,
     { flexDirection: 'column', borderStyle: 'round', borderColor: 'yellow', paddingX: 1 },
-    h(Text, { bold: true }, `Allow ${q.toolName}?`),
+    h(Text, { bold: true }, `Allow ${q.toolName}${q.delegate ? ` for subagent ${q.delegate.agent}` : ''}?`),
     h(Text, null, args),
     h(Text, { dimColor: true }, q.reason),
     reasonMode
