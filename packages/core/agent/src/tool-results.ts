@@ -56,9 +56,11 @@ export async function capOutcome(
   )
   const capped = await capOutput(outcome.output, call.id, caps)
   const storedAside = capped.storedAside ?? outcome.storedAside
-  return storedAside === undefined
-    ? { output: capped.output, ran: outcome.ran }
-    : { output: capped.output, storedAside, ran: outcome.ran }
+  return {
+    ...outcome,
+    output: capped.output,
+    ...(storedAside === undefined ? {} : { storedAside }),
+  }
 }
 
 function resultData(
