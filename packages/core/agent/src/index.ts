@@ -13,6 +13,7 @@ export type {
   ApprovalOutcome,
   CommandOutcome,
   CommandSource,
+  OfferedTool,
   SessionRule,
 } from './events.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
@@ -31,6 +32,14 @@ export {
   verdict,
 } from './permission.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
+export {
+  describeChange,
+  diffOffered,
+  offeredToolsProjection,
+  type ToolListChange,
+  type ToolSet,
+  toolDigest,
+} from './tool-sets.js'
 
 import './events.js'
 

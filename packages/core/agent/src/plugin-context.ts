@@ -16,6 +16,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import type { ServiceRegistry } from './services.js'
+import type { ToolSet } from './tool-sets.js'
 
 /** What the agent lends the host so plugin contexts can reach it. */
 export interface AgentFacilities {
@@ -28,6 +29,8 @@ export interface AgentFacilities {
   display(notice: DisplayNotice): void
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
+  /** The tool set of a plugin (the same one for every call with that name). */
+  toolSet(plugin: string): ToolSet
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -103,6 +106,18 @@ export function createPluginContext(
     registerTool: (tool) => {
       guard('registerTool', true)
       sink.tools.push(tool as Tool<unknown>)
+    },
+    registerToolSet: () => {
+      guard('registerToolSet', true)
+      const set = services.toolSet(name)
+      // Replacing after the agent closed would change nothing anyone sees: refuse it.
+      return {
+        replace: (tools) => {
+          guard('toolSet.replace', false)
+          set.replace(tools)
+        },
+        current: () => set.current(),
+      }
     },
     intercept: (interceptors) => {
       guard('intercept', true)
