@@ -122,6 +122,15 @@ export class ServerConnection {
     return this.#deps.stderr
   }
 
+  /**
+   * Resolves once a `tools/list_changed` already received has been listed, so the next
+   * step is offered the new list (the notification arrives before the call that caused it
+   * returns; its listing may take a round trip more).
+   */
+  async listed(): Promise<void> {
+    await this.#listing
+  }
+
   /** The first connection. Never throws: a failure leaves the state `failed` with its error. */
   async start(): Promise<void> {
     const ok = await this.#attempt()

@@ -103,9 +103,13 @@ export class McpServers {
     return Promise.all([...this.#entries.values()].map((e) => this.#start(e))).then(() => {})
   }
 
-  /** Resolves when every started server has connected or failed. */
+  /**
+   * Resolves when every started server has connected or failed, and every tool list a
+   * server announced as changed has been fetched.
+   */
   async ready(): Promise<void> {
     await Promise.all([...this.#entries.values()].map((e) => e.started))
+    await Promise.all([...this.#entries.values()].map((e) => e.connection?.listed()))
   }
 
   /** The entry of `name`, if configured. */

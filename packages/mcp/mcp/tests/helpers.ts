@@ -106,7 +106,7 @@ export async function httpFixture(...args: string[]): Promise<{ url: string; chi
   later(
     () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
         child.once('exit', () => resolve())
         child.kill('SIGKILL')
       }),
