@@ -16,7 +16,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import type { ServiceRegistry } from './services.js'
-import type { ToolSet } from './tool-sets.js'
+import { ToolBoard, type ToolSet } from './tool-sets.js'
 
 /** What the agent lends the host so plugin contexts can reach it. */
 export interface AgentFacilities {
@@ -29,8 +29,12 @@ export interface AgentFacilities {
   display(notice: DisplayNotice): void
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
-  /** The tool set of a plugin (the same one for every call with that name). */
-  toolSet(plugin: string): ToolSet
+  /**
+   * The tool set of a plugin (the same one for every call with that name). A host without
+   * an agent (a test driving `PluginHost` by hand) may leave it out: sets then hold their
+   * tools and offer them to no model.
+   */
+  toolSet?(plugin: string): ToolSet
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -109,7 +113,7 @@ export function createPluginContext(
     },
     registerToolSet: () => {
       guard('registerToolSet', true)
-      const set = services.toolSet(name)
+      const set = services.toolSet?.(name) ?? new ToolBoard(() => {}).set(name)
       // Replacing after the agent closed would change nothing anyone sees: refuse it.
       return {
         replace: (tools) => {

@@ -106,7 +106,8 @@ export function describeChange(change: ToolListChange): string | undefined {
       `Changed (description or parameters differ from what earlier calls in this conversation used; read them again before calling): ${names(change.changed)}.`,
     )
   }
-  if (change.removed.length > 0) parts.push(`No longer available (do not call them): ${names(change.removed)}.`)
+  if (change.removed.length > 0)
+    parts.push(`No longer available (do not call them): ${names(change.removed)}.`)
   if (change.added.length > 0) parts.push(`New: ${names(change.added)}.`)
   return parts.join(' ')
 }
@@ -197,7 +198,10 @@ export class ToolBoard {
           registry.register(tool)
         } catch (error) {
           // Another set took the name after this one was checked: the later one loses it.
-          this.#report('TOOL_NAME_CLASH', `plugin '${plugin}': ${tool.name} is not offered: ${errorMessage(error)}`)
+          this.#report(
+            'TOOL_NAME_CLASH',
+            `plugin '${plugin}': ${tool.name} is not offered: ${errorMessage(error)}`,
+          )
         }
       }
       this.#built.set(plugin, state.version)

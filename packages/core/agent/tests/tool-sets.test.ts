@@ -135,8 +135,12 @@ describe('tool sets: tools that change between steps', () => {
       ],
       tools: [echo('fixed')],
     })
-    expect(() => set.replace([echo('fixed')])).toThrow(expect.objectContaining({ code: 'TOOL_NAME_DUPLICATE' }))
-    expect(() => set.replace([echo('bad name')])).toThrow(expect.objectContaining({ code: 'TOOL_NAME_INVALID' }))
+    expect(() => set.replace([echo('fixed')])).toThrow(
+      expect.objectContaining({ code: 'TOOL_NAME_DUPLICATE' }),
+    )
+    expect(() => set.replace([echo('bad name')])).toThrow(
+      expect.objectContaining({ code: 'TOOL_NAME_INVALID' }),
+    )
     expect(() => set.replace([echo('twice'), echo('twice')])).toThrow(
       expect.objectContaining({ code: 'TOOL_NAME_DUPLICATE' }),
     )

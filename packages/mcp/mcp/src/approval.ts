@@ -7,7 +7,10 @@ import type { ConfiguredServer } from './config.js'
 import type { McpApprovalDecision } from './events.js'
 
 /** The latest answer per project server: the entry's digest and the decision. */
-export type ProjectApprovals = ReadonlyMap<string, { readonly digest: string; readonly decision: McpApprovalDecision }>
+export type ProjectApprovals = ReadonlyMap<
+  string,
+  { readonly digest: string; readonly decision: McpApprovalDecision }
+>
 
 /** Folds `mcp/project-approval` (latest per server wins); resume and fork rebuild it exactly. */
 export const projectApprovalsProjection: Projection<ProjectApprovals> = {

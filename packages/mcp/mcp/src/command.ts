@@ -2,19 +2,26 @@
 import type { PluginCommand } from '@keel/agent'
 import type { Session } from '@keel/session'
 import { McpClientError } from './errors.js'
-import { renderStatus } from './render.js'
+import { printable, renderStatus } from './render.js'
 import type { McpServers } from './servers.js'
 
 const USAGE = '[list|tools|approve <name|all>|reject <name|all>|reconnect <name>|log <name>]'
 
 function requireName(servers: McpServers, name: string | undefined, verb: string): string {
   if (name === undefined || name === '') {
-    throw new McpClientError('MCP_COMMAND_INVALID', `/mcp ${verb} needs a server name; servers: ${servers.names().join(', ') || '(none)'}`)
+    throw new McpClientError(
+      'MCP_COMMAND_INVALID',
+      `/mcp ${verb} needs a server name; servers: ${servers.names().join(', ') || '(none)'}`,
+    )
   }
   if (!servers.configured(name)) {
-    throw new McpClientError('MCP_COMMAND_INVALID', `no MCP server named '${name}'; servers: ${servers.names().join(', ') || '(none)'}`, {
-      server: name,
-    })
+    throw new McpClientError(
+      'MCP_COMMAND_INVALID',
+      `no MCP server named '${name}'; servers: ${servers.names().join(', ') || '(none)'}`,
+      {
+        server: name,
+      },
+    )
   }
   return name
 }
@@ -24,7 +31,11 @@ function projectTargets(servers: McpServers, arg: string | undefined, verb: stri
   if (arg === 'all') {
     return servers
       .status()
-      .filter((s) => s.scope === 'project' && (s.state === 'needs-approval' || s.state === 'rejected' || verb === 'reject'))
+      .filter(
+        (s) =>
+          s.scope === 'project' &&
+          (s.state === 'needs-approval' || s.state === 'rejected' || verb === 'reject'),
+      )
       .map((s) => s.name)
   }
   const name = requireName(servers, arg, verb)
@@ -64,7 +75,10 @@ export function mcpCommand(servers: McpServers, session: Session): PluginCommand
     description: 'MCP servers: status, tools, approve or reject project servers, reconnect, stderr log',
     usage: USAGE,
     async run(args) {
-      const [verb = 'list', arg, ...extra] = args.trim().split(/\s+/u).filter((w) => w !== '')
+      const [verb = 'list', arg, ...extra] = args
+        .trim()
+        .split(/\s+/u)
+        .filter((w) => w !== '')
       if (extra.length > 0) throw new McpClientError('MCP_COMMAND_INVALID', `usage: /mcp ${USAGE}`)
       switch (verb) {
         case 'list':
@@ -77,19 +91,27 @@ export function mcpCommand(servers: McpServers, session: Session): PluginCommand
         case 'reconnect': {
           const name = requireName(servers, arg, verb)
           await servers.reconnect(name)
-          return renderStatus(servers.status().filter((s) => s.name === name), [])
+          return renderStatus(
+            servers.status().filter((s) => s.name === name),
+            [],
+          )
         }
         case 'log': {
           const name = requireName(servers, arg, verb)
           const status = servers.status().find((s) => s.name === name)!
           const tail = servers.stderrTail(name, 40)
-          const where = status.stderrLog ? `stderr of '${name}' (${status.stderrLog}):` : `stderr of '${name}':`
+          const where = status.stderrLog
+            ? `stderr of '${name}' (${status.stderrLog}):`
+            : `stderr of '${name}':`
           // A server's stderr may hold escape sequences; they are not passed to the terminal.
-          const clean = tail.map((line) => line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu, '?'))
+          const clean = tail.map((line) => printable(line, '?', '\t'))
           return clean.length === 0 ? `${where} nothing written` : `${where}\n${clean.join('\n')}`
         }
         default:
-          throw new McpClientError('MCP_COMMAND_INVALID', `unknown /mcp subcommand '${verb}'; usage: /mcp ${USAGE}`)
+          throw new McpClientError(
+            'MCP_COMMAND_INVALID',
+            `unknown /mcp subcommand '${verb}'; usage: /mcp ${USAGE}`,
+          )
       }
     },
   }

@@ -144,7 +144,10 @@ function fileEntry(
  * The servers of one file (`{ "mcpServers": { … } }`). A missing file has none; an
  * unreadable, oversized or malformed one is one problem and no servers.
  */
-export function readServerFile(file: string, scope: ServerScope): {
+export function readServerFile(
+  file: string,
+  scope: ServerScope,
+): {
   servers: ConfiguredServer[]
   problems: ConfigProblem[]
 } {
@@ -160,16 +163,25 @@ export function readServerFile(file: string, scope: ServerScope): {
     text = readFileSync(file, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { servers: [], problems }
-    return { servers: [], problems: [{ source: file, path: '$', message: `cannot read: ${errorMessage(error)}` }] }
+    return {
+      servers: [],
+      problems: [{ source: file, path: '$', message: `cannot read: ${errorMessage(error)}` }],
+    }
   }
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
-    return { servers: [], problems: [{ source: file, path: '$', message: `not valid JSON: ${errorMessage(error)}` }] }
+    return {
+      servers: [],
+      problems: [{ source: file, path: '$', message: `not valid JSON: ${errorMessage(error)}` }],
+    }
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    return { servers: [], problems: [{ source: file, path: '$', message: 'expected an object with "mcpServers"' }] }
+    return {
+      servers: [],
+      problems: [{ source: file, path: '$', message: 'expected an object with "mcpServers"' }],
+    }
   }
   const map = (json as Record<string, unknown>).mcpServers
   if (map === undefined) return { servers: [], problems }

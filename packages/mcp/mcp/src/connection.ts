@@ -7,15 +7,12 @@ import { backoffDelay, type Clock } from '@keel/agent'
 import { errorMessage, isKeelError } from '@keel/base'
 import type { ErrorRecord } from '@keel/session'
 import { toolEnvironment } from '@keel/tools'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { McpClientError, type McpErrorCode } from './errors.js'
 import type { McpServerState } from './events.js'
 import { outputSchemaValidator } from './schema.js'
+import { loadSdk, type Sdk } from './sdk.js'
 import type { ServerSpec } from './spec.js'
 import type { BoundedLog } from './stderr-log.js'
 
@@ -62,8 +59,8 @@ function bounded(text: string, max = 500): string {
   return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
-function isHttp4xx(error: unknown): boolean {
-  const code = error instanceof StreamableHTTPError ? error.code : undefined
+function isHttp4xx(sdk: Sdk, error: unknown): boolean {
+  const code = error instanceof sdk.http.StreamableHTTPError ? error.code : undefined
   return typeof code === 'number' && code >= 400 && code < 500
 }
 
@@ -75,6 +72,7 @@ export class ServerConnection {
   #tools: readonly ListedTool[] = []
   #error: ErrorRecord | undefined
   #server: { name: string; version: string } | undefined
+  #sdk: Sdk | undefined
   #client: Client | undefined
   #transport: Transport | undefined
   #generation = 0
@@ -110,6 +108,11 @@ export class ServerConnection {
   /** The server's name and version from its handshake. */
   get server(): { name: string; version: string } | undefined {
     return this.#server
+  }
+
+  /** The SDK, once the first connection attempt loaded it (tools are built with its Ajv). */
+  get sdk(): Sdk | undefined {
+    return this.#sdk
   }
 
   /** The last non-fatal protocol error the SDK reported (shown by `/mcp`). */
@@ -172,7 +175,7 @@ export class ServerConnection {
       })) as Record<string, unknown>
     } catch (error) {
       if (signal.aborted) throw error
-      throw this.#callError(client, tool, error)
+      throw this.#callError(this.#sdk!, client, tool, error)
     }
   }
 
@@ -226,8 +229,9 @@ export class ServerConnection {
     )
   }
 
-  #callError(client: Client, tool: string, error: unknown): McpClientError {
+  #callError(sdk: Sdk, client: Client, tool: string, error: unknown): McpClientError {
     const name = this.spec.name
+    const { McpError, ErrorCode } = sdk.types
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       return new McpClientError(
         'MCP_PROTOCOL_ERROR',
@@ -252,7 +256,8 @@ export class ServerConnection {
       if (this.spec.problem !== undefined) {
         throw new McpClientError('MCP_CONFIG_INVALID', this.spec.problem, { server: this.spec.name })
       }
-      const { client, transport } = await this.#open(generation)
+      this.#sdk ??= await loadSdk()
+      const { client, transport } = await this.#open(this.#sdk, generation)
       if (generation !== this.#generation || this.#closed) {
         await client.close().catch(() => {})
         return false
@@ -278,7 +283,10 @@ export class ServerConnection {
   #failure(error: unknown): ErrorRecord {
     if (isKeelError(error)) return { code: error.code, message: bounded(error.message) }
     let code: McpErrorCode = 'MCP_CONNECT_FAILED'
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) code = 'MCP_STARTUP_TIMEOUT'
+    const types = this.#sdk?.types
+    if (types && error instanceof types.McpError && error.code === types.ErrorCode.RequestTimeout) {
+      code = 'MCP_STARTUP_TIMEOUT'
+    }
     const said = this.#deps.stderr.tail(1)[0]
     const where = this.spec.transport.kind === 'stdio' ? `\`${this.spec.transport.command}\`` : 'the server'
     const stderr = said ? `; its last stderr line: ${bounded(said, 200)}` : ''
@@ -292,11 +300,12 @@ export class ServerConnection {
     }
   }
 
-  async #open(generation: number): Promise<{ client: Client; transport: Transport }> {
+  async #open(sdk: Sdk, generation: number): Promise<{ client: Client; transport: Transport }> {
     const t = this.spec.transport
     const timeout = this.#deps.limits.startupTimeoutMs
+    const { SSEClientTransport } = sdk.sse
     if (t.kind === 'stdio') {
-      const transport = new StdioClientTransport({
+      const transport = new sdk.stdio.StdioClientTransport({
         command: t.command,
         args: [...t.args],
         env: toolEnvironment({}, t.env, this.#deps.env).env,
@@ -304,27 +313,34 @@ export class ServerConnection {
         stderr: 'pipe',
       })
       transport.stderr?.on('data', (chunk: Buffer) => this.#deps.stderr.write(chunk))
-      return this.#handshake(transport, generation, timeout)
+      return this.#handshake(sdk, transport, generation, timeout)
     }
     const url = new URL(t.url)
     const requestInit = { headers: { ...t.headers } }
-    if (t.kind === 'sse') return this.#handshake(new SSEClientTransport(url, { requestInit }), generation, timeout)
+    if (t.kind === 'sse') {
+      return this.#handshake(sdk, new SSEClientTransport(url, { requestInit }), generation, timeout)
+    }
     try {
-      return await this.#handshake(new StreamableHTTPClientTransport(url, { requestInit }), generation, timeout)
+      const transport = new sdk.http.StreamableHTTPClientTransport(url, { requestInit })
+      return await this.#handshake(sdk, transport, generation, timeout)
     } catch (error) {
       // A server that only speaks the old HTTP+SSE transport answers Streamable HTTP's POST with a 4xx.
-      if (!isHttp4xx(error)) throw error
-      return this.#handshake(new SSEClientTransport(url, { requestInit }), generation, timeout)
+      if (!isHttp4xx(sdk, error)) throw error
+      return this.#handshake(sdk, new SSEClientTransport(url, { requestInit }), generation, timeout)
     }
   }
 
   async #handshake(
+    sdk: Sdk,
     transport: Transport,
     generation: number,
     timeout: number,
   ): Promise<{ client: Client; transport: Transport }> {
-    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: outputSchemaValidator })
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    const client = new sdk.client.Client(CLIENT_INFO, {
+      capabilities: {},
+      jsonSchemaValidator: outputSchemaValidator(sdk),
+    })
+    client.setNotificationHandler(sdk.types.ToolListChangedNotificationSchema, async () => {
       if (generation === this.#generation) await this.#refreshTools(client)
     })
     client.onclose = () => {
@@ -378,7 +394,10 @@ export class ServerConnection {
           this.#deps.changed()
         } catch (error) {
           // The list could not be fetched: keep the last one; a dead connection reports itself through onclose.
-          this.#error = { code: 'MCP_PROTOCOL_ERROR', message: bounded(`tools/list failed: ${errorMessage(error)}`) }
+          this.#error = {
+            code: 'MCP_PROTOCOL_ERROR',
+            message: bounded(`tools/list failed: ${errorMessage(error)}`),
+          }
         }
       } while (this.#relist && !this.#closed)
     })().finally(() => {
@@ -412,10 +431,17 @@ export class ServerConnection {
     const limits = this.#deps.limits
     const delay = backoffDelay(
       this.#restarts,
-      { maxRetries: limits.maxRestarts, baseDelayMs: limits.restartBaseDelayMs, maxDelayMs: limits.restartMaxDelayMs },
+      {
+        maxRetries: limits.maxRestarts,
+        baseDelayMs: limits.restartBaseDelayMs,
+        maxDelayMs: limits.restartMaxDelayMs,
+      },
       this.#deps.random,
     )
-    this.#setState('restarting', { code: error.code, message: bounded(`${error.message}; restart ${this.#restarts} of ${limits.maxRestarts} in ${delay} ms`) })
+    this.#setState('restarting', {
+      code: error.code,
+      message: bounded(`${error.message}; restart ${this.#restarts} of ${limits.maxRestarts} in ${delay} ms`),
+    })
     this.#timer = this.#deps.clock.setTimeout(() => {
       this.#timer = undefined
       void this.#attempt().then((ok) => {
@@ -439,7 +465,8 @@ export class ServerConnection {
     this.#client = undefined
     this.#transport = undefined
     this.#generation++
-    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+    const http = this.#sdk?.http.StreamableHTTPClientTransport
+    if (http && transport instanceof http && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => {})
     }
     if (client) await client.close().catch(() => {})

@@ -57,8 +57,10 @@ function resourceBlocks(resource: Block): Array<TextBlock | ImageBlock> {
   const body = str(resource.text)
   if (body !== undefined) return [text(`${label}\n${body}`)]
   const blob = str(resource.blob)
-  if (blob !== undefined && mime !== undefined && IMAGE_TYPES.has(mime)) return [text(label), image(blob, mime)]
-  if (blob !== undefined) return [text(`${label} binary content, about ${base64Bytes(blob)} bytes, not shown`)]
+  if (blob !== undefined && mime !== undefined && IMAGE_TYPES.has(mime))
+    return [text(label), image(blob, mime)]
+  if (blob !== undefined)
+    return [text(`${label} binary content, about ${base64Bytes(blob)} bytes, not shown`)]
   return [text(label)]
 }
 
@@ -74,7 +76,11 @@ function blockToKeel(block: Block): Array<TextBlock | ImageBlock> {
     }
     case 'audio': {
       const data = str(block.data) ?? ''
-      return [text(`[audio${str(block.mimeType) ? ` (${str(block.mimeType)})` : ''}, about ${base64Bytes(data)} bytes, not shown]`)]
+      return [
+        text(
+          `[audio${str(block.mimeType) ? ` (${str(block.mimeType)})` : ''}, about ${base64Bytes(data)} bytes, not shown]`,
+        ),
+      ]
     }
     case 'resource':
       return block.resource !== null && typeof block.resource === 'object'

@@ -25,9 +25,15 @@ export type {
   McpServerState,
 } from './events.js'
 export { type Expanded, expandText } from './expand.js'
-export { listMcpServers, type ListMcpServersOptions } from './list.js'
+export { type ListMcpServersOptions, listMcpServers } from './list.js'
 export { qualifiedToolName } from './names.js'
-export { defaultKeelHome, type McpConfig, type McpPluginOptions, mcpConfigSchema, mcpPlugin } from './plugin.js'
+export {
+  defaultKeelHome,
+  type McpConfig,
+  type McpPluginOptions,
+  mcpConfigSchema,
+  mcpPlugin,
+} from './plugin.js'
 export { renderProblem, renderStatus } from './render.js'
 export { jsonSchemaInput } from './schema.js'
 export type { McpServerStatus } from './servers.js'

@@ -1,11 +1,12 @@
 // `keel mcp list`: every configured server, started once to see whether it works (a
 // project server only when asked to: starting it is running the repository's code).
+
+import { join } from 'node:path'
 import { systemClock } from '@keel/agent'
 import type { ProjectApprovals } from './approval.js'
 import { type ConfigProblem, collectServers, type ServerEntry } from './config.js'
 import { defaultKeelHome } from './plugin.js'
-import { McpServers, type McpServerStatus } from './servers.js'
-import { join } from 'node:path'
+import { type McpServerStatus, McpServers } from './servers.js'
 
 /** Options of {@link listMcpServers}. */
 export interface ListMcpServersOptions {
@@ -33,7 +34,9 @@ export async function listMcpServers(
   })
   const approvals: ProjectApprovals = new Map(
     options.includeProject
-      ? configured.filter((s) => s.scope === 'project').map((s) => [s.name, { digest: s.digest, decision: 'approved' as const }])
+      ? configured
+          .filter((s) => s.scope === 'project')
+          .map((s) => [s.name, { digest: s.digest, decision: 'approved' as const }])
       : [],
   )
   const servers = new McpServers({

@@ -10,7 +10,7 @@ import { collectServers, projectFile, serverMapSchema } from './config.js'
 import { ownedEventTypes } from './events.generated.js'
 import type { McpServerRecord } from './events.js'
 import { renderProblem } from './render.js'
-import { McpServers, type McpServerStatus, sameRecords } from './servers.js'
+import { type McpServerStatus, McpServers, sameRecords } from './servers.js'
 import type { McpServersService } from './services.js'
 
 const ms = z.number().int().positive().max(3_600_000)
@@ -73,7 +73,9 @@ function startupNotes(status: readonly McpServerStatus[], servers: McpServers, h
   const notes = servers.problems.map((p) => `MCP config: ${renderProblem(p)}`)
   for (const s of status) {
     if (s.missing.length > 0) {
-      notes.push(`MCP server '${s.name}': ${s.missing.map((n) => `\${${n}}`).join(', ')} not set (left as written)`)
+      notes.push(
+        `MCP server '${s.name}': ${s.missing.map((n) => `\${${n}}`).join(', ')} not set (left as written)`,
+      )
     }
   }
   const waiting = status.filter((s) => s.state === 'needs-approval')

@@ -2,9 +2,24 @@
 import type { ConfigProblem } from './config.js'
 import type { McpServerStatus } from './servers.js'
 
-/** Cuts a line for display. */
+/**
+ * `text` with every control character (C0, DEL, C1: what escape sequences are made of)
+ * replaced, so what a server wrote cannot move the cursor or restyle the terminal; `keep`
+ * names characters left alone (`\n` for multi-line text).
+ */
+export function printable(text: string, replacement = ' ', keep = ''): string {
+  let out = ''
+  for (const char of text) {
+    const code = char.codePointAt(0)!
+    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f)
+    out += control && !keep.includes(char) ? replacement : char
+  }
+  return out
+}
+
+/** One display line of at most `max` characters. */
 function cut(text: string, max: number): string {
-  const one = text.replace(/[\u0000-\u001f\u007f-\u009f]+/gu, ' ')
+  const one = printable(text)
   return one.length > max ? `${one.slice(0, max - 1)}…` : one
 }
 
@@ -40,15 +55,21 @@ export function renderStatus(
   const lines: string[] = []
   for (const s of servers) {
     const version = s.server ? ` (${cut(s.server.name, 40)} ${cut(s.server.version, 20)})` : ''
-    const count = s.state === 'connected' || s.state === 'restarting' ? `  ${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}` : ''
+    const count =
+      s.state === 'connected' || s.state === 'restarting'
+        ? `  ${s.tools.length} tool${s.tools.length === 1 ? '' : 's'}`
+        : ''
     lines.push(
       `${s.name.padEnd(width)}  ${s.scope.padEnd(7)}  ${s.transport.padEnd(5)}  ${STATE_TEXT[s.state]}${count}${version}`,
     )
     lines.push(`${' '.repeat(width)}  ${cut(s.target, 120)}`)
     if (s.error) lines.push(`${' '.repeat(width)}  ${s.error.code}: ${cut(s.error.message, 300)}`)
-    if (s.changedSinceAnswer) lines.push(`${' '.repeat(width)}  its entry changed since it was last answered for`)
+    if (s.changedSinceAnswer)
+      lines.push(`${' '.repeat(width)}  its entry changed since it was last answered for`)
     if (s.missing.length > 0) {
-      lines.push(`${' '.repeat(width)}  not set: ${s.missing.map((n) => `\${${n}}`).join(', ')} (left as written)`)
+      lines.push(
+        `${' '.repeat(width)}  not set: ${s.missing.map((n) => `\${${n}}`).join(', ')} (left as written)`,
+      )
     }
     for (const skip of s.skipped.slice(0, 5)) {
       lines.push(`${' '.repeat(width)}  tool ${cut(skip.tool, 60)} not offered: ${cut(skip.reason, 200)}`)

@@ -4,11 +4,10 @@
 // server's schema and whose validation is the schema itself, compiled with Ajv (draft
 // 2020-12 unless the schema names an older draft). Schemas are hostile input: bounded in
 // size, compiled in an instance of their own that remembers nothing, never logged to the console.
-import { type Ajv as AjvCore, Ajv as AjvDraft7, type ErrorObject, type ValidateFunction } from 'ajv'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import formatsModule from 'ajv-formats'
+import type { Ajv as AjvCore, ErrorObject, ValidateFunction } from 'ajv'
 import { z } from 'zod'
 import { McpClientError } from './errors.js'
+import type { Sdk } from './sdk.js'
 
 /** Largest input schema accepted, in characters of its JSON. */
 export const MAX_SCHEMA_CHARS = 100_000
@@ -16,13 +15,7 @@ export const MAX_SCHEMA_CHARS = 100_000
 /** Issues reported per invalid input (the rest are counted). */
 const MAX_ISSUES = 10
 
-type FormatsPlugin = (ajv: AjvCore) => AjvCore
-const addFormats: FormatsPlugin =
-  typeof formatsModule === 'function'
-    ? (formatsModule as unknown as FormatsPlugin)
-    : (formatsModule as unknown as { default: FormatsPlugin }).default
-
-function ajvFor(schema: Record<string, unknown>): AjvCore {
+function ajvFor(sdk: Sdk, schema: Record<string, unknown>): AjvCore {
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : ''
   const options = {
     strict: false,
@@ -31,8 +24,8 @@ function ajvFor(schema: Record<string, unknown>): AjvCore {
     addUsedSchema: false,
     logger: false as const,
   }
-  const ajv = /draft-0[4-7]/u.test(dialect) ? new AjvDraft7(options) : new Ajv2020(options)
-  addFormats(ajv)
+  const ajv = /draft-0[4-7]/u.test(dialect) ? new sdk.Ajv(options) : new sdk.Ajv2020(options)
+  sdk.addFormats(ajv)
   return ajv
 }
 
@@ -40,12 +33,17 @@ function ajvFor(schema: Record<string, unknown>): AjvCore {
  * Compiles a JSON Schema. Throws {@link McpClientError} `MCP_SCHEMA_INVALID` when it is
  * too large or does not compile.
  */
-export function compileSchema(schema: Record<string, unknown>, where: string): ValidateFunction {
+export function compileSchema(sdk: Sdk, schema: Record<string, unknown>, where: string): ValidateFunction {
   let json: string
   try {
     json = JSON.stringify(schema)
   } catch (error) {
-    throw new McpClientError('MCP_SCHEMA_INVALID', `${where}: the schema is not plain JSON`, { where }, { cause: error })
+    throw new McpClientError(
+      'MCP_SCHEMA_INVALID',
+      `${where}: the schema is not plain JSON`,
+      { where },
+      { cause: error },
+    )
   }
   if (json.length > MAX_SCHEMA_CHARS) {
     throw new McpClientError(
@@ -56,7 +54,7 @@ export function compileSchema(schema: Record<string, unknown>, where: string): V
   }
   const { $schema: _dialect, ...rest } = schema
   try {
-    return ajvFor(schema).compile(rest)
+    return ajvFor(sdk, schema).compile(rest)
   } catch (error) {
     throw new McpClientError(
       'MCP_SCHEMA_INVALID',
@@ -116,9 +114,13 @@ function objectRoot(schema: unknown, where: string): Record<string, unknown> {
  * becomes a zod issue at its path, so the model is told what to fix. Throws
  * {@link McpClientError} `MCP_SCHEMA_INVALID` for a schema that cannot be used.
  */
-export function jsonSchemaInput(schema: unknown, where: string): z.ZodType<Record<string, unknown>> {
+export function jsonSchemaInput(
+  sdk: Sdk,
+  schema: unknown,
+  where: string,
+): z.ZodType<Record<string, unknown>> {
   const root = objectRoot(schema, where)
-  const validate = compileSchema(root, where)
+  const validate = compileSchema(sdk, root, where)
   const { $schema: _dialect, ...shown } = root
   return z
     .looseObject({})
@@ -129,7 +131,11 @@ export function jsonSchemaInput(schema: unknown, where: string): z.ZodType<Recor
         ctx.addIssue({ code: 'custom', message: issueMessage(error), path: issuePath(error) })
       }
       if (errors.length > MAX_ISSUES) {
-        ctx.addIssue({ code: 'custom', message: `and ${errors.length - MAX_ISSUES} more problem(s)`, path: [] })
+        ctx.addIssue({
+          code: 'custom',
+          message: `and ${errors.length - MAX_ISSUES} more problem(s)`,
+          path: [],
+        })
       }
     })
     .meta(shown) as unknown as z.ZodType<Record<string, unknown>>
@@ -140,16 +146,17 @@ export function jsonSchemaInput(schema: unknown, where: string): z.ZodType<Recor
  * output schema) on the same bounded compile. A schema that cannot be compiled checks
  * nothing rather than failing the whole tool list.
  */
-export const outputSchemaValidator = {
+export const outputSchemaValidator = (sdk: Sdk) => ({
   getValidator<T>(schema: unknown) {
     let validate: ValidateFunction | undefined
     try {
-      validate = compileSchema(schema as Record<string, unknown>, 'output schema')
+      validate = compileSchema(sdk, schema as Record<string, unknown>, 'output schema')
     } catch {
       validate = undefined // unusable output schema: structured output goes unchecked
     }
     return (input: unknown) => {
-      if (!validate || validate(input)) return { valid: true as const, data: input as T, errorMessage: undefined }
+      if (!validate || validate(input))
+        return { valid: true as const, data: input as T, errorMessage: undefined }
       const first = validate.errors?.[0]
       return {
         valid: false as const,
@@ -158,4 +165,4 @@ export const outputSchemaValidator = {
       }
     }
   },
-}
+})

@@ -137,7 +137,7 @@ export class McpServers {
   /** Connects a server again (restart count reset); starts it if it was never started. */
   async reconnect(name: string): Promise<void> {
     const entry = this.#entries.get(name)
-    if (!entry || entry.gate !== 'open') return
+    if (entry?.gate !== 'open') return
     if (!entry.connection) return this.#start(entry)
     await entry.connection.reconnect()
   }
@@ -208,7 +208,9 @@ export class McpServers {
       clock: this.#init.clock,
       random: this.#init.random,
       env: this.#init.env,
-      stderr: new BoundedLog(logFile, { onError: (message) => this.#init.notice(`MCP server '${name}': ${message}`) }),
+      stderr: new BoundedLog(logFile, {
+        onError: (message) => this.#init.notice(`MCP server '${name}': ${message}`),
+      }),
       limits: {
         ...this.#init.limits,
         startupTimeoutMs: entry.spec.startupTimeoutMs ?? this.#init.limits.startupTimeoutMs,
@@ -254,6 +256,9 @@ export class McpServers {
 }
 
 /** Whether two server record lists say the same (the log gets a new one only when not). */
-export function sameRecords(a: readonly McpServerRecord[] | undefined, b: readonly McpServerRecord[]): boolean {
+export function sameRecords(
+  a: readonly McpServerRecord[] | undefined,
+  b: readonly McpServerRecord[],
+): boolean {
   return a !== undefined && canonicalJson(a) === canonicalJson(b)
 }

@@ -89,9 +89,15 @@ export function resolveServer(
   let problem: string | undefined
   try {
     const parsed = new URL(url)
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problem = `the url must be http(s), got ${parsed.protocol}`
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      problem = `the url must be http(s), got ${parsed.protocol}`
   } catch {
     problem = `the url ${JSON.stringify(url.slice(0, 200))} is not a valid URL${missing.length > 0 ? ` (unset: ${missing.join(', ')})` : ''}`
   }
-  return { ...base, transport: { kind, url, headers }, missing, ...(problem === undefined ? {} : { problem }) }
+  return {
+    ...base,
+    transport: { kind, url, headers },
+    missing,
+    ...(problem === undefined ? {} : { problem }),
+  }
 }

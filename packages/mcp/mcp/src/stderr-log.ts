@@ -1,7 +1,7 @@
 // Where a stdio server's stderr goes: never to the terminal (it would tear the UI's frame),
 // but to a bounded file (rotated once past its size, one previous file kept) and a short
 // in-memory tail that `/mcp log` and crash reports quote.
-import { createWriteStream, mkdirSync, renameSync, statSync, type WriteStream } from 'node:fs'
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { errorMessage } from '@keel/base'
 
@@ -21,7 +21,8 @@ export class BoundedLog {
   readonly #maxFileBytes: number
   readonly #tailChars: number
   readonly #onError: (message: string) => void
-  #stream: WriteStream | undefined
+  /** The open file (appends are synchronous: stderr is low volume, and a rotation must not race a pending open). */
+  #fd: number | undefined
   #size = 0
   #tail = ''
   #broken = false
@@ -39,11 +40,11 @@ export class BoundedLog {
     this.#tail = (this.#tail + text).slice(-this.#tailChars)
     if (this.file === undefined || this.#broken) return
     try {
-      const bytes = Buffer.byteLength(text)
-      if (this.#stream === undefined) this.#open()
-      else if (this.#size + bytes > this.#maxFileBytes) this.#rotate()
-      this.#stream!.write(text)
-      this.#size += bytes
+      const bytes = Buffer.from(text, 'utf8')
+      if (this.#fd === undefined) this.#open()
+      if (this.#size > 0 && this.#size + bytes.length > this.#maxFileBytes) this.#rotate()
+      writeSync(this.#fd!, bytes)
+      this.#size += bytes.length
     } catch (error) {
       this.#fail(error)
     }
@@ -57,43 +58,32 @@ export class BoundedLog {
   }
 
   /** Closes the file (the tail stays readable). */
-  close(): Promise<void> {
-    const stream = this.#stream
-    this.#stream = undefined
-    if (!stream) return Promise.resolve()
-    return new Promise((resolve) => stream.end(resolve))
+  async close(): Promise<void> {
+    const fd = this.#fd
+    this.#fd = undefined
+    if (fd !== undefined) closeSync(fd)
   }
 
   #open(): void {
     const file = this.file!
     mkdirSync(dirname(file), { recursive: true })
-    try {
-      this.#size = statSync(file).size
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      this.#size = 0
-    }
-    if (this.#size >= this.#maxFileBytes) {
-      renameSync(file, `${file}.1`)
-      this.#size = 0
-    }
-    this.#stream = createWriteStream(file, { flags: 'a' })
-    this.#stream.on('error', (error) => this.#fail(error))
+    this.#fd = openSync(file, 'a')
+    this.#size = fstatSync(this.#fd).size
   }
 
+  /** The file is full: it becomes `<file>.1` (replacing the previous one) and a new one starts. */
   #rotate(): void {
-    this.#stream?.end()
-    this.#stream = undefined
+    closeSync(this.#fd!)
+    this.#fd = undefined
     renameSync(this.file!, `${this.file!}.1`)
-    this.#size = 0
     this.#open()
   }
 
   #fail(error: unknown): void {
     if (this.#broken) return
     this.#broken = true
-    this.#stream?.destroy()
-    this.#stream = undefined
+    if (this.#fd !== undefined) closeSync(this.#fd)
+    this.#fd = undefined
     this.#onError(`cannot write ${this.file}: ${errorMessage(error)}; keeping only the last lines in memory`)
   }
 }

@@ -55,7 +55,11 @@ export class ToolBuilder {
         try {
           tool = this.#make(connection, listed, name, remote, timeoutMs)
         } catch (error) {
-          skipped.push({ server, tool: listed.name, reason: error instanceof Error ? error.message : String(error) })
+          skipped.push({
+            server,
+            tool: listed.name,
+            reason: error instanceof Error ? error.message : String(error),
+          })
           continue
         }
         this.#cache.set(key, tool)
@@ -83,7 +87,11 @@ export class ToolBuilder {
     return defineTool<Record<string, unknown>>({
       name,
       description: describe(server, listed),
-      inputSchema: jsonSchemaInput(listed.inputSchema, `MCP server '${server}', tool ${listed.name}`),
+      inputSchema: jsonSchemaInput(
+        connection.sdk!,
+        listed.inputSchema,
+        `MCP server '${server}', tool ${listed.name}`,
+      ),
       annotations,
       isConcurrencySafe: annotations.readOnly,
       timeoutMs,

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what these tests are about
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -108,7 +109,12 @@ describe('server configuration', () => {
         scope: 'user',
         source: 'x',
         digest: 'sha256:0',
-        entry: { command: '${BIN}/srv', args: ['--token', '${TOKEN}', '${NOPE}'], env: { T: '${TOKEN}' }, cwd: 'sub' },
+        entry: {
+          command: '${BIN}/srv',
+          args: ['--token', '${TOKEN}', '${NOPE}'],
+          env: { T: '${TOKEN}' },
+          cwd: 'sub',
+        },
       },
       env,
       project,
@@ -127,7 +133,11 @@ describe('server configuration', () => {
         scope: 'user',
         source: 'x',
         digest: 'sha256:0',
-        entry: { type: 'http', url: '${BASE:-https://api.example.com}/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
+        entry: {
+          type: 'http',
+          url: '${BASE:-https://api.example.com}/mcp',
+          headers: { Authorization: 'Bearer ${TOKEN}' },
+        },
       },
       env,
       project,
@@ -138,7 +148,13 @@ describe('server configuration', () => {
       headers: { Authorization: 'Bearer t0k' },
     })
     const broken = resolveServer(
-      { name: 'h', scope: 'user', source: 'x', digest: 'sha256:0', entry: { type: 'sse', url: '${BASE}/sse' } },
+      {
+        name: 'h',
+        scope: 'user',
+        source: 'x',
+        digest: 'sha256:0',
+        entry: { type: 'sse', url: '${BASE}/sse' },
+      },
       env,
       project,
     )

@@ -3,7 +3,15 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Agent, type AgentObserver, type ApprovalAnswerer, createAgent, type PluginEntry, usePlugin } from '@keel/agent'
+import {
+  type Agent,
+  type AgentObserver,
+  type ApprovalAnswerer,
+  createAgent,
+  type PluginEntry,
+  type StoreHandle,
+  usePlugin,
+} from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { type ScriptedResponse, type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import { Session, type SessionEvent, type SessionEventType } from '@keel/session'
@@ -55,7 +63,7 @@ export async function mcpRig(options: {
   script?: ScriptedResponse[]
   config?: Partial<McpConfig> & Record<string, unknown>
   plugins?: PluginEntry[]
-  session?: Session
+  session?: Session | StoreHandle
   project?: string
   home?: string
   env?: NodeJS.ProcessEnv
@@ -65,19 +73,23 @@ export async function mcpRig(options: {
   const llm = await startScriptedServer({ script: options.script ?? [] })
   later(() => llm.close())
   const d = options.project && options.home ? { project: options.project, home: options.home } : dirs()
-  const session = options.session ?? Session.create(`mcp-test-${process.pid}-${++counter}`, { cwd: d.project })
+  const target = options.session ?? Session.create(`mcp-test-${process.pid}-${++counter}`, { cwd: d.project })
+  const session = target instanceof Session ? target : target.session
   const notices: string[] = []
   const agent = await createAgent({
     llm: createDeepSeekAdapter({ baseURL: llm.baseURL, model: 'scripted-model', env: {} }),
-    session,
+    session: target,
     cwd: d.project,
     retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 },
     plugins: [
       ...(options.plugins ?? []),
-      usePlugin(mcpPlugin({ env: options.env ?? { PATH: process.env.PATH }, keelHome: d.home, random: () => 0.5 }), {
-        userServers: false,
-        ...options.config,
-      } as McpConfig),
+      usePlugin(
+        mcpPlugin({ env: options.env ?? { PATH: process.env.PATH }, keelHome: d.home, random: () => 0.5 }),
+        {
+          userServers: false,
+          ...options.config,
+        } as McpConfig,
+      ),
     ],
     answerers: options.answerers ?? [],
     observers: [

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what these tests are about
 import { describe, expect, it } from 'vitest'
 import { httpFixture, mcpRig, until } from './helpers.js'
 
@@ -12,7 +13,9 @@ describe('HTTP: a real MCP server on loopback', () => {
     const { url } = await httpFixture('--http')
     const r = await mcpRig({
       env: { PATH: process.env.PATH, FX_TOKEN: 'abc' },
-      config: { mcpServers: { web: { type: 'http', url, headers: { Authorization: 'Bearer ${FX_TOKEN}' } } } },
+      config: {
+        mcpServers: { web: { type: 'http', url, headers: { Authorization: 'Bearer ${FX_TOKEN}' } } },
+      },
       script: [
         call('c1', 'mcp__web__echo', { text: 'over http' }),
         call('c2', 'mcp__web__grow'),
@@ -60,7 +63,10 @@ describe('HTTP: a real MCP server on loopback', () => {
     const service = r.agent.services.get('mcp.servers')!
     await service.ready()
     fixture.child.kill('SIGKILL')
-    await until(() => fixture.child.exitCode !== null || fixture.child.signalCode !== null, 'the fixture to die')
+    await until(
+      () => fixture.child.exitCode !== null || fixture.child.signalCode !== null,
+      'the fixture to die',
+    )
     r.llm.enqueue({ text: 'done' })
     await r.agent.send('go')
     const result = r.events('tool/result')[0]!.data

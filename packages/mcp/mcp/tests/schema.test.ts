@@ -1,7 +1,14 @@
 import { parseToolInput, toToolSpec } from '@keel/tools'
-import { describe, expect, it } from 'vitest'
-import { jsonSchemaInput, qualifiedToolName, toKeelAnnotations } from '../src/index.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { toToolOutput } from '../src/content.js'
+import { loadSdk, type Sdk } from '../src/sdk.js'
+
+let sdk: Sdk
+beforeAll(async () => {
+  sdk = await loadSdk()
+})
+
+import { jsonSchemaInput, qualifiedToolName, toKeelAnnotations } from '../src/index.js'
 
 const schema = {
   type: 'object',
@@ -19,7 +26,7 @@ function tool(inputSchema: unknown) {
   return {
     name: 'mcp__s__t',
     description: 'd',
-    inputSchema: jsonSchemaInput(inputSchema, 'test'),
+    inputSchema: jsonSchemaInput(sdk, inputSchema, 'test'),
     annotations: toKeelAnnotations(undefined, false),
     call: async () => 'x',
   }
@@ -34,7 +41,9 @@ describe('a server JSON Schema as the tool input schema', () => {
 
   it('validates what the model sends, each violation at its path, before the server sees it', () => {
     const t = tool(schema)
-    expect(parseToolInput(t, '{"path":"a","mode":"fast","items":[1,2],"when":"2026-01-05T08:00:00Z"}')).toMatchObject({
+    expect(
+      parseToolInput(t, '{"path":"a","mode":"fast","items":[1,2],"when":"2026-01-05T08:00:00Z"}'),
+    ).toMatchObject({
       ok: true,
       input: { path: 'a' },
     })
@@ -51,30 +60,63 @@ describe('a server JSON Schema as the tool input schema', () => {
   })
 
   it('reads draft-07 schemas, and one without a type as an object schema', () => {
-    const t = tool({ $schema: 'http://json-schema.org/draft-07/schema#', properties: { n: { type: 'number' } }, required: ['n'] })
+    const t = tool({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      properties: { n: { type: 'number' } },
+      required: ['n'],
+    })
     expect(parseToolInput(t, '{"n":1}').ok).toBe(true)
     expect(parseToolInput(t, '{}').ok).toBe(false)
     expect(toToolSpec(t).parameters.type).toBe('object')
   })
 
   it('refuses schemas it cannot use: not an object, too large, not compilable', () => {
-    expect(() => jsonSchemaInput({ type: 'string' }, 'w')).toThrow(expect.objectContaining({ code: 'MCP_SCHEMA_INVALID' }))
-    expect(() => jsonSchemaInput('nope', 'w')).toThrow(expect.objectContaining({ code: 'MCP_SCHEMA_INVALID' }))
-    const huge = { type: 'object', properties: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }])) }
-    expect(() => jsonSchemaInput(huge, 'w')).toThrow(/over the 100000/u)
-    expect(() => jsonSchemaInput({ type: 'object', properties: { a: { $ref: '#/nowhere' } } }, 'w')).toThrow(
+    expect(() => jsonSchemaInput(sdk, { type: 'string' }, 'w')).toThrow(
       expect.objectContaining({ code: 'MCP_SCHEMA_INVALID' }),
     )
+    expect(() => jsonSchemaInput(sdk, 'nope', 'w')).toThrow(
+      expect.objectContaining({ code: 'MCP_SCHEMA_INVALID' }),
+    )
+    const huge = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 5000 }, (_, i) => [`p${i}`, { type: 'string', description: 'x'.repeat(20) }]),
+      ),
+    }
+    expect(() => jsonSchemaInput(sdk, huge, 'w')).toThrow(/over the 100000/u)
+    expect(() =>
+      jsonSchemaInput(sdk, { type: 'object', properties: { a: { $ref: '#/nowhere' } } }, 'w'),
+    ).toThrow(expect.objectContaining({ code: 'MCP_SCHEMA_INVALID' }))
   })
 })
 
 describe('annotations: absent hints are the fail-closed defaults', () => {
   it.each([
     ['none', undefined, false, { readOnly: false, destructive: true, idempotent: false, openWorld: true }],
-    ['read-only, closed world', { readOnlyHint: true, openWorldHint: false }, false, { readOnly: true, destructive: false, idempotent: true, openWorld: false }],
-    ['read-only with a stray destructive hint', { readOnlyHint: true, destructiveHint: true }, false, { readOnly: true, destructive: false, idempotent: true, openWorld: true }],
-    ['additive and idempotent', { destructiveHint: false, idempotentHint: true, openWorldHint: false }, false, { readOnly: false, destructive: false, idempotent: true, openWorld: false }],
-    ['a remote server claiming a closed world', { readOnlyHint: true, openWorldHint: false }, true, { readOnly: true, destructive: false, idempotent: true, openWorld: true }],
+    [
+      'read-only, closed world',
+      { readOnlyHint: true, openWorldHint: false },
+      false,
+      { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    ],
+    [
+      'read-only with a stray destructive hint',
+      { readOnlyHint: true, destructiveHint: true },
+      false,
+      { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    ],
+    [
+      'additive and idempotent',
+      { destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      false,
+      { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+    ],
+    [
+      'a remote server claiming a closed world',
+      { readOnlyHint: true, openWorldHint: false },
+      true,
+      { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    ],
   ])('%s', (_name, hints, remote, expected) => {
     expect(toKeelAnnotations(hints, remote)).toEqual(expected)
   })

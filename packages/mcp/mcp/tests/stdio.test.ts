@@ -47,7 +47,9 @@ describe('stdio: a real MCP server as a child process', () => {
     expect(JSON.stringify(results[2]!.message.content)).toContain('the widget is broken')
     // Invalid arguments are refused against the server's schema; the server never sees them.
     expect(results[3]).toMatchObject({ errorCode: 'TOOL_INPUT_INVALID' })
-    expect(JSON.stringify(results[3]!.message.content)).toContain('- text: must NOT have fewer than 1 characters')
+    expect(JSON.stringify(results[3]!.message.content)).toContain(
+      '- text: must NOT have fewer than 1 characters',
+    )
     // The server's stderr went to the bounded log, not to the terminal.
     const log = readFileSync(join(d.home, 'logs', 'mcp', 'fx.log'), 'utf8')
     expect(log).toContain('fixture starting (variant 1)')
@@ -80,7 +82,10 @@ describe('stdio: a real MCP server as a child process', () => {
 
   it('a server that crashes mid-call gives a coded result, is restarted with back-off, and serves the next call', async () => {
     const r = await mcpRig({
-      config: { mcpServers: { fx: fixtureEntry() }, restart: { maxAttempts: 3, baseDelayMs: 20, maxDelayMs: 40, stableAfterMs: 60_000 } },
+      config: {
+        mcpServers: { fx: fixtureEntry() },
+        restart: { maxAttempts: 3, baseDelayMs: 20, maxDelayMs: 40, stableAfterMs: 60_000 },
+      },
       script: [call('c1', 'mcp__fx__crash'), call('c2', 'mcp__fx__echo', { text: 'back' }), { text: 'done' }],
     })
     expect((await r.agent.send('go')).reason).toBe('completed')
@@ -146,7 +151,9 @@ describe('stdio: a real MCP server as a child process', () => {
     // Both servers still answer after their calls were cancelled.
     r.llm.enqueue(call('c3', 'mcp__fx__echo', { text: 'still here' }), { text: 'ok' })
     await r.agent.send('again')
-    expect(r.events('tool/result').at(-1)!.data.message.content).toEqual([{ type: 'text', text: 'still here' }])
+    expect(r.events('tool/result').at(-1)!.data.message.content).toEqual([
+      { type: 'text', text: 'still here' },
+    ])
   })
 
   it('tools/list_changed: the next step is offered the new list, and the log says so', async () => {

@@ -5,6 +5,7 @@ import type { PluginDefinition } from '@keel/agent'
 import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
+import { mcpConfigSchema, mcpPlugin } from '@keel/mcp'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
 import { userApproval, userApprovalConfigSchema } from '@keel/user-approval'
@@ -104,6 +105,12 @@ export function builtinPlugins(): PluginProvider[] {
       'reminders and recurring schedules the model can create',
       scheduleConfigSchema,
       () => schedulePlugin as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/mcp',
+      "tools of MCP servers (the preset's mcpServers, $KEEL_HOME/mcp.json, the project's .mcp.json once approved; /mcp)",
+      mcpConfigSchema as z.ZodType<unknown>,
+      () => mcpPlugin() as PluginDefinition<unknown>,
     ),
   ]
 }

@@ -7,17 +7,21 @@ export const minimalPreset: Preset = definePreset({
   tools: ['fs', 'shell'],
 })
 
-/** `coding`: every plugin Keel ships, with the file and shell tools. */
+/**
+ * `coding`: every plugin Keel ships, with the file and shell tools. MCP runs no server until
+ * one is configured (`$KEEL_HOME/mcp.json`, or an approved project `.mcp.json`).
+ */
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, MCP servers once configured, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
+    { use: '@keel/mcp' },
   ],
   tools: ['fs', 'shell'],
   policy: { approvalPolicy: 'on_request', sandboxMode: 'workspace_write' },
