@@ -3,6 +3,7 @@ import { isKeelError } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import { exportSession } from './export-command.js'
 import { UsageError } from './llm.js'
+import { mcpCommand } from './mcp-command.js'
 import { presetsCommand } from './presets-command.js'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runAgentCommand } from './run.js'
@@ -43,6 +44,7 @@ const usage = `usage: keel [flags] ["task"]          interactive, or one-shot wi
        keel sessions export <id> --html [-o file] [--store s]
        keel sessions unlock <id>          remove a stale writer lock (JSONL; e.g. one held on another host)
        keel presets list | keel presets show <id>
+       keel mcp list [--preset id] [--project] [--tools]  MCP servers: state and tools
        keel demo [--live "task"]         the scripted demo (no key, no network)
 
 flags: --preset id (default coding)  --model id  --base-url url  --store jsonl|postgres  --cwd dir
@@ -115,6 +117,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (command === 'sessions' && sub === 'unlock') return await unlockSession(rest, io)
     if (command === 'sessions' && sub === 'export') return await exportSession(rest, io)
     if (command === 'presets') return await presetsCommand(argv.slice(1), io)
+    if (command === 'mcp') return await mcpCommand(argv.slice(1), io)
     if (command === 'sessions') throw new UsageError(`unknown command: keel ${argv.join(' ')}`)
     if (command === 'resume') return await runAgentCommand('resume', argv.slice(1), io)
     if (command === 'fork') return await runAgentCommand('fork', argv.slice(1), io)

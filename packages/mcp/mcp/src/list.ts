@@ -15,6 +15,10 @@ export interface ListMcpServersOptions {
   readonly env?: NodeJS.ProcessEnv
   /** The preset's servers (the plugin's `mcpServers`). */
   readonly preset?: Readonly<Record<string, ServerEntry>>
+  /** Read the project's `.mcp.json` (the plugin's `projectServers`). Default true. */
+  readonly projectServers?: boolean
+  /** Read `$KEEL_HOME/mcp.json` (the plugin's `userServers`). Default true. */
+  readonly userServers?: boolean
   /** Start the project's `.mcp.json` servers too (the person asked for it). Default false. */
   readonly includeProject?: boolean
   /** Handshake deadline per server. Default 15 s. */
@@ -31,6 +35,8 @@ export async function listMcpServers(
     projectDir: options.projectDir,
     keelHome,
     ...(options.preset === undefined ? {} : { preset: options.preset }),
+    project: options.projectServers !== false,
+    user: options.userServers !== false,
   })
   const approvals: ProjectApprovals = new Map(
     options.includeProject

@@ -86,7 +86,7 @@ function startupNotes(status: readonly McpServerStatus[], servers: McpServers, h
     notes.push(
       headless
         ? `MCP: the project's servers are not used in a headless session (nobody can approve them): ${list}`
-        : `MCP: ${projectFile('.')} of this project defines servers that run only once you approve them for this session: ${list}. Type /mcp approve <name> (or /mcp approve all), or /mcp reject <name>.`,
+        : `MCP: this project's ${projectFile('.')} defines servers that are not used until you approve them for this session: ${list}. In keel's interactive UI type /mcp approve <name> (or /mcp approve all), or /mcp reject <name>.`,
     )
   }
   return notes

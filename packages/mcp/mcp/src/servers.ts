@@ -153,7 +153,8 @@ export class McpServers {
       const c = e.connection
       const state: McpServerState = e.gate === 'open' ? (c?.state ?? 'connecting') : e.gate
       const error = e.gate === 'open' ? c?.error : undefined
-      const log = c?.stderr.file
+      // The log's path is worth showing once the server wrote something to it.
+      const log = c && c.stderr.tail(1).length > 0 ? c.stderr.file : undefined
       return {
         name: e.spec.name,
         scope: e.spec.scope,

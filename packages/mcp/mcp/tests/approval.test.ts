@@ -21,7 +21,7 @@ describe("a project's .mcp.json servers run only once a person approved them", (
     projectServers(d.project)
     const r = await mcpRig({ ...d, config: { projectServers: true }, script: [{ text: 'no tools yet' }] })
     expect(r.notices.join('\n')).toContain(
-      'defines servers that run only once you approve them for this session: proj',
+      'defines servers that are not used until you approve them for this session: proj',
     )
     await r.agent.send('hi')
     expect(offered(r.llm.requests[0]!.body)).toEqual([])
