@@ -4,17 +4,16 @@
 // until it has failed too often. Every way a call can fail becomes a coded error; nothing
 // it does writes to the terminal.
 import { backoffDelay, type Clock } from '@keel/agent'
-import { errorMessage, isKeelError } from '@keel/base'
+import { errorMessage } from '@keel/base'
 import type { ErrorRecord } from '@keel/session'
-import { toolEnvironment } from '@keel/tools'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { McpClientError, type McpErrorCode } from './errors.js'
+import { McpClientError } from './errors.js'
 import type { McpServerState } from './events.js'
-import { outputSchemaValidator } from './schema.js'
 import { loadSdk, type Sdk } from './sdk.js'
 import type { ServerSpec } from './spec.js'
 import type { BoundedLog } from './stderr-log.js'
+import { bounded, closeClient, connectFailure, listAllTools, openClient } from './transport.js'
 
 /** A tool as `tools/list` describes it (only what Keel reads; the rest is ignored). */
 export interface ListedTool {
@@ -52,18 +51,6 @@ export interface ConnectionDeps {
   changed(): void
 }
 
-const CLIENT_INFO = { name: 'keel', version: '0.1.0' }
-
-/** Bounds a message a server (or its error) wrote before it goes into a record. */
-function bounded(text: string, max = 500): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text
-}
-
-function isHttp4xx(sdk: Sdk, error: unknown): boolean {
-  const code = error instanceof sdk.http.StreamableHTTPError ? error.code : undefined
-  return typeof code === 'number' && code >= 400 && code < 500
-}
-
 /** One server's connection, its tools, and its state. */
 export class ServerConnection {
   readonly spec: ServerSpec
@@ -75,6 +62,8 @@ export class ServerConnection {
   #sdk: Sdk | undefined
   #client: Client | undefined
   #transport: Transport | undefined
+  /** The transport of a handshake in progress. */
+  #opening: Transport | undefined
   #generation = 0
   #restarts = 0
   #connectedAt = 0
@@ -257,14 +246,33 @@ export class ServerConnection {
         throw new McpClientError('MCP_CONFIG_INVALID', this.spec.problem, { server: this.spec.name })
       }
       this.#sdk ??= await loadSdk()
-      const { client, transport } = await this.#open(this.#sdk, generation)
-      if (generation !== this.#generation || this.#closed) {
-        await client.close().catch(() => {})
+      const current = () => generation === this.#generation
+      const { client, transport } = await openClient(this.#sdk, this.spec, {
+        env: this.#deps.env,
+        stderr: this.#deps.stderr,
+        timeoutMs: this.#deps.limits.startupTimeoutMs,
+        opening: (t) => {
+          if (current()) this.#opening = t
+        },
+        toolsChanged: async (c) => {
+          if (current()) await this.#refreshTools(c)
+        },
+        closed: (c) => {
+          if (current()) this.#lost(c, new Error('the connection closed'))
+        },
+        // Not fatal (an unparsable line); fatal ones close the connection, which `closed` handles.
+        protocolError: (message) => {
+          if (current()) this.#lastProtocolError = message
+        },
+      })
+      this.#opening = undefined
+      if (!current() || this.#closed) {
+        await closeClient(this.#sdk, client, transport)
         return false
       }
       this.#client = client
       this.#transport = transport
-      this.#tools = await this.#listAll(client)
+      this.#tools = await listAllTools<ListedTool>(client, this.#deps.limits)
       const version = client.getServerVersion()
       if (version) this.#server = { name: bounded(version.name, 100), version: bounded(version.version, 50) }
       this.#connectedAt = this.#deps.clock.now()
@@ -273,109 +281,11 @@ export class ServerConnection {
       return true
     } catch (error) {
       if (generation === this.#generation) {
-        this.#error = this.#failure(error)
+        this.#error = connectFailure(this.#sdk, this.spec, error, this.#deps)
         await this.#drop()
       }
       return false
     }
-  }
-
-  #failure(error: unknown): ErrorRecord {
-    if (isKeelError(error)) return { code: error.code, message: bounded(error.message) }
-    let code: McpErrorCode = 'MCP_CONNECT_FAILED'
-    const types = this.#sdk?.types
-    if (types && error instanceof types.McpError && error.code === types.ErrorCode.RequestTimeout) {
-      code = 'MCP_STARTUP_TIMEOUT'
-    }
-    const said = this.#deps.stderr.tail(1)[0]
-    const where = this.spec.transport.kind === 'stdio' ? `\`${this.spec.transport.command}\`` : 'the server'
-    const stderr = said ? `; its last stderr line: ${bounded(said, 200)}` : ''
-    return {
-      code,
-      message: bounded(
-        code === 'MCP_STARTUP_TIMEOUT'
-          ? `${where} did not finish the MCP handshake within ${this.#deps.limits.startupTimeoutMs} ms${stderr}`
-          : `cannot connect to ${where}: ${errorMessage(error)}${stderr}`,
-      ),
-    }
-  }
-
-  async #open(sdk: Sdk, generation: number): Promise<{ client: Client; transport: Transport }> {
-    const t = this.spec.transport
-    const timeout = this.#deps.limits.startupTimeoutMs
-    const { SSEClientTransport } = sdk.sse
-    if (t.kind === 'stdio') {
-      const transport = new sdk.stdio.StdioClientTransport({
-        command: t.command,
-        args: [...t.args],
-        env: toolEnvironment({}, t.env, this.#deps.env).env,
-        cwd: t.cwd,
-        stderr: 'pipe',
-      })
-      transport.stderr?.on('data', (chunk: Buffer) => this.#deps.stderr.write(chunk))
-      return this.#handshake(sdk, transport, generation, timeout)
-    }
-    const url = new URL(t.url)
-    const requestInit = { headers: { ...t.headers } }
-    if (t.kind === 'sse') {
-      return this.#handshake(sdk, new SSEClientTransport(url, { requestInit }), generation, timeout)
-    }
-    try {
-      const transport = new sdk.http.StreamableHTTPClientTransport(url, { requestInit })
-      return await this.#handshake(sdk, transport, generation, timeout)
-    } catch (error) {
-      // A server that only speaks the old HTTP+SSE transport answers Streamable HTTP's POST with a 4xx.
-      if (!isHttp4xx(sdk, error)) throw error
-      return this.#handshake(sdk, new SSEClientTransport(url, { requestInit }), generation, timeout)
-    }
-  }
-
-  async #handshake(
-    sdk: Sdk,
-    transport: Transport,
-    generation: number,
-    timeout: number,
-  ): Promise<{ client: Client; transport: Transport }> {
-    const client = new sdk.client.Client(CLIENT_INFO, {
-      capabilities: {},
-      jsonSchemaValidator: outputSchemaValidator(sdk),
-    })
-    client.setNotificationHandler(sdk.types.ToolListChangedNotificationSchema, async () => {
-      if (generation === this.#generation) await this.#refreshTools(client)
-    })
-    client.onclose = () => {
-      if (generation === this.#generation) this.#lost(client, new Error('the connection closed'))
-    }
-    // Protocol errors (an unparsable line from the server) are not fatal and are kept for
-    // /mcp; the ones that are fatal close the connection, which onclose handles.
-    client.onerror = (error) => {
-      if (generation === this.#generation) this.#lastProtocolError = bounded(errorMessage(error))
-    }
-    try {
-      await client.connect(transport, { timeout })
-    } catch (error) {
-      await client.close().catch(() => {})
-      throw error
-    }
-    return { client, transport }
-  }
-
-  async #listAll(client: Client): Promise<ListedTool[]> {
-    const all: ListedTool[] = []
-    let cursor: string | undefined
-    for (let page = 0; page < this.#deps.limits.maxToolPages; page++) {
-      const result = await client.listTools(cursor === undefined ? undefined : { cursor }, {
-        timeout: this.#deps.limits.startupTimeoutMs,
-      })
-      all.push(...(result.tools as ListedTool[]))
-      cursor = result.nextCursor
-      if (cursor === undefined) break
-    }
-    // listTools caches output-schema validators per page, each page replacing the last;
-    // cache them for the whole list (the method is internal to the SDK's types).
-    const cache = (client as unknown as { cacheToolMetadata?: (tools: unknown[]) => void }).cacheToolMetadata
-    if (typeof cache === 'function') cache.call(client, all)
-    return all
   }
 
   /** `tools/list_changed`: list again (one listing at a time; a notice during one lists once more after it). */
@@ -388,7 +298,7 @@ export class ServerConnection {
       do {
         this.#relist = false
         try {
-          const tools = await this.#listAll(client)
+          const tools = await listAllTools<ListedTool>(client, this.#deps.limits)
           if (client !== this.#client || this.#closed) return
           this.#tools = tools
           this.#deps.changed()
@@ -409,9 +319,10 @@ export class ServerConnection {
   /** The connection of `client` is gone: restart with back-off, or give up. */
   #lost(client: Client, error: unknown): void {
     if (this.#closed || client !== this.#client || this.#state !== 'connected') return
+    const transport = this.#transport
     this.#client = undefined
     this.#transport = undefined
-    void client.close().catch(() => {})
+    void closeClient(this.#sdk!, client, transport)
     if (this.#deps.clock.now() - this.#connectedAt >= this.#deps.limits.stableAfterMs) this.#restarts = 0
     this.#ready = this.#newReady()
     const said = this.#deps.stderr.tail(1)[0]
@@ -458,18 +369,18 @@ export class ServerConnection {
     this.#settleReady(false)
   }
 
-  /** Closes the current client and transport, if any (terminating an HTTP session first). */
+  /**
+   * Closes the current client and transport, if any, and a transport still in its
+   * handshake (a stdio child that has not answered yet is stopped, not left running).
+   */
   async #drop(): Promise<void> {
+    const { sdk } = this
     const client = this.#client
-    const transport = this.#transport
+    const transport = this.#transport ?? this.#opening
     this.#client = undefined
     this.#transport = undefined
+    this.#opening = undefined
     this.#generation++
-    const http = this.#sdk?.http.StreamableHTTPClientTransport
-    if (http && transport instanceof http && transport.sessionId !== undefined) {
-      await transport.terminateSession().catch(() => {})
-    }
-    if (client) await client.close().catch(() => {})
-    else if (transport) await transport.close().catch(() => {})
+    if (sdk) await closeClient(sdk, client, transport)
   }
 }

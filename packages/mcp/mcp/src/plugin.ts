@@ -159,6 +159,14 @@ export function mcpPlugin(options: McpPluginOptions = {}): PluginDefinition<McpC
           return { action: 'continue' }
         },
         async beforeStep({ turn, step }) {
+          const starting = servers.status().filter((s) => s.state === 'connecting')
+          if (starting.length > 0) {
+            const names = starting.map((s) => s.name).join(', ')
+            ctx.display(
+              'mcp',
+              `MCP: waiting for ${names} to start (at most ${config.startupTimeoutMs / 1000} s)`,
+            )
+          }
           await servers.ready()
           const records = servers.records()
           const last = session.project(lastServersProjection)

@@ -173,4 +173,47 @@ describe('stdio: a real MCP server as a child process', () => {
     expect(lists[1]!.tools.at(-1)!.name).toBe('mcp__fx__extra')
     expect(r.events('mcp/servers').at(-1)!.data.servers[0]!.tools).toBe(10)
   })
+
+  it('a server that never answers the handshake fails at its startup timeout and is stopped', async () => {
+    const d = dirs()
+    const pidFile = join(d.home, 'silent.pid')
+    const silent = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+    const r = await mcpRig({
+      ...d,
+      config: {
+        mcpServers: { mute: { command: process.execPath, args: ['-e', silent], startupTimeout: 300 } },
+      },
+      script: [{ text: 'without it' }],
+    })
+    await r.agent.send('go')
+    expect(r.events('mcp/servers')[0]!.data.servers[0]).toMatchObject({
+      state: 'failed',
+      error: { code: 'MCP_STARTUP_TIMEOUT' },
+    })
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    await until(() => !alive(pid), 'the silent server to be stopped')
+  })
+
+  it('closing the agent during a handshake stops the child instead of leaving it running', async () => {
+    const d = dirs()
+    const pidFile = join(d.home, 'slow.pid')
+    const silent = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+    const r = await mcpRig({
+      ...d,
+      config: { mcpServers: { slow: { command: process.execPath, args: ['-e', silent] } } },
+    })
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '', 'the child to start')
+    const pid = Number(readFileSync(pidFile, 'utf8'))
+    await r.agent.close()
+    await until(() => !alive(pid), 'the child to be stopped')
+  })
 })
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false // ESRCH: the process is gone
+  }
+}
