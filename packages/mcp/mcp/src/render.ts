@@ -64,6 +64,7 @@ export function renderStatus(
     )
     lines.push(`${' '.repeat(width)}  ${cut(s.target, 120)}`)
     if (s.error) lines.push(`${' '.repeat(width)}  ${s.error.code}: ${cut(s.error.message, 300)}`)
+    if (s.protocolError) lines.push(`${' '.repeat(width)}  last protocol error: ${cut(s.protocolError, 200)}`)
     if (s.changedSinceAnswer)
       lines.push(`${' '.repeat(width)}  its entry changed since it was last answered for`)
     if (s.missing.length > 0) {

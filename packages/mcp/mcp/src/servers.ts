@@ -33,6 +33,8 @@ export interface McpServerStatus {
   readonly missing: readonly string[]
   /** Where its stderr goes (stdio servers). */
   readonly stderrLog?: string
+  /** The last non-fatal protocol error (an unparsable message from the server). */
+  readonly protocolError?: string
   /** A project server whose entry changed since the person last answered for it. */
   readonly changedSinceAnswer: boolean
 }
@@ -168,6 +170,7 @@ export class McpServers {
         ...(error ? { error } : {}),
         missing: e.spec.missing,
         ...(log ? { stderrLog: log } : {}),
+        ...(c?.lastProtocolError ? { protocolError: c.lastProtocolError } : {}),
         changedSinceAnswer: e.gate !== 'open' && changedSinceAnswer(e.configured, this.#init.approvals()),
       }
     })

@@ -3,10 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Session } from '@keel/session'
 import { describe, expect, it } from 'vitest'
-import { dirs, FIXTURE, mcpRig } from './helpers.js'
-
-type Body = { tools?: Array<{ function: { name: string } }> }
-const offered = (body: unknown): string[] => ((body as Body).tools ?? []).map((t) => t.function.name)
+import { dirs, FIXTURE, mcpRig, offered } from './helpers.js'
 
 function projectServers(project: string, args: string[] = ['--noise']): void {
   writeFileSync(

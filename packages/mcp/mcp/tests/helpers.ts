@@ -144,3 +144,13 @@ export async function until(check: () => boolean, what: string, ms = 10_000): Pr
     await new Promise((r) => setTimeout(r, 10))
   }
 }
+
+/** The tool names a recorded model request offered. */
+export function offered(body: unknown): string[] {
+  return ((body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name)
+}
+
+/** A scripted model answer that calls one tool. */
+export function call(id: string, name: string, args: unknown = {}) {
+  return { toolCalls: [{ id, name, arguments: JSON.stringify(args) }] }
+}

@@ -1,12 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what these tests are about
 import { describe, expect, it } from 'vitest'
-import { httpFixture, mcpRig, until } from './helpers.js'
-
-type Body = { tools?: Array<{ function: { name: string } }> }
-const offered = (body: unknown): string[] => ((body as Body).tools ?? []).map((t) => t.function.name)
-const call = (id: string, name: string, args: unknown = {}) => ({
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-})
+import { call, httpFixture, mcpRig, offered, until } from './helpers.js'
 
 describe('HTTP: a real MCP server on loopback', () => {
   it('Streamable HTTP: tools, calls, list_changed over the session stream (offered from the first step after it arrived)', async () => {

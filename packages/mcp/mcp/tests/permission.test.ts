@@ -3,11 +3,7 @@ import { answerWith } from '@keel/agent/testing'
 import { Session } from '@keel/session'
 import { userApproval } from '@keel/user-approval'
 import { describe, expect, it } from 'vitest'
-import { dirs, fixtureEntry, mcpRig } from './helpers.js'
-
-const call = (id: string, name: string, args: unknown = {}) => ({
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-})
+import { call, dirs, fixtureEntry, mcpRig } from './helpers.js'
 
 function approval(approvalPolicy: 'on_request' | 'never' = 'on_request') {
   return usePlugin(userApproval(), { approvalPolicy, sandboxMode: 'workspace_write', osSandbox: 'off' })

@@ -1,11 +1,7 @@
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { describe, expect, it } from 'vitest'
-import { dirs, fixtureEntry, mcpRig } from './helpers.js'
-
-const call = (id: string, name: string, args: unknown = {}) => ({
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-})
+import { call, dirs, fixtureEntry, mcpRig } from './helpers.js'
 
 describe('resume after the server changed a tool', () => {
   it('the log knows what the last step was sent with; the next step records the change and tells the model', async () => {

@@ -1,13 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dirs, fixtureEntry, mcpRig, until } from './helpers.js'
-
-type Body = { tools?: Array<{ function: { name: string } }> }
-const offered = (body: unknown): string[] => ((body as Body).tools ?? []).map((t) => t.function.name)
-const call = (id: string, name: string, args: unknown = {}) => ({
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-})
+import { call, dirs, fixtureEntry, mcpRig, offered, until } from './helpers.js'
 
 describe('stdio: a real MCP server as a child process', () => {
   it('its tools join the agent as mcp__<server>__<tool>; calls run on the server; results become content blocks', async () => {
@@ -197,10 +191,9 @@ describe('stdio: a real MCP server as a child process', () => {
   it('closing the agent during a handshake stops the child instead of leaving it running', async () => {
     const d = dirs()
     const pidFile = join(d.home, 'slow.pid')
-    const silent = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
     const r = await mcpRig({
       ...d,
-      config: { mcpServers: { slow: { command: process.execPath, args: ['-e', silent] } } },
+      config: { mcpServers: { slow: silentServer(pidFile) } },
     })
     await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '', 'the child to start')
     const pid = Number(readFileSync(pidFile, 'utf8'))
@@ -208,6 +201,12 @@ describe('stdio: a real MCP server as a child process', () => {
     await until(() => !alive(pid), 'the child to be stopped')
   })
 })
+
+/** A process that writes its pid to `pidFile` and never speaks MCP. */
+function silentServer(pidFile: string) {
+  const script = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+  return { command: process.execPath, args: ['-e', script] }
+}
 
 function alive(pid: number): boolean {
   try {
