@@ -70,6 +70,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     if (command === 'sessions') return await (await import('./sessions-command.js')).sessionsCommand(rest, io)
     if (command === 'presets') return await (await import('./presets-command.js')).presetsCommand(rest, io)
+    if (command === 'mcp') return await (await import('./mcp-command.js')).mcpCommand(rest, io)
     const { runAgentCommand } = await import('./run.js')
     if (command === 'resume') return await runAgentCommand('resume', rest, io)
     if (command === 'fork') return await runAgentCommand('fork', rest, io)

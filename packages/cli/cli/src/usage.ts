@@ -111,7 +111,7 @@ export function closest(word: string, candidates: readonly string[]): string | u
 }
 
 /** The commands a lone first word may name (see `refuseTypo` in `run.ts` for the typo rule). */
-export const COMMANDS = ['demo', 'fork', 'help', 'presets', 'resume', 'sessions', 'version'] as const
+export const COMMANDS = ['demo', 'fork', 'help', 'mcp', 'presets', 'resume', 'sessions', 'version'] as const
 
 export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-shot with a task
        keel -p "task" [--output text|json|stream-json]   for scripts (stdout: only the answer / JSON)
@@ -123,6 +123,7 @@ export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-
        keel sessions export <id> --html [-o file]
        keel sessions unlock <id>          remove a stale writer lock (JSONL; e.g. one held on another host)
        keel presets list | keel presets show <id>
+       keel mcp list [--preset id] [--project] [--tools]   MCP servers: state and tools
        keel demo [--live "task"]         the scripted demo (no key, no network)
        keel --version
 

@@ -1,7 +1,7 @@
 import { errorMessage, isKeelError } from '@keel/base'
-import { type DeveloperMessage, developerMessageSchema, type ToolSpec, type UserMessage } from '@keel/llm'
+import { type DeveloperMessage, developerMessageSchema, type UserMessage } from '@keel/llm'
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
-import { noServices, type ServiceView, type Tool, ToolRegistry } from '@keel/tools'
+import { noServices, type ServiceView, type Tool } from '@keel/tools'
 import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import './events.js'
@@ -9,7 +9,6 @@ import { PluginHost } from './host.js'
 import {
   type AgentLogger,
   type AgentOptions,
-  filterTools,
   isHandle,
   positiveInteger,
   type ResolvedOptions,
@@ -17,9 +16,11 @@ import {
   type SendOptions,
   type StoreHandle,
   type TurnResult,
+  toolAllowed,
   toUserMessage,
 } from './options.js'
 import { createEmit, type Emit, type Runtime } from './runtime.js'
+import { ToolBoard } from './tool-sets.js'
 import { type InboxItem, runTurn } from './turn.js'
 
 /**
@@ -49,7 +50,7 @@ export class Agent {
   readonly #emit: Emit
   #runtime!: Runtime
   #host!: PluginHost
-  #registry!: ToolRegistry
+  readonly #board: ToolBoard
 
   readonly #queue: InboxItem[] = []
   readonly #injections: Array<{ message: DeveloperMessage; source?: string }> = []
@@ -70,6 +71,10 @@ export class Agent {
     this.#resolved = resolveOptions(options, this.session, this.#handle?.directory)
     this.#log = options.logger ?? (() => {})
     this.#emit = createEmit(options.observers ?? [], this.#log)
+    this.#board = new ToolBoard(
+      (code, message) => this.#emit('onNotice', { code, message }),
+      toolAllowed(options.toolFilter),
+    )
   }
 
   /** @internal Use {@link createAgent}. */
@@ -88,7 +93,8 @@ export class Agent {
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
-        tools: () => agent.#registry?.list() ?? [],
+        tools: () => agent.#board.registry.list(),
+        toolSet: (plugin) => agent.#board.set(plugin),
         answerers: () => agent.#runtime?.answerers ?? [],
         sessions: options.sessions,
         report: agent.#log,
@@ -97,12 +103,9 @@ export class Agent {
       agent.#abandon(error)
       throw error
     }
-    let specs: ToolSpec[]
+    const board = agent.#board
     try {
-      agent.#registry = new ToolRegistry(
-        filterTools([...agent.#host.tools, ...(options.tools ?? [])], options.toolFilter),
-      )
-      specs = agent.#registry.specs()
+      board.start([...agent.#host.tools, ...(options.tools ?? [])])
     } catch (error) {
       agent.#abandon(error)
       await agent.#host.close().catch(() => {})
@@ -112,8 +115,13 @@ export class Agent {
       session,
       llm: options.llm,
       host: agent.#host,
-      registry: agent.#registry,
-      specs,
+      get registry() {
+        return board.registry
+      },
+      get specs() {
+        return board.specs
+      },
+      board,
       options: agent.#resolved,
       answerers: [...agent.#resolved.answerers, ...agent.#host.answerers],
       services: agent.#host.services,
@@ -171,9 +179,12 @@ export class Agent {
     }
   }
 
-  /** The tools the model is offered, in order (plugins' first). */
+  /**
+   * The tools the model is offered, in order (plugins' first, then the agent's own, then
+   * the plugins' tool sets as the running or last step took them).
+   */
   get tools(): ReadonlyArray<Tool<unknown>> {
-    return this.#registry.list()
+    return this.#board.registry.list()
   }
 
   /** The plugins, in setup order. */

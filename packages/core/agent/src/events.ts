@@ -35,6 +35,18 @@ export interface SessionRule {
   path?: string
 }
 
+/** One tool as a step offered it to the model: its name and the digest of what the model saw. */
+export interface OfferedTool {
+  /** @minLength 1 */
+  name: string
+  /**
+   * `sha256:` and the hex SHA-256 of the tool's spec (name, description, JSON Schema of its
+   * parameters) in canonical JSON: equal digests mean the model saw the same tool.
+   * @pattern ^sha256:[0-9a-f]{64}$
+   */
+  digest: string
+}
+
 /** Where a command run came from: a person (`user`, typed in a UI), a plugin (`plugin/<name>`), a program. */
 export type CommandSource = string
 
@@ -166,6 +178,23 @@ declare module '@keel/session' {
       status?: number
       /** @integer @minimum 0 */
       retryAfterMs?: number
+    }
+    /**
+     * The tools of one plugin's tool set (`ctx.registerToolSet()`, e.g. the tools of MCP
+     * servers) differ from what the log last recorded for that plugin, and the model is
+     * offered `tools` (the whole set, latest wins) from step `step` on. Log-only; appended in
+     * the open turn right before that step's `step/start`. A set never recorded counts as
+     * empty, so an agent whose sets stay empty writes none; a plugin that recorded tools and
+     * is no longer in the agent gets one with an empty list. Resume compares the live sets
+     * with the latest record per plugin, so a tool that went or changed while the session
+     * was closed is logged (and told to the model) at the next step.
+     * @example {"turn":3,"step":1,"plugin":"@keel/mcp","tools":[{"name":"mcp__github__search_issues","digest":"sha256:9f2c1e0b7a4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b"}]}
+     */
+    'tool/list-changed': StepRef & {
+      /** @minLength 1 */
+      plugin: string
+      /** @uniqueBy name */
+      tools: OfferedTool[]
     }
     /**
      * A plugin's `beforeTool` decision replaced the input of a tool call, and the agent

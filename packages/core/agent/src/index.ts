@@ -14,6 +14,7 @@ export type {
   ApprovalOutcome,
   CommandOutcome,
   CommandSource,
+  OfferedTool,
   SessionRule,
 } from './events.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
@@ -32,6 +33,14 @@ export {
   verdict,
 } from './permission.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
+export {
+  describeChange,
+  diffOffered,
+  offeredToolsProjection,
+  type ToolListChange,
+  type ToolSet,
+  toolDigest,
+} from './tool-sets.js'
 
 import './events.js'
 

@@ -146,15 +146,12 @@ export interface ResolvedOptions {
   readonly answerers: readonly ApprovalAnswerer[]
 }
 
-/** The tools `filter` lets through, in order (all of them without one). */
-export function filterTools(
-  tools: ReadonlyArray<Tool<unknown>>,
-  filter: ToolFilter | undefined,
-): Array<Tool<unknown>> {
-  if (!filter) return [...tools]
+/** Whether `filter` lets a tool of this name through (every one without a filter). */
+export function toolAllowed(filter: ToolFilter | undefined): (name: string) => boolean {
+  if (!filter) return () => true
   const only = filter.only ? new Set(filter.only) : undefined
   const except = new Set(filter.except ?? [])
-  return tools.filter((tool) => (only === undefined || only.has(tool.name)) && !except.has(tool.name))
+  return (name) => (only === undefined || only.has(name)) && !except.has(name)
 }
 
 export function isHandle(value: StoreHandle | Session): value is StoreHandle {

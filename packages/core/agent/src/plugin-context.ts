@@ -17,6 +17,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import type { ServiceRegistry } from './services.js'
+import { ToolBoard, type ToolSet } from './tool-sets.js'
 
 /** What the agent lends the host so plugin contexts can reach it. */
 export interface AgentFacilities {
@@ -33,6 +34,12 @@ export interface AgentFacilities {
   answerers?(): readonly ApprovalAnswerer[]
   /** Child sessions, when the embedder lent them. */
   readonly sessions?: ChildSessions | undefined
+  /**
+   * The tool set of a plugin (the same one for every call with that name). A host without
+   * an agent (a test driving `PluginHost` by hand) may leave it out: sets then hold their
+   * tools and offer them to no model.
+   */
+  toolSet?(plugin: string): ToolSet
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -108,6 +115,18 @@ export function createPluginContext(
     registerTool: (tool) => {
       guard('registerTool', true)
       sink.tools.push(tool as Tool<unknown>)
+    },
+    registerToolSet: () => {
+      guard('registerToolSet', true)
+      const set = services.toolSet?.(name) ?? new ToolBoard(() => {}).set(name)
+      // Replacing after the agent closed would change nothing anyone sees: refuse it.
+      return {
+        replace: (tools) => {
+          guard('toolSet.replace', false)
+          set.replace(tools)
+        },
+        current: () => set.current(),
+      }
     },
     intercept: (interceptors) => {
       guard('intercept', true)

@@ -5,6 +5,7 @@ import type { z } from 'zod'
 import type { ChildSessions } from './child-sessions.js'
 import type { SessionRule } from './events.js'
 import type { ApprovalAnswerer } from './permission.js'
+import type { ToolSet } from './tool-sets.js'
 
 /** A source of "now" (Unix ms) and timers; injectable so tests are exact and fast. */
 export interface Clock {
@@ -222,6 +223,14 @@ export interface PluginContext<Config> {
    */
   readonly trigger: PluginTriggers
   registerTool<Input>(tool: Tool<Input>): void
+  /**
+   * The plugin's {@link ToolSet}: tools it may replace while the agent runs (the tools of
+   * MCP servers that come, go and change). The model is offered the set's tools from the
+   * next step on; each change of what it is offered is logged as `tool/list-changed`, and a
+   * tool that went or changed is told to the model. One set per plugin (a second call
+   * returns the same set). Only during setup; `replace` any time until the agent closes.
+   */
+  registerToolSet(): ToolSet
   /**
    * Registers a slash command (`name`: lower-case letters, digits and `-`, unique per
    * agent), run through `agent.runCommand(name, args)` and logged as `command/run` /

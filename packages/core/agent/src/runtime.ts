@@ -5,6 +5,7 @@ import type { PluginHost } from './host.js'
 import type { AgentObserver } from './observer.js'
 import type { AgentLogger, ResolvedOptions } from './options.js'
 import type { ApprovalAnswerer } from './permission.js'
+import type { ToolBoard } from './tool-sets.js'
 
 /** The observer sink: every live notification goes through it. */
 export type Emit = <K extends keyof AgentObserver>(
@@ -17,8 +18,12 @@ export interface Runtime {
   readonly session: Session
   readonly llm: LlmAdapter
   readonly host: PluginHost
+  /** The running step's tools (fixed within a step; plugins' tool sets are taken in between steps). */
   readonly registry: ToolRegistry
+  /** The specs the running step sends. */
   readonly specs: readonly ToolSpec[]
+  /** The fixed tools and the plugins' tool sets. */
+  readonly board: ToolBoard
   readonly options: ResolvedOptions
   /** The answerer chain's answerers: plugins' hook answerers, the agent's, then plugins' interactive ones. */
   readonly answerers: readonly ApprovalAnswerer[]

@@ -14,6 +14,7 @@ import type {
 } from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
 import { ServiceRegistry } from './services.js'
+import { ToolBoard } from './tool-sets.js'
 
 /**
  * A {@link Clock} for tests (`@keel/agent/testing`): time moves only when told, and timers
@@ -153,6 +154,8 @@ export interface SoloContext {
   readonly interceptors: Array<{ readonly plugin: string; readonly interceptors: Interceptors }>
   readonly answerers: ApprovalAnswerer[]
   readonly services: ServiceRegistry
+  /** What the plugin's tool set (`registerToolSet`) holds now; empty when it has none. */
+  toolSet(): ReadonlyArray<Tool<unknown>>
   /** Ends setup (as the host does after `setup` returns): setup-only methods refuse from then on. */
   done(): void
 }
@@ -178,6 +181,7 @@ export function soloContext(
     view: soloTriggers(),
     closed: () => false,
   }
+  const board = new ToolBoard(() => {})
   const setup = createPluginContext(
     plugin,
     config,
@@ -192,9 +196,15 @@ export function soloContext(
       tools: () => sink.tools,
       answerers: () => sink.answerers,
       sessions: init.sessions,
+      toolSet: (name) => board.set(name),
       report: () => {},
     },
     sink,
   )
-  return { ...sink, context: setup.context, done: () => setup.done(true) }
+  return {
+    ...sink,
+    context: setup.context,
+    toolSet: () => board.set(plugin.name).current(),
+    done: () => setup.done(true),
+  }
 }

@@ -12,6 +12,7 @@ import { type TurnResult, toUserMessage } from './options.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { runTools } from './tool-dispatch.js'
 import { notRun, type ToolOutcome } from './tool-results.js'
+import { offerTools } from './tool-sets.js'
 
 /** One queued user message. */
 export interface InboxItem {
@@ -118,6 +119,15 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
       return { end: { reason: 'rejected', error: { code: 'STEP_REJECTED', message } }, last }
     }
     if (signal.aborted) continue
+    offerTools(
+      {
+        session,
+        board: rt.board,
+        notice: (code, message, t, s) => rt.emit('onNotice', { code, message, turn: t, step: s }),
+      },
+      turn,
+      next,
+    )
     rt.drainInjections()
     step = next
     session.append('step/start', { turn, step })

@@ -5,6 +5,7 @@ import type { PluginDefinition } from '@keel/agent'
 import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
+import { mcpConfigSchema, mcpPlugin } from '@keel/mcp'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
 import { subagents, subagentsConfigSchema } from '@keel/subagents'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
@@ -111,6 +112,12 @@ export function builtinPlugins(): PluginProvider[] {
       'the task tool: delegates work to agents (.keel/agents, .claude/agents) in child sessions (/agents)',
       subagentsConfigSchema as z.ZodType<unknown>,
       () => subagents() as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/mcp',
+      "tools of MCP servers (the preset's mcpServers, $KEEL_HOME/mcp.json, the project's .mcp.json once approved; /mcp)",
+      mcpConfigSchema as z.ZodType<unknown>,
+      () => mcpPlugin() as PluginDefinition<unknown>,
     ),
   ]
 }

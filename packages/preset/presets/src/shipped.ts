@@ -7,11 +7,14 @@ export const minimalPreset: Preset = definePreset({
   tools: ['fs', 'shell'],
 })
 
-/** `coding`: every plugin Keel ships, with the file and shell tools. */
+/**
+ * `coding`: every plugin Keel ships, with the file and shell tools. MCP runs no server until
+ * one is configured (`$KEEL_HOME/mcp.json`, or an approved project `.mcp.json`).
+ */
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, subagents, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, subagents, MCP servers once configured, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
     { use: '@keel/hooks' },
@@ -19,6 +22,7 @@ export const codingPreset: Preset = definePreset({
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
     { use: '@keel/subagents' },
+    { use: '@keel/mcp' },
   ],
   tools: ['fs', 'shell'],
   policy: { approvalPolicy: 'on_request', sandboxMode: 'workspace_write' },
