@@ -27,6 +27,8 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'developer/message': { surface: true, owner: '@keel/session' },
   'hook/invoked': { surface: false, owner: '@keel/hooks' },
   'hook/result': { surface: false, owner: '@keel/hooks' },
+  'instructions/imports-approved': { surface: false, owner: '@keel/project-instructions' },
+  'instructions/loaded': { surface: false, owner: '@keel/project-instructions' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
   'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
