@@ -30,6 +30,7 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'instructions/imports-approved': { surface: false, owner: '@keel/project-instructions' },
   'instructions/loaded': { surface: false, owner: '@keel/project-instructions' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
+  'permission/preset': { surface: false, owner: '@keel/permission-presets' },
   'plan/mode': { surface: false, owner: '@keel/plan-mode' },
   'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
