@@ -35,6 +35,8 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'sandbox/mode': { surface: false, owner: '@keel/user-approval' },
   'schedule/change': { surface: false, owner: '@keel/schedule' },
   'session/end-seed': { surface: false, owner: '@keel/session' },
+  'session/title': { surface: false, owner: '@keel/session-title' },
+  'session/title-llm-request': { surface: false, owner: '@keel/session-title' },
   'step/end': { surface: false, owner: '@keel/session' },
   'step/start': { surface: false, owner: '@keel/session' },
   'system/message': { surface: true, owner: '@keel/session' },
