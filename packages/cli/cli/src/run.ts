@@ -169,7 +169,11 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
       answerers,
       ...(opened.handle
         ? { session: opened.handle }
-        : { store: selected.store, title: opened.task?.slice(0, 80) ?? 'keel' }),
+        : // An interactive session starts untitled: @keel/session-title asks the model after its first turn.
+          {
+            store: selected.store,
+            ...(opened.task === undefined ? {} : { title: opened.task.slice(0, 80) }),
+          }),
       ...(values.preset !== undefined
         ? { preset: values.preset }
         : opened.handle

@@ -154,7 +154,8 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
   })
 
   it('slash commands of the coding preset: /help, /preset, /sandbox, /compact', async () => {
-    const r = await setup([{ text: 'hello back' }, { text: 'pasted ok' }])
+    // After the first turn @keel/session-title asks for a title: scripted like any other request.
+    const r = await setup([{ text: 'hello back' }, { text: 'Greeting' }, { text: 'pasted ok' }])
     const pty = open(r, ['--preset', 'coding'])
     await pty.waitFor('› ')
     pty.write('hi\r')

@@ -17,6 +17,11 @@ export const sessionTitleConfigSchema = z.strictObject({
   maxTokens: z.number().int().min(8).max(4096).default(128),
   /** The request is abandoned after this long, in ms (and recorded as failed). */
   timeoutMs: z.number().int().min(100).default(20_000),
+  /**
+   * Ask also for a session whose header already has a title (one started with a task:
+   * `keel "task"`, `keel -p`, titled by it). Default false: those cost no extra request.
+   */
+  replaceHeaderTitle: z.boolean().default(false),
   /** Requests per session at most, failed ones included: a failed one is tried again after the next turn. */
   maxRequests: z.number().int().min(1).max(10).default(2),
 })
@@ -84,7 +89,8 @@ async function requestTitle(
 }
 
 /**
- * Session titles. When a turn ends and the session has no title yet (and fewer than
+ * Session titles. When a turn ends and the session has no title yet — no `session/title`,
+ * and no header title unless `replaceHeaderTitle` — (and fewer than
  * `maxRequests` title requests), it asks the model for one in a separate small request —
  * the instruction and an excerpt of the first exchange, no tools — logged as
  * `session/title-llm-request` (the request, usage, outcome), then `session/title`. `/title
@@ -102,7 +108,9 @@ export const sessionTitlePlugin: PluginDefinition<SessionTitleConfig> = definePl
     let running: { done: Promise<void>; controller: AbortController } | undefined
     const due = (): boolean => {
       const state = session.project(sessionTitleProjection)
-      return config.enabled && state.title === undefined && state.requests < config.maxRequests
+      const titled =
+        state.title !== undefined || (session.header.title !== undefined && !config.replaceHeaderTitle)
+      return config.enabled && !titled && state.requests < config.maxRequests
     }
     const start = (turn: number): void => {
       if (running !== undefined || !due()) return

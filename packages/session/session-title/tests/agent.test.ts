@@ -139,6 +139,21 @@ describe('session titles in a real agent', () => {
     expect(stalled.session.project(sessionTitleProjection).title).toBeUndefined()
   })
 
+  it('a session started with a title (keel "task") costs no request unless replaceHeaderTitle', async () => {
+    const headed = await rig([{ text: 'ok' }], {}, Session.create('h', { title: 'fix the bug' }))
+    await headed.agent.send('fix the bug')
+    await headed.close()
+    expect(headed.server.requests).toHaveLength(1)
+    const replaced = await rig(
+      [{ text: 'ok' }, titled('Bug fix')],
+      { replaceHeaderTitle: true },
+      Session.create('r', { title: 'fix the bug' }),
+    )
+    await replaced.agent.send('fix the bug')
+    await replaced.close()
+    expect(replaced.session.project(sessionTitleProjection).title).toBe('Bug fix')
+  })
+
   it('a resumed session keeps its title and asks nothing', async () => {
     const first = await rig([{ text: 'ok' }, titled('Kept title')])
     await first.agent.send('one')
