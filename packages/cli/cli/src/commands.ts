@@ -46,6 +46,7 @@ const usage = `usage: keel [flags] ["task"]          interactive, or one-shot wi
        keel demo [--live "task"]         the scripted demo (no key, no network)
 
 flags: --preset id (default coding)  --model id  --base-url url  --store jsonl|postgres  --cwd dir
+       --plan (start in plan mode)  --permissions read-only|ask-always|auto-edit|full-access
 env:   DEEPSEEK_API_KEY (needed unless --base-url), DEEPSEEK_BASE_URL, KEEL_HOME (default ~/.keel),
        KEEL_STORE, KEEL_PG_URL
 exit:  0 ok, 1 runtime or API error, 2 usage or configuration (incl. a missing key), 130 interrupted`

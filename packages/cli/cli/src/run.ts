@@ -8,6 +8,7 @@ import type { CliIo } from './commands.js'
 import { createJsonLines, jsonLine, OUTPUT_CAPABILITIES, resultObject } from './json-output.js'
 import { selectLlm, UsageError } from './llm.js'
 import { createRenderer } from './render.js'
+import { applyStartModes, startModeOptions } from './start-modes.js'
 import { type SelectedStore, selectStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
 
@@ -27,6 +28,7 @@ export const agentOptions = {
   last: { type: 'boolean' },
   at: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...startModeOptions,
 } as const
 
 type Mode = 'new' | 'resume' | 'fork'
@@ -187,12 +189,21 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
     throw error
   }
   const agent = built.agent
+  let modes: string[]
+  try {
+    modes = await applyStartModes(built, values)
+  } catch (error) {
+    await agent.close()
+    await selected.store.close()
+    throw error
+  }
   const sessionId = agent.session.id
   const info = (text: string) => io.err(`${text}\n`)
   const header = [
     ...(opened.note ? [opened.note] : []),
     describeComposition(built),
     ...built.notices.map((n) => `note: ${n}`),
+    ...modes,
   ]
   if (!feed) for (const line of header) info(`keel: ${line}`)
   if (lines) {

@@ -96,8 +96,8 @@ declare module '@keel/session' {
      * lists what it carries, in order, with a digest of each; `skipped` what was left out
      * and why; `digest` is the SHA-256 of the message text, so a later delivery with the
      * same digest is the same text. An empty `files` tells the model that earlier
-     * instructions no longer apply. Log-only; appended at most once per change, compaction
-     * or loss, never for unchanged files.
+     * instructions no longer apply. Log-only, appended `ignorable` (the message is what the
+     * model sees); at most once per change, compaction or loss, never for unchanged files.
      * @example {"reason":"start","files":[{"path":"AGENTS.md","scope":"project","sha256":"9f2b5c0e1d7a4b3c8e6f0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789ab","bytes":812,"deliveredBytes":812}],"digest":"0a1b2c3d4e5f60718293a4b5c6d7e8f9f2b5c0e1d7a4b3c8e6f0a1b2c3d4e5f6"}
      */
     'instructions/loaded': {

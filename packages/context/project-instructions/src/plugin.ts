@@ -111,12 +111,16 @@ export function projectInstructions(
         })
         if (reason === null) return
         const files = bundle.files.map(({ text: _text, realPath: _real, ...file }) => file)
-        session.append('instructions/loaded', {
-          reason,
-          files,
-          ...(bundle.skipped.length > 0 ? { skipped: bundle.skipped.slice(0, 100) } : {}),
-          digest,
-        })
+        session.append(
+          'instructions/loaded',
+          {
+            reason,
+            files,
+            ...(bundle.skipped.length > 0 ? { skipped: bundle.skipped.slice(0, 100) } : {}),
+            digest,
+          },
+          { ignorable: true },
+        )
         ctx.inject({ role: 'developer', content: [{ type: 'text', text }] }, { source: INSTRUCTIONS_SOURCE })
         if (reason !== 'compact') ctx.display('instructions', describeDelivery(bundle))
       }

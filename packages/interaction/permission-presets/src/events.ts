@@ -9,7 +9,8 @@ declare module '@keel/session' {
      * <name>`): a named bundle of approval policy and sandbox mode. The `approval/policy`
      * and `sandbox/mode` events it implies follow at once and are what governs tool calls;
      * this event is the person's intent, so a UI shows the preset's name while the policy in
-     * force still matches its bundle (and the two knobs otherwise). Log-only; the latest wins.
+     * force still matches its bundle (and the two knobs otherwise). Log-only, appended
+     * `ignorable` (the knob events carry the effect); the latest wins.
      * @example {"preset":"auto-edit"}
      */
     'permission/preset': {

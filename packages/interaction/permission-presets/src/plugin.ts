@@ -70,7 +70,7 @@ export const permissionPresetsPlugin: PluginDefinition<PermissionPresetsConfig> 
         current,
         select(name) {
           const chosen = resolvePreset(presets, name)
-          session.append('permission/preset', { preset: chosen.name })
+          session.append('permission/preset', { preset: chosen.name }, { ignorable: true })
           policy.setApprovalPolicy(chosen.preset.approvalPolicy)
           policy.setSandboxMode(chosen.preset.sandboxMode)
           return current()

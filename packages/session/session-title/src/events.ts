@@ -34,7 +34,8 @@ declare module '@keel/session' {
      * The session's title. A person's title (`/title`) wins: a model title never follows
      * one, and readers fold accordingly (the latest `user` title, else the latest `model`
      * title). `requestSeq` is the `session/title-llm-request` a model title came from.
-     * Log-only; never part of what the model sees.
+     * Log-only, appended `ignorable` (a reader without this plugin loses only the title);
+     * never part of what the model sees.
      * @example {"title":"Fix the failing greet test","source":"model","requestSeq":12}
      */
     'session/title': {
@@ -52,7 +53,7 @@ declare module '@keel/session' {
      * One title request to the model, separate from the conversation, after turn `turn`:
      * the request as sent (so it can be sent again from the log alone), which provider and
      * model answered, its token usage, and the outcome. Appended when the call settled.
-     * Log-only.
+     * Log-only, appended `ignorable`.
      * @example {"turn":1,"request":{"maxTokens":128,"messages":[{"role":"system","content":[{"type":"text","text":"Write a title."}]},{"role":"user","content":[{"type":"text","text":"<user>Fix the test</user>"}]}]},"provider":"deepseek","model":"deepseek-chat","usage":{"inputTokens":80,"outputTokens":6,"totalTokens":86},"outcome":"title","title":"Fix the failing test"}
      */
     'session/title-llm-request': {

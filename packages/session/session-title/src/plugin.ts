@@ -73,18 +73,26 @@ async function requestTitle(
   }
   const taken = session.project(sessionTitleProjection).source === 'user'
   const outcome = error !== undefined ? 'failed' : taken ? 'discarded' : 'title'
-  const logged = session.append('session/title-llm-request', {
-    turn,
-    request,
-    provider,
-    model,
-    ...(usage === undefined ? {} : { usage }),
-    outcome,
-    ...(title === undefined ? {} : { title }),
-    ...(error === undefined ? {} : { error }),
-  })
+  const logged = session.append(
+    'session/title-llm-request',
+    {
+      turn,
+      request,
+      provider,
+      model,
+      ...(usage === undefined ? {} : { usage }),
+      outcome,
+      ...(title === undefined ? {} : { title }),
+      ...(error === undefined ? {} : { error }),
+    },
+    { ignorable: true },
+  )
   if (outcome !== 'title' || title === undefined) return
-  session.append('session/title', { title, source: 'model', requestSeq: logged.seq as SessionSeq })
+  session.append(
+    'session/title',
+    { title, source: 'model', requestSeq: logged.seq as SessionSeq },
+    { ignorable: true },
+  )
   ctx.display('session-title', title)
 }
 
@@ -157,7 +165,7 @@ export const sessionTitlePlugin: PluginDefinition<SessionTitleConfig> = definePl
       set(text) {
         const title = userTitle(text)
         if (title === undefined) return undefined
-        session.append('session/title', { title, source: 'user' })
+        session.append('session/title', { title, source: 'user' }, { ignorable: true })
         return title
       },
     }
