@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util'
 import { isKeelError } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
+import { titleOfEvents } from '@keel/session-title'
 import { exportSession } from './export-command.js'
 import { UsageError } from './llm.js'
 import { presetsCommand } from './presets-command.js'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runAgentCommand } from './run.js'
 import { runDemo } from './run-demo.js'
+import { latestTitle } from './session-titles.js'
 import { selectStore, unlockSession } from './store.js'
 
 /** Where a command reads its environment and writes its output. */
@@ -158,7 +160,7 @@ async function listSessions(argv: readonly string[], io: CliIo): Promise<number>
       const parts = [
         s.id,
         when,
-        s.title ?? '',
+        (await latestTitle(store, s.id)) ?? s.title ?? '',
         s.cwd ?? '',
         s.eventCount === undefined ? '' : `${s.eventCount} events`,
       ]
@@ -190,7 +192,8 @@ async function showSession(argv: readonly string[], io: CliIo): Promise<number> 
       return 0
     }
     const h = inspection.header
-    io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
+    const title = titleOfEvents(inspection.events) ?? h.title
+    io.out(`session ${h.id}${title ? ` — ${title}` : ''}\n`)
     io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
     if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
     io.out(`  log     ${logOf(h.id)}\n`)

@@ -1,5 +1,6 @@
 import type { ContentBlock } from '@keel/llm'
 import type { SessionEvent, SessionHeader } from '@keel/session'
+import { titleOfEvents } from '@keel/session-title'
 
 const MAX_RESULT_CHARS = 20_000
 
@@ -74,7 +75,9 @@ function section(event: SessionEvent): string {
  * turn ends. Inline CSS, no script, no external resource; every text is escaped.
  */
 export function sessionToHtml(header: SessionHeader, events: readonly SessionEvent[]): string {
-  const title = header.title ? `${header.title} — ` : ''
+  // The latest `session/title` (a person's wins), else the header's.
+  const named = titleOfEvents(events) ?? header.title
+  const title = named ? `${named} — ` : ''
   const meta = [
     `session ${header.id}`,
     new Date(header.createdAt).toISOString(),
