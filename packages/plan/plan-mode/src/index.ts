@@ -9,6 +9,7 @@ export {
   PLAN_MODE_ON,
   type PlanCall,
   planDigest,
+  planForDisplay,
   planModeProjection,
   planModeVote,
 } from './mode.js'

@@ -6,8 +6,11 @@ import type { ToolAnnotations } from '@keel/tools'
 /** The tool the model calls to propose its plan and ask to leave plan mode. */
 export const EXIT_PLAN_TOOL = 'exit_plan_mode'
 
-/** The most of a plan shown in the approval question. */
+/** The most of a plan shown to the person before the question. */
 export const MAX_PLAN_SHOWN = 8000
+
+/** The most of a plan quoted in the question itself (it is shown in full just before). */
+const PLAN_QUOTED = 240
 
 /** Folds `plan/mode`: the latest wins; a log without one is not in plan mode. */
 export const planModeProjection: Projection<boolean> = {
@@ -28,8 +31,9 @@ export interface PlanCall {
  * Plan mode's vote on one tool call, a pure function of the mode and the call:
  * - in plan mode, a tool not annotated read-only is refused (`PLAN_MODE_READ_ONLY`, saying
  *   how to get out: propose the plan with `exit_plan_mode`);
- * - `exit_plan_mode` in plan mode asks the person to approve the plan; an "allow for this
- *   session" covers that exact plan only (its digest is the rule's command);
+ * - `exit_plan_mode` in plan mode asks the person to approve the plan (the question quotes
+ *   its start: the plugin shows the whole plan just before asking, see {@link planForDisplay});
+ *   an "allow for this session" covers that exact plan only (its digest is the rule's command);
  * - `exit_plan_mode` outside plan mode is refused (`PLAN_MODE_INACTIVE`): nothing to leave;
  * - anything else is allowed (the other plugins still vote).
  */
@@ -43,13 +47,11 @@ export function planModeVote(active: boolean, call: PlanCall): BeforeToolDecisio
       }
     }
     const plan = call.plan ?? ''
-    const shown =
-      plan.length > MAX_PLAN_SHOWN
-        ? `${plan.slice(0, MAX_PLAN_SHOWN)}\n… (${plan.length - MAX_PLAN_SHOWN} more characters)`
-        : plan
+    const first = plan.trim().split('\n')[0] ?? ''
+    const quoted = first.length > PLAN_QUOTED ? `${first.slice(0, PLAN_QUOTED)}…` : first
     return {
       action: 'ask',
-      reason: `the model asks to leave plan mode and carry out this plan (approve it, or reject it with what to change to keep planning):\n\n${shown}`,
+      reason: `the model asks to leave plan mode and carry out its plan (shown above: "${quoted}"${plan.trim().includes('\n') ? ' …' : ''}); approve it, or reject it with what to change to keep planning`,
       rule: { toolName: EXIT_PLAN_TOOL, command: `plan sha256:${planDigest(plan)}` },
     }
   }
@@ -61,6 +63,15 @@ export function planModeVote(active: boolean, call: PlanCall): BeforeToolDecisio
     }
   }
   return { action: 'allow' }
+}
+
+/** The plan as shown to the person before the question: whole, up to {@link MAX_PLAN_SHOWN} characters. */
+export function planForDisplay(plan: string): string {
+  const body =
+    plan.length > MAX_PLAN_SHOWN
+      ? `${plan.slice(0, MAX_PLAN_SHOWN)}\n… (${plan.length - MAX_PLAN_SHOWN} more characters: see the exit_plan_mode call in the log)`
+      : plan
+  return `The model's plan:\n\n${body}`
 }
 
 /** The first 16 hex digits of the SHA-256 of a plan: which plan an approval was for. */

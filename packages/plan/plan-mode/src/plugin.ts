@@ -2,7 +2,14 @@ import { definePlugin, type PluginContext, type PluginDefinition } from '@keel/a
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
 import { ownedEventTypes } from './events.generated.js'
-import { EXIT_PLAN_TOOL, PLAN_MODE_OFF, PLAN_MODE_ON, planModeProjection, planModeVote } from './mode.js'
+import {
+  EXIT_PLAN_TOOL,
+  PLAN_MODE_OFF,
+  PLAN_MODE_ON,
+  planForDisplay,
+  planModeProjection,
+  planModeVote,
+} from './mode.js'
 import type { PlanModeService } from './services.js'
 
 /** The plan-mode plugin's config, as a preset holds it. */
@@ -74,11 +81,14 @@ export const planModePlugin: PluginDefinition<PlanModeConfig> = definePlugin<Pla
     ctx.intercept({
       beforeTool(info) {
         const plan = info.tool.name === EXIT_PLAN_TOOL ? (info.input as { plan?: string }).plan : undefined
-        return planModeVote(active(), {
+        const vote = planModeVote(active(), {
           toolName: info.tool.name,
           annotations: info.tool.annotations,
           ...(plan === undefined ? {} : { plan }),
         })
+        // The whole plan goes to the person's history before the (short) question.
+        if (vote.action === 'ask' && plan !== undefined) ctx.display('plan', planForDisplay(plan))
+        return vote
       },
       sessionStart({ source }) {
         return source === 'compact' && active()

@@ -37,6 +37,7 @@ async function rig(
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'app.js'), 'console.log(1)\n')
   const server = await startScriptedServer({ script })
+  const shown: string[] = []
   const agent = await createAgent({
     llm: createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} }),
     session,
@@ -44,12 +45,13 @@ async function rig(
     plugins: [usePlugin(userApproval({ home: join(dir, 'home') }), { osSandbox: 'off' }), planModePlugin],
     tools: fsTools(),
     answerers,
+    observers: [{ onDisplay: (n) => shown.push(`${n.kind}: ${n.text}`) }],
   })
   cleanups.push(async () => {
     await agent.close()
     await server.close()
   })
-  return { dir, server, agent, session }
+  return { dir, server, agent, session, shown }
 }
 
 const write = (content: string): ScriptedResponse => ({
@@ -74,7 +76,7 @@ describe('plan mode in a real agent', () => {
           : { outcome: 'allow-once' }
       },
     }
-    const { dir, server, agent, session } = await rig(
+    const { dir, server, agent, session, shown } = await rig(
       [
         { toolCalls: [{ name: 'read_file', arguments: { path: 'app.js' } }] },
         write('console.log(2)\n'),
@@ -100,7 +102,11 @@ describe('plan mode in a real agent', () => {
     expect(toolResults(server.requests[3]!)[2]).toMatch(
       /^Error \[USER_REJECTED\][\s\S]*rejected: also update the test$/,
     )
-    expect(asked[0]).toContain('1. Change app.js to print 2.')
+    expect(asked[0]).toContain('(shown above: "1. Change app.js to print 2.")')
+    expect(shown).toEqual([
+      "plan: The model's plan:\n\n1. Change app.js to print 2.",
+      "plan: The model's plan:\n\n1. Change app.js to print 2.\n2. Update the test.",
+    ])
     // The second was approved: plan mode ended and the write ran.
     expect(toolResults(server.requests[4]!)[3]).toContain('The user approved the plan. Plan mode is off')
     expect(toolResults(server.requests[5]!)[4]).not.toMatch(/^Error/)

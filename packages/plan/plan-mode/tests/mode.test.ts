@@ -7,6 +7,7 @@ import {
   MAX_PLAN_SHOWN,
   PLAN_MODE_ON,
   planDigest,
+  planForDisplay,
   planModeConfigSchema,
   planModePlugin,
   planModeVote,
@@ -56,16 +57,16 @@ describe('planModeVote', () => {
     expect(denied).toMatchObject({ reason: expect.stringContaining(`call ${EXIT_PLAN_TOOL} with your plan`) })
     const asked = planModeVote(true, { toolName: EXIT_PLAN_TOOL, annotations: reader, plan: '1. do it' })
     expect(asked).toMatchObject({
-      reason: expect.stringMatching(/carry out this plan[\s\S]*\n\n1\. do it$/),
+      reason:
+        'the model asks to leave plan mode and carry out its plan (shown above: "1. do it"); approve it, or reject it with what to change to keep planning',
       rule: { toolName: EXIT_PLAN_TOOL, command: `plan sha256:${planDigest('1. do it')}` },
     })
     expect(planDigest('1. do it')).not.toBe(planDigest('1. do it differently'))
-    const long = planModeVote(true, {
-      toolName: EXIT_PLAN_TOOL,
-      annotations: reader,
-      plan: 'x'.repeat(MAX_PLAN_SHOWN + 5),
-    })
-    expect(long).toMatchObject({ reason: expect.stringContaining('… (5 more characters)') })
+    expect(planForDisplay('x'.repeat(MAX_PLAN_SHOWN + 5))).toMatch(
+      /^The model's plan:\n\nx+\n… \(5 more characters: see/,
+    )
+    const multi = planModeVote(true, { toolName: EXIT_PLAN_TOOL, annotations: reader, plan: '1. a\n2. b' })
+    expect(multi).toMatchObject({ reason: expect.stringContaining('(shown above: "1. a" …)') })
   })
 })
 
