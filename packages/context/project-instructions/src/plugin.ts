@@ -92,7 +92,7 @@ export function projectInstructions(
         })
       }
 
-      const deliver = async (afterCompaction: boolean): Promise<void> => {
+      const deliverNow = async (afterCompaction: boolean): Promise<void> => {
         let bundle: InstructionBundle
         try {
           bundle = await load()
@@ -123,6 +123,18 @@ export function projectInstructions(
         )
         ctx.inject({ role: 'developer', content: [{ type: 'text', text }] }, { source: INSTRUCTIONS_SOURCE })
         if (reason !== 'compact') ctx.display('instructions', describeDelivery(bundle))
+      }
+
+      // One delivery decision at a time (a compaction may report in while a step's check reads files).
+      let queue: Promise<void> = Promise.resolve()
+      const deliver = (afterCompaction: boolean): Promise<void> => {
+        const run = queue.then(() => deliverNow(afterCompaction))
+        // The caller gets the failure (the interceptor fails closed); the next decision still runs.
+        queue = run.then(
+          () => undefined,
+          () => undefined,
+        )
+        return run
       }
 
       ctx.intercept({
