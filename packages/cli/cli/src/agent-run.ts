@@ -15,6 +15,7 @@ import { openExisting, type SessionChoice } from './open-session.js'
 import { loadReportedPresets } from './preset-report.js'
 import { createRenderer } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
+import { applyStartModes } from './start-modes.js'
 import type { SelectedStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { ParsedFlags } from './usage.js'
@@ -158,7 +159,29 @@ async function runWith(s: Setup): Promise<number> {
     throw error
   }
   const agent = built.agent
-  const header = [...s.notes, describeComposition(built, s.mode), ...built.notices.map((n) => `note: ${n}`)]
+  // An interactive session of a preset with @keel/session-title is titled by the model after
+  // its first turn; any other is titled with its first prompt.
+  if (
+    s.deferred &&
+    s.interactive &&
+    built.composition.plugins.some((p) => p.name === '@keel/session-title')
+  ) {
+    s.deferred.titleFromPrompt = false
+  }
+  let modes: string[]
+  try {
+    modes = await applyStartModes(built, values)
+  } catch (error) {
+    await agent.close().catch(() => undefined)
+    await s.selected.store.close()
+    throw error
+  }
+  const header = [
+    ...s.notes,
+    describeComposition(built, s.mode),
+    ...built.notices.map((n) => `note: ${n}`),
+    ...modes,
+  ]
   if (!feed) for (const line of header) io.err(`keel: ${line}\n`)
   lines?.open(agent.session.id, {
     cwd: s.cwd,

@@ -26,6 +26,12 @@ export class DeferredSession implements StoreHandle {
   #stored: SessionHandle | undefined
   #creating: Promise<void> | undefined
   #failure: unknown
+  /**
+   * Whether the stored header is titled with the first prompt (default). Off for an
+   * interactive session whose preset has `@keel/session-title`: the model titles it after
+   * its first turn, and the listing falls back to the first prompt meanwhile.
+   */
+  titleFromPrompt = true
 
   constructor(store: SessionStore, header: SessionHeaderInit, directoryOf?: (id: string) => string) {
     this.#store = store
@@ -63,7 +69,11 @@ export class DeferredSession implements StoreHandle {
     const copied = this.session.events.length
     const seed = JSON.parse(JSON.stringify(this.session.events)) as unknown[]
     const { id, ...header } = this.session.header
-    const from = Session.create(id, { ...header, title: titleOf(first) }, seed)
+    const from = Session.create(
+      id,
+      this.titleFromPrompt ? { ...header, title: titleOf(first) } : header,
+      seed,
+    )
     const handle = await this.#store.create({ from })
     // Appends made while the store created the session: write them through now, in order.
     try {

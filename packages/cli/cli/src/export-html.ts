@@ -1,5 +1,6 @@
 import type { ContentBlock } from '@keel/llm'
 import type { SessionEvent, SessionHeader } from '@keel/session'
+import { titleOfEvents } from '@keel/session-title'
 import type {} from '@keel/subagents'
 
 const MAX_RESULT_CHARS = 20_000
@@ -107,7 +108,9 @@ export function sessionToHtml(
   events: readonly SessionEvent[],
   children: readonly ExportedSession[] = [],
 ): string {
-  const title = header.title ? `${header.title} — ` : ''
+  // The latest `session/title` (a person's wins), else the header's.
+  const named = titleOfEvents(events) ?? header.title
+  const title = named ? `${named} — ` : ''
   const meta = [
     `session ${header.id}`,
     new Date(header.createdAt).toISOString(),

@@ -4,6 +4,7 @@ import type { CliIo } from './commands.js'
 import { EXIT } from './exit-codes.js'
 import { selectLlm } from './llm.js'
 import { checkDirectory } from './open-session.js'
+import { startModeOptions } from './start-modes.js'
 import { checkKeelHome, selectStore } from './store.js'
 import { COMMANDS, closest, parseFlags, USAGE, UsageError } from './usage.js'
 
@@ -24,6 +25,7 @@ export const agentOptions = {
   at: { type: 'string' },
   'idle-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...startModeOptions,
 } as const
 
 export type Mode = 'new' | 'resume' | 'fork'

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path'
-import type { SessionSummary } from '@keel/store'
+import { titleOfEvents } from '@keel/session-title'
+import type { SessionStore, SessionSummary } from '@keel/store'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
 import { describeEvent } from './describe-event.js'
 import { exportSession } from './export-command.js'
 import { oneLine } from './render.js'
+import { firstPromptTitle, latestTitle } from './session-titles.js'
 import { childOfLine, delegationLabel, nestSessions } from './session-tree.js'
 import { checkKeelHome, selectStore, unlockSession } from './store.js'
 import { closest, parseFlags, UsageError } from './usage.js'
@@ -40,15 +42,24 @@ function when(ms: number): string {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`
 }
 
-/** The title a list shows: the session's own, what it was forked from, or the subagent it runs. */
-function titleOf(s: SessionSummary, byId: ReadonlyMap<string, SessionSummary>, nested: boolean): string {
-  if (s.delegatedBy) return `${delegationLabel(s.delegatedBy, !nested)}${s.title ? `: ${s.title}` : ''}`
-  if (s.title !== undefined && s.title !== '') return s.title
+/**
+ * The title a list shows: the latest `session/title` (a person's wins), the header's, what
+ * a fork was forked from, the subagent a child runs, else the first prompt.
+ */
+async function titleOf(
+  store: SessionStore,
+  s: SessionSummary,
+  byId: ReadonlyMap<string, SessionSummary>,
+  nested: boolean,
+): Promise<string> {
+  const named = (await latestTitle(store, s.id)) ?? (s.title === '' ? undefined : s.title)
+  if (s.delegatedBy) return `${delegationLabel(s.delegatedBy, !nested)}${named ? `: ${named}` : ''}`
+  if (named !== undefined) return named
   if (s.parentSession !== undefined) {
     const parent = byId.get(s.parentSession)?.title
     return `fork of ${parent ? JSON.stringify(oneLine(parent, 40)) : s.parentSession}`
   }
-  return '(no prompt yet)'
+  return (await firstPromptTitle(store, s.id)) ?? '(no prompt yet)'
 }
 
 async function listSessions(argv: readonly string[], io: CliIo, home: string): Promise<number> {
@@ -81,13 +92,16 @@ async function listSessions(argv: readonly string[], io: CliIo, home: string): P
     }
     const byId = new Map(sessions.map((s) => [s.id, s]))
     // subagent sessions under the session that started them
-    const rows = nestSessions(sessions).map(({ summary: s, depth }) => [
-      `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${s.id}`,
-      when(s.lastActivityAt),
-      s.eventCount === undefined ? '' : String(s.eventCount),
-      oneLine(titleOf(s, byId, depth > 0), 60),
-      s.cwd ?? '',
-    ])
+    const rows: string[][] = []
+    for (const { summary: s, depth } of nestSessions(sessions)) {
+      rows.push([
+        `${depth > 0 ? `${'  '.repeat(depth - 1)}└ ` : ''}${s.id}`,
+        when(s.lastActivityAt),
+        s.eventCount === undefined ? '' : String(s.eventCount),
+        oneLine(await titleOf(store, s, byId, depth > 0), 60),
+        s.cwd ?? '',
+      ])
+    }
     const head = ['ID', 'LAST ACTIVITY', 'EVENTS', 'TITLE', 'DIRECTORY']
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
     const line = (cells: string[]) =>
@@ -119,7 +133,8 @@ async function showSession(argv: readonly string[], io: CliIo, home: string): Pr
       return 0
     }
     const h = inspection.header
-    io.out(`session ${h.id}${h.title ? ` — ${h.title}` : ''}\n`)
+    const title = titleOfEvents(inspection.events) ?? h.title
+    io.out(`session ${h.id}${title ? ` — ${title}` : ''}\n`)
     io.out(`  created ${new Date(h.createdAt).toISOString()}${h.cwd ? `  cwd ${h.cwd}` : ''}\n`)
     if (h.parentSession) io.out(`  forked from ${h.parentSession} (${h.seedLength} events inherited)\n`)
     const childOf = childOfLine(h)

@@ -129,6 +129,7 @@ export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-
 
 flags: --preset id (default coding)  --model id  --base-url url  --store jsonl|postgres
        --cwd dir (must exist)  --idle-timeout 30s (a silent model stream ends; default 5m)
+       --plan (start in plan mode)  --permissions read-only|ask-always|auto-edit|full-access
 stdin: piped text is the task, or is put before it as context (echo ctx | keel -p "q")
 env:   DEEPSEEK_API_KEY (needed unless --base-url), DEEPSEEK_BASE_URL, KEEL_HOME (default ~/.keel),
        KEEL_STORE, KEEL_PG_URL, KEEL_IDLE_TIMEOUT_MS

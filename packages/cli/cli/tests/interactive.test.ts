@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
+import { runCli } from '../src/index.js'
 import { type KeelRig, keelRig, writeAskingPreset } from './keel-process.js'
 import { idle, KeelPty } from './pty.js'
 
@@ -139,7 +140,8 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
   })
 
   it('slash commands of the coding preset: /help, /preset, /sandbox, /compact', async () => {
-    const r = await setup([{ text: 'hello back' }, { text: 'pasted ok' }])
+    // After the first turn @keel/session-title asks for a title: scripted like any other request.
+    const r = await setup([{ text: 'hello back' }, { text: 'Greeting' }, { text: 'pasted ok' }])
     const pty = open(r, ['--preset', 'coding'])
     await pty.waitFor('› ')
     pty.write('hi\r')
@@ -182,5 +184,16 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     const done = events.flatMap((e) => (e.type === 'command/done' ? [e.data] : []))
     expect(done.map((d) => d.commandId)).toEqual(runs.map((r) => r.commandId))
     expect(done[0]).toMatchObject({ kind: 'success', text: 'sandbox mode set to read_only' })
+    // the interactive session started untitled; the model's title is what the listing shows
+    expect(summary!.title).toBeUndefined()
+    expect(events.find((e) => e.type === 'session/title')?.data).toMatchObject({
+      title: 'Greeting',
+      source: 'model',
+    })
+    const listed: string[] = []
+    const io = { env: { KEEL_HOME: r.home }, out: (t: string) => void listed.push(t), err: () => {} }
+    expect(await runCli(['sessions', 'list'], io)).toBe(0)
+    expect(listed.join('')).toContain(summary!.id)
+    expect(listed.join('')).toContain('Greeting')
   })
 })

@@ -6,7 +6,11 @@ import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
 import { mcpConfigSchema, mcpPlugin } from '@keel/mcp'
+import { permissionPresetsConfigSchema, permissionPresetsPlugin } from '@keel/permission-presets'
+import { planModeConfigSchema, planModePlugin } from '@keel/plan-mode'
+import { projectInstructions, projectInstructionsConfigSchema } from '@keel/project-instructions'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
+import { sessionTitleConfigSchema, sessionTitlePlugin } from '@keel/session-title'
 import { subagents, subagentsConfigSchema } from '@keel/subagents'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
 import { userApproval, userApprovalConfigSchema } from '@keel/user-approval'
@@ -84,6 +88,24 @@ export function builtinPlugins(): PluginProvider[] {
       () => userApproval() as PluginDefinition<unknown>,
     ),
     provider(
+      '@keel/permission-presets',
+      'one-word permission presets (read-only, ask-always, auto-edit, full-access): /permissions, --permissions',
+      permissionPresetsConfigSchema,
+      () => permissionPresetsPlugin as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/project-instructions',
+      'AGENTS.md / CLAUDE.md from the repository root down, and $KEEL_HOME/AGENTS.md, for the model (/init drafts one)',
+      projectInstructionsConfigSchema,
+      () => projectInstructions() as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/plan-mode',
+      'plan mode: only read-only tools until you approve the plan (/plan, --plan)',
+      planModeConfigSchema,
+      () => planModePlugin as PluginDefinition<unknown>,
+    ),
+    provider(
       '@keel/hooks',
       "Claude-Code- and Codex-compatible hook commands from the user's settings",
       hooksConfigSchema,
@@ -118,6 +140,12 @@ export function builtinPlugins(): PluginProvider[] {
       "tools of MCP servers (the preset's mcpServers, $KEEL_HOME/mcp.json, the project's .mcp.json once approved; /mcp)",
       mcpConfigSchema as z.ZodType<unknown>,
       () => mcpPlugin() as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/session-title',
+      'a short session title written by the model after the first turn (/title sets yours)',
+      sessionTitleConfigSchema,
+      () => sessionTitlePlugin as PluginDefinition<unknown>,
     ),
   ]
 }

@@ -14,13 +14,17 @@ export const minimalPreset: Preset = definePreset({
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, subagents, MCP servers once configured, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), permission presets, project instructions, plan mode, hooks, compaction, todo, schedule, session titles, subagents, MCP servers once configured, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
+    { use: '@keel/permission-presets' },
+    { use: '@keel/project-instructions' },
+    { use: '@keel/plan-mode' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
+    { use: '@keel/session-title' },
     { use: '@keel/subagents' },
     { use: '@keel/mcp' },
   ],
@@ -32,7 +36,7 @@ export const codingPreset: Preset = definePreset({
 export const reviewPreset: Preset = definePreset({
   id: 'review',
   description: 'read-only review: no write tools, shell commands in a read-only sandbox',
-  plugins: [{ use: '@keel/user-approval' }, { use: '@keel/todo' }],
+  plugins: [{ use: '@keel/user-approval' }, { use: '@keel/project-instructions' }, { use: '@keel/todo' }],
   tools: ['fs-read', 'shell'],
   policy: { approvalPolicy: 'on_request', sandboxMode: 'read_only' },
 })
@@ -43,6 +47,7 @@ export const headlessPreset: Preset = definePreset({
   description: 'CI and scripts: never asks a person; what would need approval is refused',
   plugins: [
     { use: '@keel/user-approval' },
+    { use: '@keel/project-instructions' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
     { use: '@keel/todo' },
