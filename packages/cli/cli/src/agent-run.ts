@@ -13,7 +13,7 @@ import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
 import { openExisting, type SessionChoice } from './open-session.js'
 import { loadReportedPresets } from './preset-report.js'
-import { createRenderer } from './render.js'
+import { createRenderer, oneLine } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
 import { applyStartModes } from './start-modes.js'
 import type { SelectedStore } from './store.js'
@@ -48,7 +48,7 @@ export interface CheckedCommand {
  * interactively or for one task. Returns the exit code.
  */
 export async function openAndRun(c: CheckedCommand): Promise<number> {
-  const { io, mode, values, selected, home, invocation, explicit, last, id, atSeq } = c
+  const { io, mode, values, selected, home, invocation, explicit, last, id, atSeq, task } = c
   let handle: StoreHandle
   let deferred: DeferredSession | undefined
   let cwd: string
@@ -63,9 +63,16 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
         source: chosen.source,
         ...(values.model === undefined ? {} : { model: values.model }),
       })
+      // A task given up front titles the session (one-shot, -p); an interactive one is titled
+      // by its first prompt, or by the model when the preset has @keel/session-title.
       deferred = new DeferredSession(
         selected.store,
-        { cwd, agentPreset: composition.preset, agentComposition: composition },
+        {
+          cwd,
+          agentPreset: composition.preset,
+          agentComposition: composition,
+          ...(task === undefined ? {} : { title: oneLine(task, 80) }),
+        },
         selected.directoryOf,
       )
       handle = deferred

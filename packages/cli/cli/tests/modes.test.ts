@@ -74,7 +74,7 @@ describe('start flags', () => {
     const r = await rig()
     expect(await r.run(['-p', 'x', '--permissions', 'sudo', '--base-url', r.url])).toBe(2)
     expect(r.err.join('')).toContain(
-      'keel: --permissions: no permission preset "sudo"; presets: read-only, ask-always, auto-edit, full-access\n',
+      'keel: --permissions: no permission preset "sudo"; presets: read-only, ask-always, auto-edit, full-access (see keel --help)\n',
     )
     r.err.length = 0
     expect(await r.run(['-p', 'x', '--plan', '--preset', 'minimal', '--base-url', r.url])).toBe(2)
@@ -115,7 +115,7 @@ describe('session titles in the listing', () => {
     const untitled = await stored(r.home, [])
     expect(await r.run(['sessions', 'list'])).toBe(0)
     const lines = r.out.join('').split('\n')
-    expect(lines.find((l) => l.startsWith(id))).toContain('  My title  /w')
+    expect(lines.find((l) => l.startsWith(id))).toMatch(/ {2}My title +\/w/)
     expect(lines.find((l) => l.startsWith(untitled))).toContain('  from the header  /w')
     r.out.length = 0
     expect(await r.run(['sessions', 'show', id])).toBe(0)
