@@ -6,6 +6,7 @@ import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import './events.js'
 import { PluginHost } from './host.js'
+import { modelInfo, resolveRoute } from './model-route.js'
 import {
   type AgentLogger,
   type AgentOptions,
@@ -18,6 +19,7 @@ import {
   type TurnResult,
   toUserMessage,
 } from './options.js'
+import { backoffDelay } from './retry.js'
 import { createEmit, type Emit, type Runtime } from './runtime.js'
 import { type InboxItem, runTurn } from './turn.js'
 
@@ -57,6 +59,8 @@ export class Agent {
   #started = false
   #idleWaiters: Array<() => void> = []
   #controller: AbortController | null = null
+  /** The running turn's own `max_tokens` (`SendOptions.maxTokens`), for `ctx.model()`. */
+  #turnMaxTokens: number | undefined
   #closed = false
   #closing: Promise<void> | null = null
   /** Set when a turn failed because the log refused a write (`sessionEnd` reason `error`). */
@@ -78,12 +82,23 @@ export class Agent {
     if ((options.observers ?? []).some((o) => o.onEvent)) {
       agent.#unsubscribe = session.subscribe((event) => agent.#emit('onEvent', event))
     }
+    const resolved = agent.#resolved
+    const route = (turnMaxTokens?: number) =>
+      resolveRoute(options.llm, resolved, agent.services, turnMaxTokens ?? agent.#turnMaxTokens)
     try {
       agent.#host = await PluginHost.start(options.plugins ?? [], {
         session,
-        cwd: agent.#resolved.cwd,
-        clock: agent.#resolved.clock,
+        cwd: resolved.cwd,
+        clock: resolved.clock,
         llm: options.llm,
+        model: () => route(),
+        modelInfo: (model) => modelInfo(options.llm, resolved, model),
+        toolSpecs: () => agent.#runtime?.specs ?? [],
+        modelRetry: {
+          maxRetries: resolved.retry.maxRetries,
+          delay: (failures, retryAfterMs) =>
+            backoffDelay(failures, resolved.retry, resolved.random, retryAfterMs),
+        },
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
@@ -116,6 +131,7 @@ export class Agent {
       log: agent.#log,
       flush: () => (agent.#handle ? agent.#handle.flush() : Promise.resolve()),
       drainInjections: () => agent.#drainInjections(),
+      route,
     }
     const resumed = session.events.length > 0
     agent.#closeInterruptedTurn()
@@ -360,6 +376,7 @@ export class Agent {
     try {
       while (this.#queue.length > 0) {
         const item = this.#queue.shift()!
+        this.#turnMaxTokens = item.maxTokens
         try {
           item.resolve(
             await runTurn(this.#runtime, item, {
@@ -373,6 +390,7 @@ export class Agent {
           this.#failed = true
           item.reject(error)
         }
+        this.#turnMaxTokens = undefined
       }
     } finally {
       this.#running = false

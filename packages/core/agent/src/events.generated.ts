@@ -19,8 +19,11 @@ export const commandOutcomeSchema = z.enum(["error", "success"])
 /** Validator of {@link ErrorRecord} (generated). */
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
+/** Validator of {@link RouteSource} (generated). */
+export const routeSourceSchema = z.enum(["adapter", "option", "selection"])
+
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten"] as const
+export const ownedEventTypes = ["approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "request/context", "request/header", "tool/input-rewritten"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
@@ -29,6 +32,8 @@ export const eventValidators = {
   "command/done": z.strictObject({ commandId: z.string().min(1), errorCode: z.string().min(1).optional(), kind: commandOutcomeSchema, text: z.string().optional() }) as unknown as z.ZodType<SessionEventMap["command/done"]>,
   "command/run": z.strictObject({ args: z.string().optional(), commandId: z.string().min(1), name: z.string().regex(new RegExp("^[a-z][a-z0-9-]{0,63}$", 'u')), source: z.string().min(1) }) as unknown as z.ZodType<SessionEventMap["command/run"]>,
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
+  "request/context": z.strictObject({ contextWindow: z.number().int().gte(1).optional(), endpoint: z.string().min(1).optional(), maxOutputTokens: z.number().int().gte(1).optional(), model: z.string().min(1), modelSource: routeSourceSchema, provider: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1), windowSource: routeSourceSchema.optional() }) as unknown as z.ZodType<SessionEventMap["request/context"]>,
+  "request/header": z.strictObject({ maxTokens: z.number().int().gte(1).optional(), model: z.string().min(1), provider: z.string().min(1), reasoningEffort: z.string().min(1).optional(), step: z.number().int().gte(1), systemDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), temperature: z.number().optional(), tools: z.array(z.string()), toolsDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["request/header"]>,
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
 }
 

@@ -15,6 +15,13 @@ export type {
   CommandSource,
   SessionRule,
 } from './events.js'
+export type {
+  ActiveModelService,
+  ModelChoice,
+  ModelInfo,
+  ModelRoute,
+  RouteSource,
+} from './model-route.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
 export {
   type ApprovalAnswer,
@@ -30,6 +37,13 @@ export {
   settle,
   verdict,
 } from './permission.js'
+export {
+  type RequestLogState,
+  requestHeaderOf,
+  requestLogProjection,
+  systemDigestOf,
+  toolsDigestOf,
+} from './request-record.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
 
 import './events.js'
@@ -70,6 +84,7 @@ export {
   MAX_INPUT_REWRITES,
   type ModelErrorDecision,
   type ModelErrorInfo,
+  type ModelRetryPolicy,
   type PluginCommand,
   type PluginContext,
   type PluginDefinition,
@@ -83,4 +98,4 @@ export {
   type TurnStoppingDecision,
   type TurnStoppingInfo,
 } from './plugin.js'
-export { backoffDelay, defaultRetryOptions, type RetryOptions, systemClock } from './retry.js'
+export { backoffDelay, defaultRetryOptions, type RetryOptions, sleep, systemClock } from './retry.js'

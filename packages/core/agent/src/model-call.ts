@@ -11,6 +11,7 @@ import {
 } from '@keel/llm'
 import { answerUnansweredCalls, type ErrorRecord, type SessionEventMap } from '@keel/session'
 import type { ToolCallDelta } from './observer.js'
+import { recordRequest } from './request-record.js'
 import { backoffDelay, sleep } from './retry.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { commitResult, notRun } from './tool-results.js'
@@ -75,8 +76,10 @@ export function errorRecordOf(error: unknown): ErrorRecord {
 export async function callModel(rt: Runtime, ts: TurnState, step: number): Promise<ModelOutcome> {
   const { turn, signal } = ts
   let pluginRetried = false
+  ts.route = rt.route(ts.maxTokens)
   for (let attempt = 1, failures = 0; ; attempt++) {
     answerUnansweredCalls(rt.session, unansweredBeforeCall)
+    recordRequest(rt.session, { turn, step }, ts.route, rt.session.deriveMessages(), rt.specs)
     await rt.flush()
     const result = await attemptOnce(rt, ts, step)
     if (result.ok) {
@@ -118,7 +121,7 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
       continue
     }
     if (!pluginRetried && llmError) {
-      const decided = await rt.host.modelError({ turn, step, error: llmError })
+      const decided = await rt.host.modelError({ turn, step, error: llmError, signal })
       if (decided.decision.action === 'retry' && !signal.aborted) {
         // One more attempt, without a further backoff budget.
         pluginRetried = true
@@ -146,7 +149,8 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
   let firstChunkAt: number | undefined
   let chunks = 0
   let usage: TokenUsage | undefined
-  const model = rt.options.model
+  const route = ts.route ?? rt.route(ts.maxTokens)
+  const model = route.model
   // What the user was shown: on an abort this, not the adapter's buffer, is the prefix kept.
   const shown = new MessageAssembly()
   try {
@@ -154,7 +158,8 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
       model,
       messages: withAnsweredToolCalls(rt.session.deriveMessages(), legacyAnswer).slice(),
       tools: rt.specs,
-      maxTokens: ts.maxTokens,
+      maxTokens: route.maxTokens,
+      ...(route.reasoningEffort === undefined ? {} : { reasoningEffort: route.reasoningEffort }),
       signal,
     })
     for await (const chunk of stream) {
@@ -200,7 +205,7 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
     else {
       record = {
         provider: rt.llm.provider,
-        model: model ?? rt.llm.model,
+        model,
         startedAt,
         endedAt: clock.now(),
         chunks,

@@ -1,9 +1,10 @@
-import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
+import type { DeveloperMessage, LlmAdapter, ToolSpec, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceKey, ServiceMap, Tool } from '@keel/tools'
 import type { CommandRegistry } from './commands.js'
 import { AgentError } from './errors.js'
 import type { Report } from './interceptors-run.js'
+import type { ModelInfo, ModelRoute } from './model-route.js'
 import type { ApprovalAnswerer } from './permission.js'
 import type {
   AddedContext,
@@ -11,6 +12,7 @@ import type {
   Clock,
   DisplayNotice,
   Interceptors,
+  ModelRetryPolicy,
   PluginContext,
   PluginDefinition,
   PluginTriggers,
@@ -28,6 +30,13 @@ export interface AgentFacilities {
   display(notice: DisplayNotice): void
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
+  /** Their specs as the requests carry them (empty until every plugin is set up). */
+  toolSpecs(): readonly ToolSpec[]
+  /** The route of the next model request. */
+  model(): ModelRoute
+  /** What the agent knows about a model id. */
+  modelInfo(model: string): ModelInfo
+  readonly modelRetry: ModelRetryPolicy
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -88,6 +97,10 @@ export function createPluginContext(
     cwd: services.cwd,
     clock: services.clock,
     llm: services.llm,
+    model: () => services.model(),
+    modelInfo: (model) => services.modelInfo(model),
+    toolSpecs: () => services.toolSpecs(),
+    modelRetry: services.modelRetry,
     trigger: {
       beforeCompaction: (info: BeforeCompactionInfo) => sink.view.beforeCompaction(info),
       sessionStart: async (info): Promise<readonly AddedContext[]> => {

@@ -2,6 +2,7 @@ import { type DeveloperMessage, type LlmAdapter, LlmError, type UserMessage } fr
 import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
 import { CommandRegistry } from './commands.js'
+import { modelInfo, resolveRoute } from './model-route.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
 import type {
   Clock,
@@ -12,6 +13,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
+import { backoffDelay, defaultRetryOptions } from './retry.js'
 import { ServiceRegistry } from './services.js'
 
 /**
@@ -135,6 +137,8 @@ export interface SoloContextInit {
   readonly cwd?: string
   readonly clock?: Clock
   readonly llm?: LlmAdapter
+  /** Context windows per model id, as the agent's `contextWindows` option gives them. */
+  readonly contextWindows?: Readonly<Record<string, number>>
   /** Services other plugins would provide, already in place (provided by `test`). */
   readonly services?: ReadonlyArray<readonly [ServiceKey, unknown]>
   enqueue?(message: UserMessage, source?: string): void
@@ -175,6 +179,8 @@ export function soloContext(
     view: soloTriggers(),
     closed: () => false,
   }
+  const llm = init.llm ?? offlineLlm()
+  const defaults = { model: undefined, maxTokens: undefined, contextWindows: init.contextWindows ?? {} }
   const setup = createPluginContext(
     plugin,
     config,
@@ -182,7 +188,15 @@ export function soloContext(
       session: init.session,
       cwd: init.cwd ?? process.cwd(),
       clock: init.clock ?? new ManualClock(),
-      llm: init.llm ?? offlineLlm(),
+      llm,
+      model: () => resolveRoute(llm, defaults, services),
+      modelInfo: (model) => modelInfo(llm, defaults, model),
+      toolSpecs: () => [],
+      modelRetry: {
+        maxRetries: defaultRetryOptions.maxRetries,
+        delay: (failures, retryAfterMs) =>
+          backoffDelay(failures, defaultRetryOptions, () => 0.5, retryAfterMs),
+      },
       enqueue: (message, options) => init.enqueue?.(message, options?.source),
       inject: (message, options) => init.inject?.(message, options?.source),
       display: (notice) => init.display?.(notice),

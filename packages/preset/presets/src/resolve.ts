@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto'
 import { type PluginEntry, usePlugin } from '@keel/agent'
-import { canonicalJson } from '@keel/base'
+import { canonicalDigest } from '@keel/base'
 import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
 import type { AgentComposition, ComposedPlugin, Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
@@ -14,7 +13,7 @@ const APPROVAL = '@keel/user-approval'
 
 /** `sha256:<hex>` of a config's canonical JSON (an absent config digests as `null`). */
 export function configDigest(config: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(config)).digest('hex')}`
+  return canonicalDigest(config)
 }
 
 /** The config a plugin gets from a preset: its own, with the preset's policy merged into the approval plugin's. */

@@ -1,0 +1,128 @@
+import type { LlmAdapter } from '@keel/llm'
+import type { ServiceView } from '@keel/tools'
+import type { RouteSource } from './events.js'
+
+export type { RouteSource }
+
+/**
+ * What a model-selection plugin chose for the following steps: the model id, the reasoning
+ * effort (where the model has one) and the context window the choice brings.
+ */
+export interface ModelChoice {
+  readonly model: string
+  readonly reasoningEffort?: string
+  readonly contextWindow?: number
+}
+
+/**
+ * `model.active`: the one place a plugin decides the model of the agent's requests. The
+ * agent asks `current()` before every step (and whenever a plugin asks `ctx.model()`); an
+ * `undefined` answer keeps the agent's own model (its `model` option, else the adapter's).
+ * One provider per agent, as for every service.
+ */
+export interface ActiveModelService {
+  current(): ModelChoice | undefined
+}
+
+declare module '@keel/tools' {
+  interface ServiceMap {
+    /** The model the agent's next requests use (provided by a model-selection plugin). */
+    'model.active': ActiveModelService
+  }
+}
+
+/** What this agent knows about one model id. */
+export interface ModelInfo {
+  readonly model: string
+  /** Input + output tokens the model takes, when anything knows it. */
+  readonly contextWindow?: number
+  readonly windowSource?: RouteSource
+  /** Most tokens the model may write in one answer, when the adapter knows it. */
+  readonly maxOutputTokens?: number
+  /** Whether the model streams reasoning. */
+  readonly reasoning: boolean
+  /** The reasoning effort levels it accepts (empty: the provider has none for it). */
+  readonly reasoningEfforts: readonly string[]
+}
+
+/** The route of the agent's next model request: provider, endpoint, model and its budgets. */
+export interface ModelRoute extends ModelInfo {
+  readonly provider: string
+  /** Where the request goes, without credentials, when the adapter says. */
+  readonly endpoint?: string
+  /** Where the model id came from. */
+  readonly source: RouteSource
+  /** The output budget the request carries (`max_tokens`), when known. */
+  readonly maxTokens?: number
+  readonly reasoningEffort?: string
+}
+
+/** The agent's own say in the route (its options). */
+export interface RouteDefaults {
+  readonly model: string | undefined
+  readonly maxTokens: number | undefined
+  readonly contextWindows: Readonly<Record<string, number>>
+}
+
+/**
+ * What the agent knows of `model`: the window of a `choice` for it, else the agent's
+ * `contextWindows` entry, else the adapter's capability table.
+ */
+export function modelInfo(
+  llm: LlmAdapter,
+  defaults: RouteDefaults,
+  model: string,
+  choice?: ModelChoice,
+): ModelInfo {
+  const capabilities = llm.capabilities?.(model)
+  const window: [number | undefined, RouteSource | undefined] =
+    choice?.contextWindow !== undefined
+      ? [choice.contextWindow, 'selection']
+      : defaults.contextWindows[model] !== undefined
+        ? [defaults.contextWindows[model], 'option']
+        : capabilities
+          ? [capabilities.contextWindow, 'adapter']
+          : [undefined, undefined]
+  const info: { -readonly [K in keyof ModelInfo]: ModelInfo[K] } = {
+    model,
+    reasoning: capabilities?.reasoning ?? false,
+    reasoningEfforts: capabilities?.reasoningEfforts ?? [],
+  }
+  if (window[0] !== undefined) {
+    info.contextWindow = window[0]
+    info.windowSource = window[1]!
+  }
+  if (capabilities) info.maxOutputTokens = capabilities.maxOutputTokens
+  return info
+}
+
+/**
+ * The route of the next request: the `model.active` choice when a plugin provides one and it
+ * answers, else the agent's `model` option, else the adapter's default model; `max_tokens`
+ * is the turn's (`SendOptions.maxTokens`), else the agent's, else the model's
+ * `maxOutputTokens`.
+ */
+export function resolveRoute(
+  llm: LlmAdapter,
+  defaults: RouteDefaults,
+  services: ServiceView,
+  turnMaxTokens?: number,
+): ModelRoute {
+  const choice = services.get('model.active')?.current()
+  const [model, source]: [string, RouteSource] = choice
+    ? [choice.model, 'selection']
+    : defaults.model !== undefined
+      ? [defaults.model, 'option']
+      : [llm.model, 'adapter']
+  const info = modelInfo(llm, defaults, model, choice)
+  const route: { -readonly [K in keyof ModelRoute]: ModelRoute[K] } = {
+    ...info,
+    provider: llm.provider,
+    source,
+  }
+  if (llm.endpoint !== undefined) route.endpoint = llm.endpoint
+  const maxTokens = turnMaxTokens ?? defaults.maxTokens ?? info.maxOutputTokens
+  if (maxTokens !== undefined) route.maxTokens = maxTokens
+  if (choice?.reasoningEffort !== undefined) route.reasoningEffort = choice.reasoningEffort
+  return route
+}
