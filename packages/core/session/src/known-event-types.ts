@@ -22,6 +22,7 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'command/run': { surface: false, owner: '@keel/agent' },
   'compaction/end': { surface: false, owner: '@keel/compaction' },
   'compaction/prune': { surface: false, owner: '@keel/compaction' },
+  'compaction/retry': { surface: false, owner: '@keel/compaction' },
   'compaction/start': { surface: false, owner: '@keel/compaction' },
   'compaction/summary': { surface: false, owner: '@keel/compaction' },
   'developer/message': { surface: true, owner: '@keel/session' },
