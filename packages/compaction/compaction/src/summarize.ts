@@ -100,7 +100,7 @@ export function replacementMessage(
 ): UserMessage {
   const first = plan.seqs[0]!
   const last = plan.seqs[plan.seqs.length - 1]!
-  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
+  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done. The contents of files read before this point are no longer in your context: read a file again before you edit it.]`
   const text = [
     notice,
     '',
