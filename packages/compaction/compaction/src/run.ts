@@ -144,6 +144,8 @@ export async function runCompaction(input: RunInput): Promise<RunOutcome> {
       workingState: working,
       tools: input.tools,
       maxTokens: config.summaryMaxTokens,
+      contextWindow: budget.contextWindow,
+      gap,
       model: config.model ?? budget.model,
       ...(input.instructions === undefined ? {} : { instructions: input.instructions }),
       ...(input.signal === undefined ? {} : { signal: input.signal }),

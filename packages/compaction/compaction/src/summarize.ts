@@ -5,13 +5,16 @@ import { CompactionError } from './config.js'
 import { INFORMATIONAL } from './guard.js'
 import { protectedTailStart, type SurfaceView } from './prune.js'
 import { callSummaryWithRetries, type RetryPlan, type SummaryCall } from './summary-call.js'
-import { estimateMessageTokens, formatCount } from './tokens.js'
+import { estimateMessageTokens, estimateTextTokens, formatCount } from './tokens.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
 
 /** A range smaller than this is not worth a model call: the summary would not be smaller. */
 export const MIN_SUMMARY_RANGE_TOKENS = 500
+
+/** The output room a summary request should leave in the window; a longer range is halved first. */
+export const MIN_SUMMARY_OUTPUT = 1_024
 
 /** The range a summary would replace: surface indexes `[from, to)`. */
 export interface SummaryPlan {
@@ -123,7 +126,11 @@ export interface SummaryOptions {
   /** The agent's tool specs (sent as its requests send them). */
   readonly tools: readonly ToolSpec[]
   readonly model?: string
+  /** The output cap; lowered so that the request's prompt plus it fits `contextWindow` (at least 256). */
   readonly maxTokens: number
+  /** The window the request must fit, and what the estimator misses of a prompt (tool schemas). */
+  readonly contextWindow: number
+  readonly gap: number
   readonly signal?: AbortSignal
   readonly retry: RetryPlan
 }
@@ -144,20 +151,36 @@ export async function writeSummary(
   first: SummaryPlan,
   options: SummaryOptions,
 ): Promise<{ plan: SummaryPlan; call: SummaryCall }> {
+  const instruction = summaryInstruction(options.workingState, options.instructions)
+  // What the request's prompt holds besides the messages: the instruction, and the tool
+  // schemas (or what the provider counted beyond the estimator, which includes them).
+  const fixed =
+    estimateTextTokens(instruction) + Math.max(options.gap, estimateTextTokens(JSON.stringify(options.tools)))
+  /** The output room a request for `p` leaves in the window (the estimate with a 5% margin). */
+  const room = (p: SummaryPlan): number => {
+    let prompt = fixed
+    for (let i = 0; i < p.to; i++) prompt += estimateMessageTokens(view.messages[i]!)
+    return options.contextWindow - Math.ceil(prompt * 1.05)
+  }
   const request = (p: SummaryPlan) =>
     callSummaryWithRetries(
       llm,
       {
         messages: view.messages.slice(0, p.to),
         tools: options.tools,
-        instruction: summaryInstruction(options.workingState, options.instructions),
-        maxTokens: options.maxTokens,
+        instruction,
+        maxTokens: Math.min(options.maxTokens, Math.max(MIN_SUMMARY_OUTPUT / 4, room(p))),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
       },
       options.retry,
     )
+  // A range whose request would not leave room for the summary in the window: its older half.
   let plan = first
+  const wanted = Math.min(options.maxTokens, MIN_SUMMARY_OUTPUT)
+  for (let older = olderHalf(view, plan); room(plan) < wanted && older; older = olderHalf(view, plan)) {
+    plan = older
+  }
   try {
     try {
       return { plan, call: await request(plan) }

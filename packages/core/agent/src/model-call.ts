@@ -122,7 +122,9 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
     }
     if (!pluginRetried && llmError) {
       const decided = await rt.host.modelError({ turn, step, error: llmError, signal })
-      if (decided.decision.action === 'retry' && !signal.aborted) {
+      // Cancelled while a plugin recovered (an overflow compaction): the turn was aborted.
+      if (signal.aborted) return commitPartial(rt, ts, step, attempt, result, 'aborted')
+      if (decided.decision.action === 'retry') {
         // One more attempt, without a further backoff budget.
         pluginRetried = true
         failures = rt.options.retry.maxRetries
