@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { AgentObserver, StoreHandle, TurnResult } from '@keel/agent'
-import { createPresetAgent, findPreset, loadPresets, type PresetAgent } from '@keel/presets'
+import { checkForkUnder, createPresetAgent, findPreset, loadPresets, type PresetAgent } from '@keel/presets'
 import type { SessionEvent } from '@keel/session'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
@@ -47,6 +47,7 @@ async function openSession(
   values: ReturnType<typeof parse>['values'],
   selected: SelectedStore,
   cwd: string,
+  presets: Awaited<ReturnType<typeof loadPresets>>,
 ): Promise<{ handle?: StoreHandle; task?: string; note?: string }> {
   if (mode === 'new') {
     if (values.last || values.at !== undefined)
@@ -80,6 +81,14 @@ async function openSession(
   const atSeq = values.at === undefined ? undefined : Number(values.at)
   if (atSeq !== undefined && (!Number.isInteger(atSeq) || atSeq < 0)) {
     throw new UsageError(`--at must be a seq (a non-negative integer), got ${values.at}`)
+  }
+  if (values.preset !== undefined) {
+    // Refused before forking (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
+    const { preset, source } = findPreset(presets, values.preset)
+    checkForkUnder(await selected.store.load(id), preset, {
+      source,
+      ...(atSeq === undefined ? {} : { atSeq }),
+    })
   }
   const handle = await selected.store.fork(id, atSeq === undefined ? {} : { atSeq })
   const rest = positionals.slice(1)
@@ -123,7 +132,7 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
   const started = Date.now()
   let opened: Awaited<ReturnType<typeof openSession>>
   try {
-    opened = await openSession(mode, positionals, values, selected, cwd)
+    opened = await openSession(mode, positionals, values, selected, cwd, presets)
   } catch (error) {
     await selected.store.close()
     throw error

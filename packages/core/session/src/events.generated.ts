@@ -64,7 +64,7 @@ export const userMessageSchema = z.strictObject({ content: z.array(z.discriminat
 export const composedPluginSchema = z.strictObject({ config: z.unknown().optional(), configDigest: z.string(), name: z.string(), version: z.string() })
 
 /** Validator of {@link AgentComposition} (generated). */
-export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
+export const agentCompositionSchema = z.strictObject({ contextWindows: z.record(z.string(), z.number()).optional(), interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
 
 /** Validator of {@link SessionHeader} (generated). */
 export const sessionHeaderSchema = z.strictObject({ agentComposition: agentCompositionSchema.optional(), agentPreset: z.string().optional(), createdAt: z.number(), cwd: z.string().optional(), id: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), parentSession: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')).optional(), seedLength: z.number().int().gte(0).optional(), title: z.string().optional(), version: z.number().int().gte(1) })

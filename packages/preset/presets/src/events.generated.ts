@@ -8,7 +8,7 @@ import { z } from 'zod'
 export const composedPluginSchema = z.strictObject({ config: z.unknown().optional(), configDigest: z.string(), name: z.string(), version: z.string() })
 
 /** Validator of {@link AgentComposition} (generated). */
-export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
+export const agentCompositionSchema = z.strictObject({ contextWindows: z.record(z.string(), z.number()).optional(), interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), tools: z.array(z.string()) })
 
 /** The event types @keel/presets declares (its plugin's event list). */
 export const ownedEventTypes = ["agent-preset/selected"] as const

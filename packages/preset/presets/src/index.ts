@@ -34,10 +34,16 @@ export {
   buildComposition,
   checkPluginReferences,
   configDigest,
-  isBlank,
   recordedComposition,
   resolveComposition,
-  selectComposition,
   WRITE_TOOLS,
 } from './resolve.js'
 export { codingPreset, headlessPreset, minimalPreset, reviewPreset, shippedPresets } from './shipped.js'
+export {
+  checkForkUnder,
+  isBlank,
+  isFreshFork,
+  selectComposition,
+  type UnknownEventType,
+  unknownEventTypes,
+} from './switch.js'

@@ -101,6 +101,9 @@ export function resolveComposition(
   if (!preset.interactive) composition.interactive = false
   const model = options.model ?? preset.model
   if (model !== undefined) composition.model = model
+  if (preset.contextWindows !== undefined && Object.keys(preset.contextWindows).length > 0) {
+    composition.contextWindows = { ...preset.contextWindows }
+  }
   return composition
 }
 
@@ -196,24 +199,4 @@ export function recordedComposition(session: Session): AgentComposition | undefi
     if (event.type === 'agent-preset/selected') return event.data.composition
   }
   return session.header.agentComposition
-}
-
-/** Whether nothing but preset switches has happened in the session yet. */
-export function isBlank(session: Session): boolean {
-  return session.events.every((e) => e.type === 'agent-preset/selected')
-}
-
-/**
- * Switches a blank session to another composition by appending `agent-preset/selected`.
- * A session with any other event is `PRESET_SWITCH_NOT_BLANK` (start a new session, or fork).
- */
-export function selectComposition(session: Session, composition: AgentComposition): void {
-  if (!isBlank(session)) {
-    throw new PresetError(
-      'PRESET_SWITCH_NOT_BLANK',
-      `session ${session.id} already has work in it; a preset can only be switched before the first turn (start a new session or fork)`,
-      { session: session.id, preset: composition.preset },
-    )
-  }
-  session.append('agent-preset/selected', { preset: composition.preset, composition })
 }
