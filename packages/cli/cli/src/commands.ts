@@ -132,7 +132,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 /** Typed errors that mean the command line or a configuration file must change. */
 const usageCodes =
-  /^(PRESET_|COMPOSITION_UNAVAILABLE$|SESSION_NOT_FOUND$|STORE_KIND_INVALID$|FORK_CUT_INVALID$)/
+  /^(PRESET_|MODEL_|COMPOSITION_UNAVAILABLE$|SESSION_NOT_FOUND$|STORE_KIND_INVALID$|FORK_CUT_INVALID$)/
 
 async function listSessions(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({

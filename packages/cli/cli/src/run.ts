@@ -192,6 +192,16 @@ export async function runAgentCommand(mode: Mode, argv: readonly string[], io: C
     throw error
   }
   const agent = built.agent
+  // `--model` with a model-selection plugin is a logged switch (model/selection, kept by resume and fork).
+  if (values.model !== undefined && agent.commands().some((c) => c.name === 'model')) {
+    try {
+      await agent.runCommand('model', values.model, { source: 'cli' })
+    } catch (error) {
+      await agent.close()
+      await selected.store.close()
+      throw error
+    }
+  }
   const sessionId = agent.session.id
   const info = (text: string) => io.err(`${text}\n`)
   const header = [

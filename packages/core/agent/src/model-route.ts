@@ -52,6 +52,8 @@ export interface ModelRoute extends ModelInfo {
   readonly endpoint?: string
   /** Where the model id came from. */
   readonly source: RouteSource
+  /** The model the agent runs without a selection: its `model` option, else the adapter's default. */
+  readonly defaultModel: string
   /** The output budget the request carries (`max_tokens`), when known. */
   readonly maxTokens?: number
   readonly reasoningEffort?: string
@@ -109,16 +111,16 @@ export function resolveRoute(
   turnMaxTokens?: number,
 ): ModelRoute {
   const choice = services.get('model.active')?.current()
+  const defaultModel = defaults.model ?? llm.model
   const [model, source]: [string, RouteSource] = choice
     ? [choice.model, 'selection']
-    : defaults.model !== undefined
-      ? [defaults.model, 'option']
-      : [llm.model, 'adapter']
+    : [defaultModel, defaults.model !== undefined ? 'option' : 'adapter']
   const info = modelInfo(llm, defaults, model, choice)
   const route: { -readonly [K in keyof ModelRoute]: ModelRoute[K] } = {
     ...info,
     provider: llm.provider,
     source,
+    defaultModel,
   }
   if (llm.endpoint !== undefined) route.endpoint = llm.endpoint
   const maxTokens = turnMaxTokens ?? defaults.maxTokens ?? info.maxOutputTokens

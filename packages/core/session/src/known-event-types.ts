@@ -29,6 +29,7 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'hook/invoked': { surface: false, owner: '@keel/hooks' },
   'hook/result': { surface: false, owner: '@keel/hooks' },
   'llm/retry': { surface: false, owner: '@keel/agent' },
+  'model/selection': { surface: false, owner: '@keel/model-selection' },
   'request/context': { surface: false, owner: '@keel/agent' },
   'request/header': { surface: false, owner: '@keel/agent' },
   'sandbox/mode': { surface: false, owner: '@keel/user-approval' },

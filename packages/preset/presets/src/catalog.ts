@@ -5,6 +5,7 @@ import type { PluginDefinition } from '@keel/agent'
 import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
+import { modelSelectionConfigSchema, modelSelectionPlugin } from '@keel/model-selection'
 import { scheduleConfigSchema, schedulePlugin } from '@keel/schedule'
 import { todoConfigSchema, todoPlugin } from '@keel/todo'
 import { userApproval, userApprovalConfigSchema } from '@keel/user-approval'
@@ -92,6 +93,12 @@ export function builtinPlugins(): PluginProvider[] {
       'prunes old tool output and summarizes old turns when the context fills up (/compact)',
       compactionConfigSchema as z.ZodType<unknown>,
       () => compactionPlugin() as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/model-selection',
+      '/model and --model: switch the model (and reasoning effort) for the following steps',
+      modelSelectionConfigSchema as z.ZodType<unknown>,
+      () => modelSelectionPlugin as PluginDefinition<unknown>,
     ),
     provider(
       '@keel/todo',

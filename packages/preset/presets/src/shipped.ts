@@ -11,11 +11,12 @@ export const minimalPreset: Preset = definePreset({
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), hooks, compaction, todo, schedule, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), hooks, compaction, /model, todo, schedule, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
+    { use: '@keel/model-selection' },
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
   ],
