@@ -242,7 +242,9 @@ const share = (usages: Array<{ inputTokens: number; cacheHitTokens?: number } | 
 const summaryCache = share(
   session.events.map((e) => (e.type === 'compaction/summary' ? e.data.usage : undefined)),
 )
-const stepCache = share(session.events.map((e) => (e.type === 'assistant/message' ? e.data.usage : undefined)))
+const stepCache = share(
+  session.events.map((e) => (e.type === 'assistant/message' ? e.data.usage : undefined)),
+)
 console.log(
   `  summary requests' prompt served by the prefix cache: ${(100 * summaryCache.share).toFixed(1)}% (${summaryCache.hit.toLocaleString('en-US')} of ${summaryCache.prompt.toLocaleString('en-US')} tokens)`,
 )

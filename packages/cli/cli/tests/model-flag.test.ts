@@ -13,7 +13,9 @@ describe('keel --model', () => {
     const r = await keelRig([{ text: 'one' }, { text: 'two' }])
     rigs.push(r)
     const flags = ['--base-url', r.server.baseURL, '--cwd', r.cwd]
-    const first = await runKeel(['-p', 'hi', '--output', 'json', '--model', 'deepseek-v4-pro', ...flags], { env: r.env })
+    const first = await runKeel(['-p', 'hi', '--output', 'json', '--model', 'deepseek-v4-pro', ...flags], {
+      env: r.env,
+    })
     expect(first.code).toBe(0)
     const id = JSON.parse(first.stdout).session_id as string
     const resumed = await runKeel(['resume', id, '-p', 'again', ...flags], { env: r.env })
@@ -22,11 +24,15 @@ describe('keel --model', () => {
     const store = new JsonlStore({ home: r.home })
     const session = await store.load(id)
     const selections = session.events.filter((e) => e.type === 'model/selection').map((e) => e.data)
-    expect(selections).toEqual([expect.objectContaining({ model: 'deepseek-v4-pro', source: 'cli', contextWindow: 1_048_576 })])
+    expect(selections).toEqual([
+      expect.objectContaining({ model: 'deepseek-v4-pro', source: 'cli', contextWindow: 1_048_576 }),
+    ])
     await store.close()
 
     const bad = await runKeel(['-p', 'hi', '--model', 'deepseek-v4-pro medium', ...flags], { env: r.env })
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toContain("MODEL_EFFORT_INVALID: deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'")
+    expect(bad.stderr).toContain(
+      "MODEL_EFFORT_INVALID: deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'",
+    )
   })
 })

@@ -39,7 +39,8 @@ export const modelSelectionConfigSchema = z.strictObject({
 /** The validated config of {@link modelSelectionPlugin}. */
 export type ModelSelectionConfig = z.output<typeof modelSelectionConfigSchema>
 
-const tokens = (n: number | undefined) => (n === undefined ? 'unknown' : `${n.toLocaleString('en-US')} tokens`)
+const tokens = (n: number | undefined) =>
+  n === undefined ? 'unknown' : `${n.toLocaleString('en-US')} tokens`
 
 const sourceText: Record<ModelRoute['source'], string> = {
   selection: 'switched with /model',
@@ -54,12 +55,15 @@ function describeRoute(ctx: PluginContext<ModelSelectionConfig>, defaultModel: s
     `Model: ${describe(route.model, route.reasoningEffort)} — ${sourceText[route.source]}`,
     `  window ${tokens(route.contextWindow)}${route.windowSource === undefined ? '' : ` (${route.windowSource})`}; answers up to ${tokens(route.maxTokens)}`,
   ]
-  if (route.reasoningEfforts.length > 0) lines.push(`  reasoning effort: ${route.reasoningEfforts.join(' | ')}`)
+  if (route.reasoningEfforts.length > 0)
+    lines.push(`  reasoning effort: ${route.reasoningEfforts.join(' | ')}`)
   const choices = [...new Set([...ctx.config.models, ...ctx.session.project(selectionProjection).used])]
   for (const id of choices) {
     if (id === route.model) continue
     const info = ctx.modelInfo(id)
-    lines.push(`  also: ${id} (window ${tokens(info.contextWindow)}${info.reasoningEfforts.length > 0 ? `; effort ${info.reasoningEfforts.join(' | ')}` : ''})`)
+    lines.push(
+      `  also: ${id} (window ${tokens(info.contextWindow)}${info.reasoningEfforts.length > 0 ? `; effort ${info.reasoningEfforts.join(' | ')}` : ''})`,
+    )
   }
   lines.push(
     `/model <id> [effort] switches for the following steps; /model default goes back to ${defaultModel}.`,
@@ -69,13 +73,21 @@ function describeRoute(ctx: PluginContext<ModelSelectionConfig>, defaultModel: s
 
 /** Parses `/model` arguments: nothing (show), `default`, or `<id> [effort]`. */
 function parseArgs(args: string, source: string): SelectionRequest | 'show' {
-  const words = args.trim().split(/\s+/u).filter((w) => w !== '')
+  const words = args
+    .trim()
+    .split(/\s+/u)
+    .filter((w) => w !== '')
   if (words.length === 0) return 'show'
   if (words.length > 2) {
-    throw new ModelSelectionError('MODEL_COMMAND_USAGE', `usage: /model [<id> [effort]] | /model default (got ${words.length} words)`)
+    throw new ModelSelectionError(
+      'MODEL_COMMAND_USAGE',
+      `usage: /model [<id> [effort]] | /model default (got ${words.length} words)`,
+    )
   }
   if (words[0] === 'default' && words.length === 1) return { model: null, source }
-  return words[1] === undefined ? { model: words[0]!, source } : { model: words[0]!, reasoningEffort: words[1], source }
+  return words[1] === undefined
+    ? { model: words[0]!, source }
+    : { model: words[0]!, reasoningEffort: words[1], source }
 }
 
 /**
@@ -102,12 +114,16 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
         const route = ctx.model()
         const fallback = defaultModel()
         const decision = decideSelection(request, {
-          current: route.reasoningEffort === undefined ? { model: route.model } : { model: route.model, reasoningEffort: route.reasoningEffort },
+          current:
+            route.reasoningEffort === undefined
+              ? { model: route.model }
+              : { model: route.model, reasoningEffort: route.reasoningEffort },
           selected: route.source === 'selection',
           defaultModel: fallback,
           info: ctx.modelInfo(request.model ?? fallback),
         })
-        if (decision.action === 'refuse') throw new ModelSelectionError(decision.code, decision.reason, { model: request.model })
+        if (decision.action === 'refuse')
+          throw new ModelSelectionError(decision.code, decision.reason, { model: request.model })
         if (decision.action === 'unchanged') return `Model unchanged: ${decision.reason}.`
         ctx.session.append('model/selection', decision.data)
         const { data } = decision

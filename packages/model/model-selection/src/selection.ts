@@ -79,8 +79,14 @@ const modelIdPattern = /^\S{1,200}$/u
 export function decideSelection(request: SelectionRequest, facts: SelectionFacts): SelectionDecision {
   const { current, info } = facts
   if (request.model === null) {
-    if (!facts.selected) return { action: 'unchanged', reason: `already on the default model ${current.model}` }
-    const data: Selection = { model: facts.defaultModel, default: true, source: request.source, previous: current.model }
+    if (!facts.selected)
+      return { action: 'unchanged', reason: `already on the default model ${current.model}` }
+    const data: Selection = {
+      model: facts.defaultModel,
+      default: true,
+      source: request.source,
+      previous: current.model,
+    }
     if (info.contextWindow !== undefined) data.contextWindow = info.contextWindow
     return { action: 'select', data }
   }

@@ -29,7 +29,12 @@ async function rig(handler: ScriptHandler = (r) => ({ text: `answer ${r.index}` 
     await store.close()
     rmSync(root, { recursive: true, force: true })
   })
-  const llm = createDeepSeekAdapter({ baseURL: server.baseURL, model: 'deepseek-v4-flash', env: {}, capabilities })
+  const llm = createDeepSeekAdapter({
+    baseURL: server.baseURL,
+    model: 'deepseek-v4-flash',
+    env: {},
+    capabilities,
+  })
   const open = async (session: StoreHandle, compaction = false): Promise<Agent> => {
     const agent = await createAgent({
       llm,
@@ -54,7 +59,9 @@ describe('/model', () => {
     const r = await rig()
     const agent = await r.open(await r.store.create({ id: 'switch' }))
     await agent.send('first')
-    expect(await agent.runCommand('model')).toMatch(/^Model: deepseek-v4-flash — the endpoint adapter's default\n {2}window 1,048,576 tokens/)
+    expect(await agent.runCommand('model')).toMatch(
+      /^Model: deepseek-v4-flash — the endpoint adapter's default\n {2}window 1,048,576 tokens/,
+    )
     const reply = await agent.runCommand('model', 'deepseek-v4-pro high')
     expect(reply).toBe('Model: deepseek-v4-pro (effort high), window 1,048,576 tokens, from the next step.')
     await agent.send('second')
@@ -79,7 +86,12 @@ describe('/model', () => {
       ['deepseek-v4-pro', 'high'],
     ])
     const contexts = agent.session.events.filter((e) => e.type === 'request/context').map((e) => e.data)
-    expect(contexts.at(-1)).toMatchObject({ model: 'deepseek-v4-pro', modelSource: 'selection', turn: 2, step: 1 })
+    expect(contexts.at(-1)).toMatchObject({
+      model: 'deepseek-v4-pro',
+      modelSource: 'selection',
+      turn: 2,
+      step: 1,
+    })
 
     // the same again changes nothing and records nothing
     expect(await agent.runCommand('model', 'deepseek-v4-pro high')).toBe(
@@ -99,7 +111,9 @@ describe('/model', () => {
       code: 'MODEL_EFFORT_INVALID',
       message: "deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'",
     })
-    await expect(agent.runCommand('model', 'tiny-model high')).rejects.toMatchObject({ code: 'MODEL_EFFORT_UNSUPPORTED' })
+    await expect(agent.runCommand('model', 'tiny-model high')).rejects.toMatchObject({
+      code: 'MODEL_EFFORT_UNSUPPORTED',
+    })
     await expect(agent.runCommand('model', 'a b c')).rejects.toMatchObject({ code: 'MODEL_COMMAND_USAGE' })
     expect(agent.session.events.some((e) => e.type === 'model/selection')).toBe(false)
     const failed = agent.session.events.filter((e) => e.type === 'command/done').map((e) => e.data.errorCode)
@@ -123,13 +137,17 @@ describe('/model', () => {
       ['deepseek-v4-pro', 'low'],
       ['deepseek-v4-pro', 'low'],
     ])
-    expect(fork.session.project(selectionProjection).latest).toMatchObject({ model: 'deepseek-v4-pro', source: 'cli' })
+    expect(fork.session.project(selectionProjection).latest).toMatchObject({
+      model: 'deepseek-v4-pro',
+      source: 'cli',
+    })
   })
 
   it('compaction budgets with the selected model’s window and writes the summary with it', async () => {
     const r = await rig((request) => {
       const last = request.body?.messages?.at(-1)
-      if (typeof last?.content === 'string' && last.content.startsWith('Context compaction:')) return { text: '## Goal\nGo on.' }
+      if (typeof last?.content === 'string' && last.content.startsWith('Context compaction:'))
+        return { text: '## Goal\nGo on.' }
       return { text: 'x'.repeat(4_000) }
     })
     const agent = await r.open(await r.store.create({ id: 'compact' }), true)

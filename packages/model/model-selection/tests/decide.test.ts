@@ -10,7 +10,13 @@ const pro: ModelInfo = {
   reasoning: true,
   reasoningEfforts: ['low', 'high', 'max'],
 }
-const chat: ModelInfo = { model: 'deepseek-chat', contextWindow: 128_000, windowSource: 'adapter', reasoning: false, reasoningEfforts: [] }
+const chat: ModelInfo = {
+  model: 'deepseek-chat',
+  contextWindow: 128_000,
+  windowSource: 'adapter',
+  reasoning: false,
+  reasoningEfforts: [],
+}
 const unknownWindow: ModelInfo = { model: 'mystery', reasoning: false, reasoningEfforts: [] }
 
 const onDefault = (info: ModelInfo): SelectionFacts => ({
@@ -20,7 +26,10 @@ const onDefault = (info: ModelInfo): SelectionFacts => ({
   info,
 })
 const onPro = (info: ModelInfo, effort?: string): SelectionFacts => ({
-  current: effort === undefined ? { model: 'deepseek-v4-pro' } : { model: 'deepseek-v4-pro', reasoningEffort: effort },
+  current:
+    effort === undefined
+      ? { model: 'deepseek-v4-pro' }
+      : { model: 'deepseek-v4-pro', reasoningEffort: effort },
   selected: true,
   defaultModel: 'deepseek-v4-flash',
   info,
@@ -36,14 +45,28 @@ describe('decideSelection', () => {
       onDefault(pro),
       {
         action: 'select',
-        data: { model: 'deepseek-v4-pro', reasoningEffort: 'high', contextWindow: 1_048_576, source: 'user', previous: 'deepseek-v4-flash' },
+        data: {
+          model: 'deepseek-v4-pro',
+          reasoningEffort: 'high',
+          contextWindow: 1_048_576,
+          source: 'user',
+          previous: 'deepseek-v4-flash',
+        },
       },
     ],
     [
       'a model without effort',
       ask('deepseek-chat'),
       onDefault(chat),
-      { action: 'select', data: { model: 'deepseek-chat', contextWindow: 128_000, source: 'user', previous: 'deepseek-v4-flash' } },
+      {
+        action: 'select',
+        data: {
+          model: 'deepseek-chat',
+          contextWindow: 128_000,
+          source: 'user',
+          previous: 'deepseek-v4-flash',
+        },
+      },
     ],
     [
       'a model nothing knows the window of: no window recorded',
@@ -51,18 +74,43 @@ describe('decideSelection', () => {
       onDefault(unknownWindow),
       { action: 'select', data: { model: 'mystery', source: 'user', previous: 'deepseek-v4-flash' } },
     ],
-    ['the same model and effort again', ask('deepseek-v4-pro', 'high'), onPro(pro, 'high'), { action: 'unchanged' }],
+    [
+      'the same model and effort again',
+      ask('deepseek-v4-pro', 'high'),
+      onPro(pro, 'high'),
+      { action: 'unchanged' },
+    ],
     [
       'the same model with another effort',
       ask('deepseek-v4-pro', 'max'),
       onPro(pro, 'high'),
       { action: 'select', data: { model: 'deepseek-v4-pro', reasoningEffort: 'max' } },
     ],
-    ['an effort for a model without levels', ask('deepseek-chat', 'high'), onDefault(chat), { action: 'refuse', code: 'MODEL_EFFORT_UNSUPPORTED' }],
-    ['an effort the model does not take', ask('deepseek-v4-pro', 'medium'), onDefault(pro), { action: 'refuse', code: 'MODEL_EFFORT_INVALID' }],
-    ['an id with a space', ask('deepseek v4'), onDefault(chat), { action: 'refuse', code: 'MODEL_ID_INVALID' }],
+    [
+      'an effort for a model without levels',
+      ask('deepseek-chat', 'high'),
+      onDefault(chat),
+      { action: 'refuse', code: 'MODEL_EFFORT_UNSUPPORTED' },
+    ],
+    [
+      'an effort the model does not take',
+      ask('deepseek-v4-pro', 'medium'),
+      onDefault(pro),
+      { action: 'refuse', code: 'MODEL_EFFORT_INVALID' },
+    ],
+    [
+      'an id with a space',
+      ask('deepseek v4'),
+      onDefault(chat),
+      { action: 'refuse', code: 'MODEL_ID_INVALID' },
+    ],
     ['an empty id', ask(''), onDefault(chat), { action: 'refuse', code: 'MODEL_ID_INVALID' }],
-    ['an id of 201 characters', ask('m'.repeat(201)), onDefault(chat), { action: 'refuse', code: 'MODEL_ID_INVALID' }],
+    [
+      'an id of 201 characters',
+      ask('m'.repeat(201)),
+      onDefault(chat),
+      { action: 'refuse', code: 'MODEL_ID_INVALID' },
+    ],
     [
       'back to the default from a selection',
       ask(null),
@@ -76,6 +124,8 @@ describe('decideSelection', () => {
 
   it('names the levels a model takes when refusing an effort', () => {
     const decision = decideSelection(ask('deepseek-v4-pro', 'medium'), onDefault(pro))
-    expect(decision).toMatchObject({ reason: "deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'" })
+    expect(decision).toMatchObject({
+      reason: "deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'",
+    })
   })
 })

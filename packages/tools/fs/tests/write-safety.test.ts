@@ -201,13 +201,18 @@ describe('a file changed since the model read it is not overwritten', () => {
       'tool/result',
       {
         ...readA.data,
-        message: { ...readA.data.message, content: [{ type: 'text', text: '[Output pruned by compaction]' }] },
+        message: {
+          ...readA.data.message,
+          content: [{ type: 'text', text: '[Output pruned by compaction]' }],
+        },
       },
       { surfaceOp: { op: 'replace', startSeq: readA.seq, endSeq: readA.seq }, sourceEventSeqs: [readA.seq] },
     )
     const refused = await call(edit, dir, { path: 'a.txt', oldString: 'one', newString: '1' })
     expect(refused.code).toBe('FILE_NOT_READ')
-    expect(refused.text).toContain(`no longer in your context (a compaction replaced it; session log seq ${readA.seq})`)
+    expect(refused.text).toContain(
+      `no longer in your context (a compaction replaced it; session log seq ${readA.seq})`,
+    )
     expect(await readFile(join(dir, 'a.txt'), 'utf8')).toBe('one two three\n')
     // the read of b.txt is still on the surface
     expect((await call(edit, dir, { path: 'b.txt', oldString: 'bee', newString: 'B' })).code).toBeUndefined()
