@@ -6,7 +6,7 @@ import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import './events.js'
 import { PluginHost } from './host.js'
-import { modelInfo, resolveRoute } from './model-route.js'
+import { modelFacilities } from './model-route.js'
 import {
   type AgentLogger,
   type AgentOptions,
@@ -19,7 +19,6 @@ import {
   type TurnResult,
   toUserMessage,
 } from './options.js'
-import { backoffDelay } from './retry.js'
 import { createEmit, type Emit, type Runtime } from './runtime.js'
 import { type InboxItem, runTurn } from './turn.js'
 
@@ -83,22 +82,18 @@ export class Agent {
       agent.#unsubscribe = session.subscribe((event) => agent.#emit('onEvent', event))
     }
     const resolved = agent.#resolved
-    const route = (turnMaxTokens?: number) =>
-      resolveRoute(options.llm, resolved, agent.services, turnMaxTokens ?? agent.#turnMaxTokens)
+    const { route, ...model } = modelFacilities(options.llm, resolved, {
+      services: () => agent.services,
+      turnMaxTokens: () => agent.#turnMaxTokens,
+    })
     try {
       agent.#host = await PluginHost.start(options.plugins ?? [], {
         session,
         cwd: resolved.cwd,
         clock: resolved.clock,
         llm: options.llm,
-        model: () => route(),
-        modelInfo: (model) => modelInfo(options.llm, resolved, model),
+        ...model,
         toolSpecs: () => agent.#runtime?.specs ?? [],
-        modelRetry: {
-          maxRetries: resolved.retry.maxRetries,
-          delay: (failures, retryAfterMs) =>
-            backoffDelay(failures, resolved.retry, resolved.random, retryAfterMs),
-        },
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),

@@ -42,6 +42,8 @@ export type AgentErrorCode =
   | 'COMMAND_ABORTED'
   /** `setSystemPrompt` on a session whose history does not open with a system message. */
   | 'SYSTEM_PROMPT_UNCHANGEABLE'
+  /** The `model.active` service answered something that is not a model choice (the plugin is named). */
+  | 'MODEL_CHOICE_INVALID'
 
 /** A refusal of the plugin host or the agent. `details` names the plugin, tool or option involved. */
 export class AgentError extends KeelError<AgentErrorCode> {}

@@ -15,12 +15,13 @@ export type {
   CommandSource,
   SessionRule,
 } from './events.js'
-export type {
-  ActiveModelService,
-  ModelChoice,
-  ModelInfo,
-  ModelRoute,
-  RouteSource,
+export {
+  ACTIVE_MODEL_KEY,
+  type ActiveModelService,
+  type ModelChoice,
+  type ModelInfo,
+  type ModelRoute,
+  type RouteSource,
 } from './model-route.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
 export {

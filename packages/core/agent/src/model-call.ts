@@ -76,7 +76,12 @@ export function errorRecordOf(error: unknown): ErrorRecord {
 export async function callModel(rt: Runtime, ts: TurnState, step: number): Promise<ModelOutcome> {
   const { turn, signal } = ts
   let pluginRetried = false
-  ts.route = rt.route(ts.maxTokens)
+  try {
+    ts.route = rt.route(ts.maxTokens)
+  } catch (error) {
+    // A model.active provider that answered nonsense: the step fails, nothing is sent.
+    return { kind: 'failed', error: errorRecordOf(error) }
+  }
   for (let attempt = 1, failures = 0; ; attempt++) {
     answerUnansweredCalls(rt.session, unansweredBeforeCall)
     recordRequest(rt.session, { turn, step }, ts.route, rt.session.deriveMessages(), rt.specs)

@@ -1,6 +1,10 @@
 import type { LlmAdapter } from '@keel/llm'
 import type { ServiceView } from '@keel/tools'
+import { z } from 'zod'
+import { AgentError } from './errors.js'
 import type { RouteSource } from './events.js'
+import type { ModelRetryPolicy } from './plugin.js'
+import { backoffDelay, type RetryOptions } from './retry.js'
 
 export type { RouteSource }
 
@@ -18,17 +22,57 @@ export interface ModelChoice {
  * `model.active`: the one place a plugin decides the model of the agent's requests. The
  * agent asks `current()` before every step (and whenever a plugin asks `ctx.model()`); an
  * `undefined` answer keeps the agent's own model (its `model` option, else the adapter's).
- * One provider per agent, as for every service.
+ * One provider per agent, as for every service. The providing plugin declares the key, as
+ * every provider does (`declare module '@keel/agent' { interface ServiceMap { 'model.active':
+ * ActiveModelService } }`, as `@keel/model-selection` does); the agent checks what it answers.
  */
 export interface ActiveModelService {
   current(): ModelChoice | undefined
 }
 
-declare module '@keel/tools' {
-  interface ServiceMap {
-    /** The model the agent's next requests use (provided by a model-selection plugin). */
-    'model.active': ActiveModelService
+/** The service key of {@link ActiveModelService}. */
+export const ACTIVE_MODEL_KEY = 'model.active'
+
+const choiceSchema = z.strictObject({
+  model: z.string().min(1).max(200),
+  reasoningEffort: z.string().min(1).max(40).optional(),
+  contextWindow: z.number().int().positive().optional(),
+})
+
+/**
+ * The `model.active` choice, when a plugin provides the service: validated, so a provider
+ * answering something else fails the step with `MODEL_CHOICE_INVALID` naming the plugin.
+ */
+export function activeChoice(services: ServiceView): ModelChoice | undefined {
+  const service = (services.get as (key: string) => unknown)(ACTIVE_MODEL_KEY)
+  if (service === undefined) return undefined
+  // The registry behind an agent's view names the provider; a bare view does not.
+  const registry = services as ServiceView & { providerOf?: (key: string) => string | undefined }
+  const provider = registry.providerOf?.(ACTIVE_MODEL_KEY) ?? 'unknown'
+  if (typeof (service as Partial<ActiveModelService>).current !== 'function') {
+    throw new AgentError(
+      'MODEL_CHOICE_INVALID',
+      `plugin '${provider}' provides '${ACTIVE_MODEL_KEY}' without a current() method`,
+      {
+        plugin: provider,
+      },
+    )
   }
+  const answer: unknown = (service as ActiveModelService).current()
+  if (answer === undefined) return undefined
+  const parsed = choiceSchema.safeParse(answer)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    throw new AgentError(
+      'MODEL_CHOICE_INVALID',
+      `plugin '${provider}' answered ${ACTIVE_MODEL_KEY}.current() with an invalid choice: ${issue.path.join('.') || 'the value'}: ${issue.message}`,
+      { plugin: provider },
+    )
+  }
+  const choice: { -readonly [K in keyof ModelChoice]: ModelChoice[K] } = { model: parsed.data.model }
+  if (parsed.data.reasoningEffort !== undefined) choice.reasoningEffort = parsed.data.reasoningEffort
+  if (parsed.data.contextWindow !== undefined) choice.contextWindow = parsed.data.contextWindow
+  return choice
 }
 
 /** What this agent knows about one model id. */
@@ -110,7 +154,7 @@ export function resolveRoute(
   services: ServiceView,
   turnMaxTokens?: number,
 ): ModelRoute {
-  const choice = services.get('model.active')?.current()
+  const choice = activeChoice(services)
   const defaultModel = defaults.model ?? llm.model
   const [model, source]: [string, RouteSource] = choice
     ? [choice.model, 'selection']
@@ -127,4 +171,32 @@ export function resolveRoute(
   if (maxTokens !== undefined) route.maxTokens = maxTokens
   if (choice?.reasoningEffort !== undefined) route.reasoningEffort = choice.reasoningEffort
   return route
+}
+
+/**
+ * What an agent lends its plugins about its model: the route of the next request (the
+ * running turn's own `max_tokens` included), another id's facts, and its retry policy.
+ */
+export function modelFacilities(
+  llm: LlmAdapter,
+  defaults: RouteDefaults & { readonly retry: RetryOptions; readonly random: () => number },
+  live: { readonly services: () => ServiceView; readonly turnMaxTokens: () => number | undefined },
+): {
+  route(turnMaxTokens?: number): ModelRoute
+  model(): ModelRoute
+  modelInfo(model: string): ModelInfo
+  modelRetry: ModelRetryPolicy
+} {
+  const route = (turnMaxTokens?: number) =>
+    resolveRoute(llm, defaults, live.services(), turnMaxTokens ?? live.turnMaxTokens())
+  return {
+    route,
+    model: () => route(),
+    modelInfo: (model) => modelInfo(llm, defaults, model),
+    modelRetry: {
+      maxRetries: defaults.retry.maxRetries,
+      delay: (failures, retryAfterMs) =>
+        backoffDelay(failures, defaults.retry, defaults.random, retryAfterMs),
+    },
+  }
 }

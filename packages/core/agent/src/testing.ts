@@ -2,7 +2,7 @@ import { type DeveloperMessage, type LlmAdapter, LlmError, type UserMessage } fr
 import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
 import { CommandRegistry } from './commands.js'
-import { modelInfo, resolveRoute } from './model-route.js'
+import { modelFacilities } from './model-route.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
 import type {
   Clock,
@@ -13,7 +13,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
-import { backoffDelay, defaultRetryOptions } from './retry.js'
+import { defaultRetryOptions } from './retry.js'
 import { ServiceRegistry } from './services.js'
 
 /**
@@ -180,7 +180,17 @@ export function soloContext(
     closed: () => false,
   }
   const llm = init.llm ?? offlineLlm()
-  const defaults = { model: undefined, maxTokens: undefined, contextWindows: init.contextWindows ?? {} }
+  const { route: _route, ...model } = modelFacilities(
+    llm,
+    {
+      model: undefined,
+      maxTokens: undefined,
+      contextWindows: init.contextWindows ?? {},
+      retry: defaultRetryOptions,
+      random: () => 0.5,
+    },
+    { services: () => services, turnMaxTokens: () => undefined },
+  )
   const setup = createPluginContext(
     plugin,
     config,
@@ -189,14 +199,8 @@ export function soloContext(
       cwd: init.cwd ?? process.cwd(),
       clock: init.clock ?? new ManualClock(),
       llm,
-      model: () => resolveRoute(llm, defaults, services),
-      modelInfo: (model) => modelInfo(llm, defaults, model),
+      ...model,
       toolSpecs: () => [],
-      modelRetry: {
-        maxRetries: defaultRetryOptions.maxRetries,
-        delay: (failures, retryAfterMs) =>
-          backoffDelay(failures, defaultRetryOptions, () => 0.5, retryAfterMs),
-      },
       enqueue: (message, options) => init.enqueue?.(message, options?.source),
       inject: (message, options) => init.inject?.(message, options?.source),
       display: (notice) => init.display?.(notice),

@@ -13,6 +13,12 @@ import {
 } from '../src/index.js'
 import { type Rig, rig } from './helpers.js'
 
+declare module '@keel/tools' {
+  interface ServiceMap {
+    'model.active': ActiveModelService
+  }
+}
+
 let current: Rig | undefined
 afterEach(async () => {
   await current?.close()
@@ -176,6 +182,18 @@ describe('request/header and request/context', () => {
     ])
     // both are informational: a reader may skip them
     expect(current.events('request/header').every((e) => e.ignorable === true)).toBe(true)
+  })
+
+  it('a model.active answer that is not a choice fails the turn, naming the plugin, before anything is sent', async () => {
+    const choice = selector()
+    current = await rig([{ text: 'never' }], { plugins: [usePlugin(choice.plugin)] })
+    choice.choose({ model: '' })
+    const result = await current.agent.send('hi')
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'MODEL_CHOICE_INVALID' } })
+    expect(result.error!.message).toContain(
+      "plugin 'test-selector' answered model.active.current() with an invalid choice: model",
+    )
+    expect(current.server.requests).toHaveLength(0)
   })
 
   it('tells plugins the route through ctx.model(): the selection, the contextWindows option, the adapter', async () => {

@@ -25,6 +25,8 @@ export interface ModelSelectionService {
 
 declare module '@keel/agent' {
   interface ServiceMap {
+    /** The model the agent's next requests use (the agent asks it before every step). */
+    'model.active': ActiveModelService
     /** The model-selection plugin: the selection in force, and switching it. */
     'model.selection': ModelSelectionService
   }
