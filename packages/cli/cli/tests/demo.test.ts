@@ -41,7 +41,7 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('scripted model at http://127.0.0.1:')
     expect(stdout).toContain(
-      'preset     coding: @keel/user-approval, @keel/hooks, @keel/compaction, @keel/todo, @keel/schedule',
+      'preset     coding: @keel/user-approval, @keel/hooks, @keel/compaction, @keel/model-selection, @keel/todo, @keel/schedule',
     )
     expect(stdout).toContain('→ edit_file path=greet.mjs')
     expect(stdout).toContain('← bash ✓ PASS')
