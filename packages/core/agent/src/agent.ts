@@ -104,10 +104,10 @@ export class Agent {
       agent.#abandon(error)
       throw error
     }
-    let specs: ToolSpec[]
+    let specs: readonly ToolSpec[]
     try {
       agent.#registry = new ToolRegistry([...agent.#host.tools, ...(options.tools ?? [])])
-      specs = agent.#registry.specs()
+      specs = Object.freeze(agent.#registry.specs())
     } catch (error) {
       agent.#abandon(error)
       await agent.#host.close().catch(() => {})

@@ -41,10 +41,17 @@ export function systemDigestOf(messages: readonly Message[]): string {
 
 /** `sha256:` over the tool specs as sent (name, description, JSON Schema), in order. */
 export function toolsDigestOf(tools: readonly ToolSpec[]): string {
-  return canonicalDigest(
+  const known = digests.get(tools)
+  if (known !== undefined) return known
+  const digest = canonicalDigest(
     tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
   )
+  // An agent's specs are one frozen array for its whole life: digested once.
+  if (Object.isFrozen(tools)) digests.set(tools, digest)
+  return digest
 }
+
+const digests = new WeakMap<readonly ToolSpec[], string>()
 
 /** The `request/header` of a request on `route` with `messages` and `tools`. */
 export function requestHeaderOf(
