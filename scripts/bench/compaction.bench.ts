@@ -1,6 +1,9 @@
 // Compaction: (1) prune + derive on a 100k-event session, as a ratio to a plain derive of
 // the same session (goal ≤ 2×); (2) a 1,000-turn scripted agent session stays under its
-// context window with its todo list intact (exits non-zero when it does not).
+// context window with its todo list intact (exits non-zero when it does not), and the share
+// of the summary requests' prompt tokens the provider's prefix cache served (the scripted
+// server simulates DeepSeek's 64-token-block prefix cache), beside the same share for the
+// agent's own step requests of the same session as the baseline.
 //
 // (1) "plain derive" folds the session's 100k events into the messages the model sees
 // (`Session.create` from the events, then `deriveMessages()`): the surface of a log,
@@ -146,6 +149,7 @@ let stepInTurn = 0
 let maxRequestTokens = 0
 let summaryCalls = 0
 const server = await startScriptedServer({
+  promptCache: true,
   handler(request): ScriptedResponse {
     const messages = (request.body?.messages ?? []) as Array<{ content?: unknown }>
     const last = messages.at(-1)
@@ -190,6 +194,7 @@ const agent = await createAgent({
   session,
   cwd: process.cwd(),
   systemPrompt: 'Work through the tasks.',
+  maxTokens: 1_000,
   plugins: [
     usePlugin(compactionPlugin({ llm: agentLlm }), { contextWindow: WINDOW }),
     usePlugin(todoPlugin, { reminderAfterSteps: 0 }),
@@ -221,6 +226,30 @@ console.log(
 )
 console.log(
   `  turns not completed: ${failures}; todo list intact: ${todoIntact ? 'yes' : `NO (${JSON.stringify(todos)})`}`,
+)
+// Prompt-cache shares: the summary requests' (from their compaction/summary usage) and the
+// agent's step requests' (from the assistant messages' usage), over the same session.
+const share = (usages: Array<{ inputTokens: number; cacheHitTokens?: number } | undefined>) => {
+  let prompt = 0
+  let hit = 0
+  for (const u of usages) {
+    if (!u) continue
+    prompt += u.inputTokens
+    hit += u.cacheHitTokens ?? 0
+  }
+  return { prompt, hit, share: prompt === 0 ? 0 : hit / prompt }
+}
+const summaryCache = share(
+  session.events.map((e) => (e.type === 'compaction/summary' ? e.data.usage : undefined)),
+)
+const stepCache = share(
+  session.events.map((e) => (e.type === 'assistant/message' ? e.data.usage : undefined)),
+)
+console.log(
+  `  summary requests' prompt served by the prefix cache: ${(100 * summaryCache.share).toFixed(1)}% (${summaryCache.hit.toLocaleString('en-US')} of ${summaryCache.prompt.toLocaleString('en-US')} tokens)`,
+)
+console.log(
+  `  baseline, the agent's step requests in the same run: ${(100 * stepCache.share).toFixed(1)}%; ratio summary / steps ${(summaryCache.share / Math.max(stepCache.share, 1e-9)).toFixed(2)}×`,
 )
 if (maxRequestTokens >= WINDOW || worst >= WINDOW || failures > 0 || !todoIntact) {
   console.error('FAILED: the long session left the window or lost its todo list')

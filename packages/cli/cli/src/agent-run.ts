@@ -1,12 +1,14 @@
 import type { AgentObserver, StoreHandle } from '@keel/agent'
 import type { LlmAdapter } from '@keel/llm'
 import {
+  checkForkUnder,
   createPresetAgent,
   findPreset,
   type PresetAgent,
   type PresetSource,
   resolveComposition,
 } from '@keel/presets'
+import type { Session } from '@keel/session'
 import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
@@ -83,9 +85,23 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
           : last
             ? { kind: 'last', dir: explicit ?? invocation }
             : { kind: 'resume', id: id! }
+      const preset = values.preset
       const opened = await openExisting(choice, selected, {
         invocation,
         ...(explicit === undefined ? {} : { explicit }),
+        // A fork under another preset is refused before forking when that preset cannot read
+        // the kept history (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
+        ...(mode === 'fork' && preset !== undefined
+          ? {
+              beforeFork: async (parent: Session, dir: string) => {
+                const chosen = findPreset(await loadReportedPresets(home, dir, io, preset), preset)
+                checkForkUnder(parent, chosen.preset, {
+                  source: chosen.source,
+                  ...(atSeq === undefined ? {} : { atSeq }),
+                })
+              },
+            }
+          : {}),
       })
       ;({ handle, cwd, notes } = opened)
       try {
@@ -177,6 +193,10 @@ async function runWith(s: Setup): Promise<number> {
   }
   let modes: string[]
   try {
+    // `--model` with a model-selection plugin is a logged switch (model/selection, kept by resume and fork).
+    if (values.model !== undefined && agent.commands().some((c) => c.name === 'model')) {
+      await agent.runCommand('model', values.model, { source: 'cli' })
+    }
     modes = await applyStartModes(built, values)
   } catch (error) {
     await agent.close().catch(() => undefined)

@@ -89,4 +89,4 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 /** Typed errors that mean the command line, the environment or a configuration file must change. */
 const usageCodes =
-  /^(PRESET_|COMPOSITION_UNAVAILABLE$|SESSION_NOT_FOUND$|STORE_KIND_INVALID$|KEEL_PG_URL_MISSING$|KEEL_HOME_UNUSABLE$|FORK_CUT_INVALID$)/
+  /^(PRESET_|MODEL_|COMPOSITION_UNAVAILABLE$|SESSION_NOT_FOUND$|STORE_KIND_INVALID$|KEEL_PG_URL_MISSING$|KEEL_HOME_UNUSABLE$|FORK_CUT_INVALID$)/

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises'
+import type { Session } from '@keel/session'
 import type { SessionHandle } from '@keel/store'
 import type { SelectedStore } from './store.js'
 import { UsageError } from './usage.js'
@@ -34,7 +35,12 @@ export type SessionChoice =
 export async function openExisting(
   choice: SessionChoice,
   selected: SelectedStore,
-  where: { invocation: string; explicit?: string },
+  where: {
+    invocation: string
+    explicit?: string
+    /** Checks the parent of a fork before anything is written (a fork under another preset). */
+    beforeFork?: (parent: Session, cwd: string) => Promise<void>
+  },
 ): Promise<ExistingSession> {
   let id: string
   if (choice.kind === 'last') {
@@ -45,10 +51,12 @@ export async function openExisting(
       })
     id = latest.id
   } else id = choice.id
-  if (choice.kind === 'fork' && where.explicit === undefined) {
-    // A fork writes a new session: check the parent's directory before, not after.
-    const recorded = (await selected.store.load(id)).header.cwd
-    if (recorded !== undefined) await usableRecorded(id, recorded)
+  if (choice.kind === 'fork' && (where.explicit === undefined || where.beforeFork)) {
+    // A fork writes a new session: check the parent (its directory, its events) before, not after.
+    const parent = await selected.store.load(id)
+    const recorded = parent.header.cwd
+    if (where.explicit === undefined && recorded !== undefined) await usableRecorded(id, recorded)
+    await where.beforeFork?.(parent, where.explicit ?? recorded ?? where.invocation)
   }
   const handle =
     choice.kind === 'fork'

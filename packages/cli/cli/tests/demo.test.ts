@@ -80,7 +80,7 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('scripted model at http://127.0.0.1:')
     expect(stdout).toContain(
-      'preset     coding: @keel/user-approval, @keel/permission-presets, @keel/project-instructions, @keel/plan-mode, @keel/hooks, @keel/compaction, @keel/todo, @keel/schedule, @keel/session-title, @keel/subagents, @keel/mcp',
+      'preset     coding: @keel/user-approval, @keel/permission-presets, @keel/project-instructions, @keel/plan-mode, @keel/hooks, @keel/compaction, @keel/model-selection, @keel/todo, @keel/schedule, @keel/session-title, @keel/subagents, @keel/mcp',
     )
     expect(stdout).toContain('→ edit_file path=greet.mjs')
     expect(stdout).toContain('← bash ✓ PASS')

@@ -63,7 +63,8 @@ describe('end to end: the scripted coding task over real HTTP, real tools and th
       'system/message',
       'turn/start',
       'user/message',
-      ...step(3), // todo_write + read_file ×2
+      // the first step records its request's route and header (unchanged later, not repeated)
+      ...step(3).flatMap((t) => (t === 'step/start' ? [t, 'request/context', 'request/header'] : [t])),
       ...step(2), // todo_write + edit_file
       ...step(2), // todo_write + bash
       ...step(1), // todo_write (all done)

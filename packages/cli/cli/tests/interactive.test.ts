@@ -157,7 +157,7 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     await pty.waitFor('approval policy on_request, sandbox mode read_only')
     pty.write('/compact\r')
     await pty.waitFor(
-      /Compacted: [\d,]+ → [\d,]+ tokens|Compaction (skipped|cancelled|failed)|A compaction is already running/u,
+      /Compacted: [\d,]+ → [\d,]+ tokens|Nothing was compacted|Compaction (skipped|cancelled|failed)|A compaction is already running/u,
     )
     pty.write('/nope\r')
     await pty.waitFor('unknown command /nope')

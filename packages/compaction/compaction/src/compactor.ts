@@ -1,23 +1,29 @@
-import type { BeforeCompactionDecision, BeforeCompactionInfo } from '@keel/agent'
-import { isKeelError } from '@keel/base'
-import type { LlmAdapter } from '@keel/llm'
+import {
+  type BeforeCompactionDecision,
+  type BeforeCompactionInfo,
+  backoffDelay,
+  type Clock,
+  defaultRetryOptions,
+  type ModelRetryPolicy,
+  systemClock,
+} from '@keel/agent'
+import { errorMessage } from '@keel/base'
+import type { LlmAdapter, ToolSpec } from '@keel/llm'
 import type { ErrorRecord, Session, SessionSeq } from '@keel/session'
+import { type ActiveModel, type Budget, budgetOf } from './budget.js'
 import {
   type CompactionConfig,
   type CompactionConfigInput,
   CompactionError,
-  contextWindowOf,
   parseCompactionConfig,
 } from './config.js'
 import type { CompactionTrigger } from './events.js'
-import { compactionLogProjection, INFORMATIONAL } from './guard.js'
-import { applyPrune, planPrune, viewSurface } from './prune.js'
-import { MIN_SUMMARY_RANGE_TOKENS, summarizeRange } from './summarize.js'
-import { estimateSurface, formatCount, measureSurface, type SurfaceSize } from './tokens.js'
+import { compactionLogProjection } from './guard.js'
+import { type RunOutcome, runCompaction } from './run.js'
+import { formatCount, measureSurface, type SurfaceSize } from './tokens.js'
 import {
   fileActivityProjection,
   readWorkingState,
-  renderWorkingState,
   type WorkingState,
   type WorkingStateSources,
 } from './working-state.js'
@@ -37,10 +43,22 @@ export interface CompactionNotice {
 /** What a {@link Compactor} works on, and how. */
 export interface CompactorOptions {
   readonly session: Session
-  /** The model that writes summaries. */
+  /** The model adapter that writes summaries. */
   readonly llm: LlmAdapter
   /** Plain-JSON settings (window, threshold, tail, limits); defaults per {@link CompactionConfig}. */
   readonly config?: CompactionConfigInput
+  /**
+   * The model the agent runs, asked at every compaction (the plugin passes `ctx.model()`):
+   * its window and the output budget to keep free. Default: the config's `model`, else the
+   * adapter's default, with the adapter's window and no output budget reserved.
+   */
+  readonly model?: () => ActiveModel
+  /** The tool specs the agent's requests carry (sent with the summary request for the prefix cache). Default none. */
+  readonly tools?: () => readonly ToolSpec[]
+  /** How a failed summary call is retried. Default: the agent's defaults (3 retries, 500 ms doubling). */
+  readonly retry?: ModelRetryPolicy
+  /** Timers for the retry waits. Default: the wall clock. */
+  readonly clock?: Clock
   /** Runs before every compaction (PreCompact hooks); may cancel it or change its instructions. */
   readonly beforeCompaction?: (
     info: BeforeCompactionInfo,
@@ -56,16 +74,18 @@ export interface CompactRequest {
   readonly trigger: CompactionTrigger
   /** What the summary should focus on. */
   readonly instructions?: string
-  /** Aborts the summary call (the compaction then fails and changes nothing more). */
+  /** Cancels the compaction: the summary call stops and nothing is applied (`COMPACTION_ABORTED`). */
   readonly signal?: AbortSignal
 }
 
 /** How a compaction request ended. */
 export interface CompactionResult {
   /**
-   * `compacted`: it ran and succeeded. `failed`: it ran and `error` says why (prunes made
-   * before the failure stay). `skipped`: it did not run (`reason`: below the threshold,
-   * nothing to compact, loop guard). `cancelled`: a PreCompact hook cancelled it.
+   * `compacted`: it ran and succeeded (`pruned` 0 and not `summarized`: it found nothing
+   * to change). `failed`: it ran and `error` says why (prunes of the same run stay, unless
+   * it was cancelled: `COMPACTION_ABORTED` applies nothing). `skipped`: it did not run
+   * (`reason`: below the threshold, nothing to compact, loop guard). `cancelled`: a
+   * PreCompact hook cancelled it.
    */
   readonly status: 'compacted' | 'failed' | 'skipped' | 'cancelled'
   /** The seq of its `compaction/start`, when it ran. */
@@ -74,24 +94,37 @@ export interface CompactionResult {
   readonly tokensAfter: number
   readonly pruned: number
   readonly summarized: boolean
+  /** Summary model calls made (retries included). */
+  readonly summaryCalls: number
   /** Whether the surface ended below the automatic threshold. */
   readonly belowThreshold: boolean
   readonly error?: ErrorRecord
   readonly reason?: string
 }
 
+const defaultRetry: ModelRetryPolicy = {
+  maxRetries: defaultRetryOptions.maxRetries,
+  delay: (failures, retryAfterMs) => backoffDelay(failures, defaultRetryOptions, Math.random, retryAfterMs),
+}
+
 /**
- * Keeps one session inside its model's context window. Tier 1 prunes old tool outputs
- * (no model call); tier 2 summarizes the older part of the surface with one model call.
- * Every compaction is bracketed by `compaction/start` … `compaction/end` and holds the
- * session's lock meanwhile; the raw history is never lost (each change is a surface
- * replace). Independent of the agent: the plugin wires it to the agent's interception
- * points.
+ * Keeps one session inside its model's context window. It cuts oversized messages, prunes
+ * old tool outputs (no model call) and summarizes the older part of the surface with one
+ * model call, planning everything first and applying it only after the summary call
+ * succeeded (so the summary reads the outputs as the model saw them, and a cancelled run
+ * changes nothing). Every compaction is bracketed by `compaction/start` …
+ * `compaction/end` and holds the session's lock meanwhile; the raw history is never lost
+ * (each change is a surface replace). Independent of the agent: the plugin wires it to
+ * the agent's interception points and its model.
  */
 export class Compactor {
   readonly session: Session
   readonly config: CompactionConfig
   readonly #llm: LlmAdapter
+  readonly #model: () => ActiveModel
+  readonly #tools: () => readonly ToolSpec[]
+  readonly #retry: ModelRetryPolicy
+  readonly #clock: Clock
   readonly #beforeCompaction: CompactorOptions['beforeCompaction']
   readonly #onNotice: CompactorOptions['onNotice']
   /** Turns whose guard notice was shown (display only, so not in the log). */
@@ -104,7 +137,17 @@ export class Compactor {
   constructor(options: CompactorOptions) {
     this.session = options.session
     this.config = parseCompactionConfig(options.config)
-    this.#llm = options.llm
+    const llm = options.llm
+    this.#llm = llm
+    const fallback = (): ActiveModel => {
+      const model = this.config.model ?? llm.model
+      const window = llm.capabilities?.(model).contextWindow
+      return window === undefined ? { model } : { model, contextWindow: window, windowSource: 'adapter' }
+    }
+    this.#model = options.model ?? fallback
+    this.#tools = options.tools ?? (() => [])
+    this.#retry = options.retry ?? defaultRetry
+    this.#clock = options.clock ?? systemClock
     this.#beforeCompaction = options.beforeCompaction
     this.#onNotice = options.onNotice
     this.#files = fileActivityProjection(this.config.fileTools)
@@ -116,18 +159,23 @@ export class Compactor {
     return readWorkingState(this.session, this.#files, this.#sources)
   }
 
-  /** The model whose window applies and which writes summaries. */
+  /** The budget now: the agent's model, its window and where it came from, the threshold. */
+  budget(): Budget {
+    return budgetOf(this.config, this.#model())
+  }
+
+  /** The model whose window applies (the agent's). */
   get model(): string {
-    return this.config.model ?? this.#llm.model
+    return this.budget().model
   }
 
   get contextWindow(): number {
-    return contextWindowOf(this.config, this.model)
+    return this.budget().contextWindow
   }
 
   /** Surface tokens above which an automatic compaction runs. */
   get thresholdTokens(): number {
-    return Math.floor(this.contextWindow * this.config.threshold)
+    return this.budget().thresholdTokens
   }
 
   /** Whether a compaction of this engine is running. */
@@ -141,51 +189,49 @@ export class Compactor {
   }
 
   /**
-   * Why an automatic compaction may not run in the open turn now (the loop guard), or null
-   * when it may.
+   * Why automatic summaries may not run now (the loop guard), or null when they may: a
+   * summary of this turn failed or stalled, the turn had `maxPerTurn` of them, or
+   * `maxSummaryFailures` in a row failed (until a manual compaction succeeds). Pruning is
+   * never blocked.
    */
   automaticBlocked(): string | null {
-    const open = this.session.openTurn
-    if (!open) return null
     const state = this.session.project(compactionLogProjection)
-    if (state.turn !== open.turn) return null
+    if (state.summaryFailures >= this.config.maxSummaryFailures) {
+      return `${state.summaryFailures} automatic summaries in a row failed or did not bring the context below the threshold; run /compact to summarize (a compaction you start that succeeds turns automatic summaries back on)`
+    }
+    const open = this.session.openTurn
+    if (!open || state.turn !== open.turn) return null
     if (state.stoppedInTurn) {
       return `a compaction in turn ${open.turn} did not bring the context below ${formatCount(this.thresholdTokens)} tokens`
     }
     if (state.automaticInTurn >= this.config.maxPerTurn) {
-      return `turn ${open.turn} already had ${state.automaticInTurn} automatic compaction(s), the most allowed`
+      return `turn ${open.turn} already had ${state.automaticInTurn} automatic summaries, the most allowed`
     }
     return null
   }
 
   /**
    * The automatic trigger, run before a step: compacts when the surface is over the
-   * threshold and the loop guard allows it; otherwise returns a `skipped` result. When the
-   * guard blocks, the user is told once per turn.
+   * threshold. While the loop guard blocks summaries it still prunes (and cuts oversized
+   * messages) when there is something to prune, and tells the user once per turn.
    */
-  async compactIfNeeded(): Promise<CompactionResult> {
+  async compactIfNeeded(options: { readonly signal?: AbortSignal } = {}): Promise<CompactionResult> {
     const size = this.measure()
     if (size.tokens <= this.thresholdTokens) return this.#skipped(size.tokens, 'below the threshold')
     if (this.busy) return this.#skipped(size.tokens, 'another compaction is running')
-    const blocked = this.automaticBlocked()
-    if (blocked !== null) {
-      const turn = this.session.openTurn?.turn
-      if (turn !== undefined && !this.#notifiedTurns.has(turn)) {
-        this.#notifiedTurns.add(turn)
-        this.#notify('guard', `Automatic compaction is off for the rest of this turn: ${blocked}.`)
-      }
-      return this.#skipped(size.tokens, blocked)
-    }
-    return this.compact({ trigger: 'auto' })
+    return this.compact({
+      trigger: 'auto',
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    })
   }
 
   /**
-   * Runs one compaction now: prunes every old output outside the recent tail, then
-   * summarizes when the request is manual or an overflow, or pruning did not reach the
-   * target. Automatic and overflow requests honour the loop guard; a PreCompact hook that
-   * throws cancels the run. Throws `COMPACTION_BUSY` when another compaction of the session
-   * is running in this process; every other failure is a `failed` result with
-   * `compaction/end` carrying the error.
+   * Runs one compaction now: cuts oversized messages, prunes every old output outside the
+   * recent tail, and summarizes when the request is manual or an overflow, or pruning would
+   * not reach the target (automatic and overflow summaries honour the loop guard). A
+   * PreCompact hook that throws cancels the run. Throws `COMPACTION_BUSY` when another
+   * compaction of the session is running in this process; every other failure is a
+   * `failed` result with `compaction/end` carrying the error.
    */
   async compact(request: CompactRequest): Promise<CompactionResult> {
     const session = this.session
@@ -198,10 +244,7 @@ export class Compactor {
     }
     this.#running = true
     try {
-      if (request.trigger !== 'manual') {
-        const blocked = this.automaticBlocked()
-        if (blocked !== null) return this.#skipped(this.measure().tokens, blocked)
-      }
+      if (request.signal?.aborted) return this.#skipped(this.measure().tokens, 'cancelled before it began')
       let instructions = request.instructions
       if (this.#beforeCompaction) {
         const info: BeforeCompactionInfo =
@@ -213,110 +256,99 @@ export class Compactor {
           decision = await this.#beforeCompaction(info)
         } catch (error) {
           // Fail closed: a broken PreCompact hook prevents the compaction, it does not fail the caller.
-          const reason = `the PreCompact hook failed: ${error instanceof Error ? error.message : String(error)}`
-          decision = { action: 'cancel', reason }
+          decision = { action: 'cancel', reason: `the PreCompact hook failed: ${errorMessage(error)}` }
         }
         if (decision.action === 'cancel') {
           return { ...this.#skipped(this.measure().tokens, decision.reason), status: 'cancelled' }
         }
         if (decision.instructions !== undefined) instructions = decision.instructions
       }
-      return await this.#run(request, instructions)
+      const blocked = request.trigger === 'manual' ? null : this.automaticBlocked()
+      const outcome = await runCompaction({
+        session,
+        llm: this.#llm,
+        config: this.config,
+        budget: this.budget(),
+        trigger: request.trigger,
+        summaries: blocked === null,
+        ...(instructions === undefined ? {} : { instructions }),
+        ...(request.signal === undefined ? {} : { signal: request.signal }),
+        tools: this.#tools(),
+        retry: this.#retry,
+        clock: this.#clock,
+        workingState: () => this.workingState(),
+      })
+      return this.#report(request.trigger, outcome, blocked)
     } finally {
       this.#running = false
     }
   }
 
-  async #run(request: CompactRequest, instructions: string | undefined): Promise<CompactionResult> {
-    const session = this.session
-    const config = this.config
-    const window = this.contextWindow
-    const before = this.measure()
-    const estimateBefore = estimateSurface(session)
-    const turn = session.openTurn?.turn ?? null
-    const startData = {
-      turn,
-      trigger: request.trigger,
-      tokensBefore: before.tokens,
-      tokenSource: before.source,
-      estimateBefore,
-      contextWindow: window,
-      thresholdTokens: this.thresholdTokens,
+  /** Turns a run's outcome into the result, and tells the user what happened. */
+  #report(trigger: CompactionTrigger, outcome: RunOutcome, blocked: string | null): CompactionResult {
+    if (outcome.kind === 'skipped') {
+      if (blocked !== null)
+        this.#guardNotice(`Automatic summaries are off: ${blocked}. Old tool output is still pruned.`)
+      return this.#skipped(outcome.tokensBefore, blocked ?? outcome.reason)
     }
-    const start = session.append(
-      'compaction/start',
-      instructions === undefined ? startData : { ...startData, instructions },
-      INFORMATIONAL,
-    ).seq
-    // The verbatim tail: `keepRecent` of the window, but never more than half the surface,
-    // so a manual compaction of a short session still compacts something.
-    const keepRecentTokens = Math.min(Math.floor(window * config.keepRecent), Math.floor(estimateBefore / 2))
-    const targetTokens = Math.floor(window * config.target)
-    // What the estimator misses (tool schemas, estimator error) stays after the compaction.
-    const gap = Math.max(0, before.tokens - estimateBefore)
-    let pruned = 0
-    let summarized = false
-    try {
-      // Tier 1: prune every old output outside the tail in one pass (fewer, larger changes
-      // keep a provider's prefix cache valid for longer than pruning just enough).
-      for (const candidate of planPrune(session, viewSurface(session), {
-        keepRecentTokens,
-        minTokens: config.pruneMinTokens,
-      })) {
-        if (applyPrune(session, start, candidate)) pruned++
-      }
-      // Tier 2: summarize when asked to, after an overflow, or when pruning was not enough.
-      if (request.trigger !== 'auto' || estimateSurface(session) + gap > targetTokens) {
-        summarized = await summarizeRange(session, this.#llm, {
-          start,
-          keepRecentTokens,
-          workingState: () => renderWorkingState(this.workingState()),
-          maxTokens: config.summaryMaxTokens,
-          ...(config.model === undefined ? {} : { model: config.model }),
-          ...(instructions === undefined ? {} : { instructions }),
-          ...(request.signal === undefined ? {} : { signal: request.signal }),
-        })
-      }
-    } catch (error) {
-      const record = errorRecordOf(error)
-      const tokensAfter = estimateSurface(session) + gap
-      session.append(
-        'compaction/end',
-        { start, turn, tokensAfter, pruned, summarized, error: record },
-        INFORMATIONAL,
-      )
-      this.#notify('failed', `Compaction failed (${record.code}): ${record.message}`)
-      this.#guardNotice(request.trigger, turn, tokensAfter)
-      return {
-        status: 'failed',
-        start,
-        tokensBefore: before.tokens,
-        tokensAfter,
-        pruned,
-        summarized,
-        belowThreshold: tokensAfter < this.thresholdTokens,
-        error: record,
-      }
-    }
-    const tokensAfter = estimateSurface(session) + gap
-    session.append('compaction/end', { start, turn, tokensAfter, pruned, summarized }, INFORMATIONAL)
+    const { start, tokensBefore, tokensAfter, pruned, summarized, summaryCalls } = outcome
     const belowThreshold = tokensAfter < this.thresholdTokens
+    const base = { start, tokensBefore, tokensAfter, pruned, summarized, summaryCalls, belowThreshold }
+    if (outcome.error) {
+      const { error } = outcome
+      this.#notify(
+        'failed',
+        error.code === 'COMPACTION_ABORTED'
+          ? 'Compaction cancelled: nothing was changed.'
+          : `Compaction failed (${error.code}): ${error.message}`,
+      )
+      this.#afterAutomatic(trigger, tokensAfter)
+      return { ...base, status: 'failed', error }
+    }
     this.#notify(
       'compacted',
       pruned === 0 && !summarized
-        ? `Nothing to compact (${request.trigger}): no old tool output to prune and under ${MIN_SUMMARY_RANGE_TOKENS} tokens of older history to summarize; about ${formatCount(tokensAfter)} tokens.`
-        : `Context compacted (${request.trigger}): ${formatCount(before.tokens)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
+        ? `Nothing to compact (${trigger}): no old tool output to prune, no oversized message and too little older history to summarize; about ${formatCount(tokensAfter)} tokens.`
+        : `Context compacted (${trigger}): ${formatCount(tokensBefore)} → ${formatCount(tokensAfter)} tokens; ${pruned} output(s) pruned${summarized ? ', older history summarized' : ''}.`,
     )
-    this.#guardNotice(request.trigger, turn, tokensAfter)
-    return {
-      status: 'compacted',
-      start,
-      tokensBefore: before.tokens,
-      tokensAfter,
-      pruned,
-      summarized,
-      belowThreshold,
+    if (trigger === 'manual' && blocked === null && this.#wasOff) {
+      this.#wasOff = false
+      this.#notify('guard', 'Automatic summaries are back on.')
     }
+    this.#afterAutomatic(trigger, tokensAfter)
+    return { ...base, status: 'compacted' }
+  }
+
+  /** Whether the user was told automatic summaries are off (display only). */
+  #wasOff = false
+
+  /** After an automatic run: tell the user once when the guard switched summaries off. */
+  #afterAutomatic(trigger: CompactionTrigger, tokensAfter: number): void {
+    if (trigger === 'manual') return
+    const state = this.session.project(compactionLogProjection)
+    if (state.summaryFailures >= this.config.maxSummaryFailures) {
+      this.#wasOff = true
+      this.#notify(
+        'guard',
+        `Automatic summaries are off: ${state.summaryFailures} in a row failed or left the context at or above the ${formatCount(this.thresholdTokens)}-token threshold. Old tool output is still pruned; run /compact to summarize (a /compact that succeeds turns them back on).`,
+      )
+      return
+    }
+    const turn = this.session.openTurn?.turn
+    if (turn === undefined || !state.stoppedInTurn || this.#notifiedTurns.has(turn)) return
+    this.#notifiedTurns.add(turn)
+    this.#notify(
+      'guard',
+      `Compaction left about ${formatCount(tokensAfter)} tokens, not below the ${formatCount(this.thresholdTokens)}-token threshold: automatic summaries are off for the rest of this turn (old tool output is still pruned).`,
+    )
+  }
+
+  /** A guard notice, once per turn (or once while summaries are off between turns). */
+  #guardNotice(text: string): void {
+    const turn = this.session.openTurn?.turn ?? -1
+    if (this.#notifiedTurns.has(turn)) return
+    this.#notifiedTurns.add(turn)
+    this.#notify('guard', text)
   }
 
   #skipped(tokens: number, reason: string): CompactionResult {
@@ -326,28 +358,13 @@ export class Compactor {
       tokensAfter: tokens,
       pruned: 0,
       summarized: false,
+      summaryCalls: 0,
       belowThreshold: tokens < this.thresholdTokens,
       reason,
     }
   }
 
-  /** Tells the user, once per turn, that an automatic run that failed or stalled stopped automatic compaction. */
-  #guardNotice(trigger: CompactionTrigger, turn: number | null, tokensAfter: number): void {
-    if (trigger === 'manual' || turn === null || this.#notifiedTurns.has(turn)) return
-    if (!this.session.project(compactionLogProjection).stoppedInTurn) return
-    this.#notifiedTurns.add(turn)
-    this.#notify(
-      'guard',
-      `Compaction left about ${formatCount(tokensAfter)} tokens, not below the ${formatCount(this.thresholdTokens)}-token threshold: automatic compaction is off for the rest of this turn.`,
-    )
-  }
-
   #notify(kind: CompactionNotice['kind'], text: string): void {
     this.#onNotice?.({ kind, text })
   }
-}
-
-function errorRecordOf(error: unknown): ErrorRecord {
-  if (isKeelError(error)) return { code: error.code, message: error.message }
-  return { code: 'COMPACTION_FAILED', message: error instanceof Error ? error.message : String(error) }
 }

@@ -10,11 +10,19 @@ export const DEFAULT_CONTEXT_WINDOW = 128_000
  */
 export const compactionConfigSchema = z
   .strictObject({
-    /** Model id for summary calls; the adapter's default when absent. Also picks the window. */
+    /**
+     * Model id for summary calls; default the model the agent runs (`ctx.model()`), which
+     * also lets the summary request hit the provider's prefix cache. The window is always
+     * the agent's model's.
+     */
     model: z.string().min(1).optional(),
-    /** The window of models not listed in `contextWindows`. Default 128,000. */
-    contextWindow: z.number().int().positive().default(DEFAULT_CONTEXT_WINDOW),
-    /** Context windows per model id. */
+    /**
+     * The window when the agent knows none for its model (no selection, no `contextWindows`
+     * option): it wins over the adapter's capability table, which guesses for unknown ids.
+     * Default: the adapter's figure, else 128,000.
+     */
+    contextWindow: z.number().int().positive().optional(),
+    /** Context windows per model id; an entry for the agent's model wins over everything else. */
     contextWindows: z.record(z.string(), z.number().int().positive()).default({}),
     /** Compact automatically before a step once the surface exceeds this fraction of the window. Default 0.8. */
     threshold: z.number().gt(0).lte(1).default(0.8),
@@ -30,8 +38,14 @@ export const compactionConfigSchema = z
     keepRecent: z.number().gte(0).lt(1).default(0.15),
     /** Tool outputs smaller than this many tokens are never pruned. Default 200. */
     pruneMinTokens: z.number().int().positive().default(200),
-    /** Automatic (and overflow) compactions per turn, at most. Default 3. */
+    /** Automatic (and overflow) summaries per turn, at most. Default 3. */
     maxPerTurn: z.number().int().positive().default(3),
+    /**
+     * After this many automatic summaries in a row failed or left the context at or above
+     * the threshold (across turns), automatic summarizing is off until a manual compaction
+     * succeeds; pruning still runs. Default 3.
+     */
+    maxSummaryFailures: z.number().int().positive().default(3),
     /** Output cap of the summary call, in tokens. Default 4,096. */
     summaryMaxTokens: z.number().int().positive().default(4_096),
     /** Tools whose successful calls mark a file as read or modified, and their path argument. */
@@ -68,6 +82,8 @@ export type CompactionErrorCode =
   | 'COMPACTION_SUMMARY_NOT_SMALLER'
   /** The range changed on the surface while the summary was being written. */
   | 'COMPACTION_SURFACE_CHANGED'
+  /** The compaction was cancelled (Ctrl-C, the turn aborted) before the summary was applied; nothing was. */
+  | 'COMPACTION_ABORTED'
 
 /** A refused or failed compaction; `details` names the field, seqs or model error involved. */
 export class CompactionError extends KeelError<CompactionErrorCode> {}
@@ -82,9 +98,4 @@ export function parseCompactionConfig(input: unknown): CompactionConfig {
     path,
     issues: result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
   })
-}
-
-/** The window of `model`: its `contextWindows` entry, else `contextWindow`. */
-export function contextWindowOf(config: CompactionConfig, model: string): number {
-  return config.contextWindows[model] ?? config.contextWindow
 }

@@ -16,6 +16,9 @@ export const tokenSourceSchema = z.enum(["estimate", "provider"])
 /** Validator of {@link CompactionTrigger} (generated). */
 export const compactionTriggerSchema = z.enum(["auto", "manual", "overflow"])
 
+/** Validator of {@link WindowSource} (generated). */
+export const windowSourceSchema = z.enum(["adapter", "agent", "config", "default", "selection"])
+
 /** Validator of {@link TextBlock} (generated). */
 export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
 
@@ -23,13 +26,14 @@ export const textBlockSchema = z.strictObject({ text: z.string(), type: z.litera
 export const tokenUsageSchema = z.strictObject({ cacheHitTokens: z.number().int().gte(0).optional(), cacheMissTokens: z.number().int().gte(0).optional(), inputTokens: z.number().int().gte(0), outputTokens: z.number().int().gte(0), reasoningTokens: z.number().int().gte(0).optional(), totalTokens: z.number().int().gte(0) })
 
 /** The event types @keel/compaction declares (its plugin's event list). */
-export const ownedEventTypes = ["compaction/end", "compaction/prune", "compaction/start", "compaction/summary"] as const
+export const ownedEventTypes = ["compaction/end", "compaction/prune", "compaction/retry", "compaction/start", "compaction/summary"] as const
 
 /** The validator of each event @keel/compaction declares. */
 export const eventValidators = {
-  "compaction/end": z.strictObject({ error: errorRecordSchema.optional(), pruned: z.number().int().gte(0), start: z.number().int().gte(0), summarized: z.boolean(), tokensAfter: z.number().int().gte(0), turn: z.union([z.null(), z.number()]) }) as unknown as z.ZodType<SessionEventMap["compaction/end"]>,
-  "compaction/prune": z.strictObject({ range: compactionRangeSchema, shadowedSeqs: z.array(z.number().int().gte(0)), start: z.number().int().gte(0), tokens: z.number().int().gte(0) }) as unknown as z.ZodType<SessionEventMap["compaction/prune"]>,
-  "compaction/start": z.strictObject({ contextWindow: z.number().int().gte(1), estimateBefore: z.number().int().gte(0), instructions: z.string().optional(), thresholdTokens: z.number().int().gte(0), tokenSource: tokenSourceSchema, tokensBefore: z.number().int().gte(0), trigger: compactionTriggerSchema, turn: z.union([z.null(), z.number()]) }) as unknown as z.ZodType<SessionEventMap["compaction/start"]>,
+  "compaction/end": z.strictObject({ error: errorRecordSchema.optional(), pruned: z.number().int().gte(0), start: z.number().int().gte(0), summarized: z.boolean(), summaryCalls: z.number().int().gte(0).optional(), tokensAfter: z.number().int().gte(0), turn: z.union([z.null(), z.number()]) }) as unknown as z.ZodType<SessionEventMap["compaction/end"]>,
+  "compaction/prune": z.strictObject({ keptTokens: z.number().int().gte(0).optional(), range: compactionRangeSchema, shadowedSeqs: z.array(z.number().int().gte(0)), start: z.number().int().gte(0), tokens: z.number().int().gte(0) }) as unknown as z.ZodType<SessionEventMap["compaction/prune"]>,
+  "compaction/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), start: z.number().int().gte(0), status: z.number().int().optional() }) as unknown as z.ZodType<SessionEventMap["compaction/retry"]>,
+  "compaction/start": z.strictObject({ contextWindow: z.number().int().gte(1), estimateBefore: z.number().int().gte(0), instructions: z.string().optional(), model: z.string().min(1).optional(), reserveTokens: z.number().int().gte(0).optional(), thresholdTokens: z.number().int().gte(0), tokenSource: tokenSourceSchema, tokensBefore: z.number().int().gte(0), trigger: compactionTriggerSchema, turn: z.union([z.null(), z.number()]), windowSource: windowSourceSchema.optional() }) as unknown as z.ZodType<SessionEventMap["compaction/start"]>,
   "compaction/summary": z.strictObject({ model: z.string(), provider: z.string(), range: compactionRangeSchema, shadowedSeqs: z.array(z.number().int().gte(0)), start: z.number().int().gte(0), summary: z.array(textBlockSchema), summaryTokens: z.number().int().gte(0), tokens: z.number().int().gte(0), usage: tokenUsageSchema.optional() }) as unknown as z.ZodType<SessionEventMap["compaction/summary"]>,
 }
 

@@ -14,6 +14,14 @@ export type CompactionTrigger = 'auto' | 'manual' | 'overflow'
 export type TokenSource = 'provider' | 'estimate'
 
 /**
+ * Where a compaction's context window came from: the plugin's `contextWindows` entry or
+ * `contextWindow` (`config`), a model selection (`selection`), the agent's (or the
+ * preset's) `contextWindows` (`agent`), the adapter's capability table (`adapter`), or
+ * the 128K assumed when nothing knows the model (`default`).
+ */
+export type WindowSource = 'config' | 'selection' | 'agent' | 'adapter' | 'default'
+
+/**
  * A run of surface nodes, by the seqs of its first and last node (both inclusive), as they
  * were on the surface when the compaction replaced them.
  */
@@ -38,9 +46,12 @@ declare module '@keel/session' {
      * (provider-reported usage plus estimates, or estimates only, per `tokenSource`) and
      * `estimateBefore` the estimator's count at the same moment: their difference is what
      * the estimator misses (tool schemas, estimator error) and is added to estimates until
-     * the provider reports usage again. `thresholdTokens` is the automatic trigger level
-     * for `contextWindow`.
-     * @example {"turn":1,"trigger":"auto","tokensBefore":90000,"tokenSource":"provider","estimateBefore":88000,"contextWindow":128000,"thresholdTokens":89600}
+     * the provider reports usage again. `model` is the model the agent runs, whose
+     * `contextWindow` applies (`windowSource` says where the window came from);
+     * `thresholdTokens` is the automatic trigger level: `threshold` × the window, at most
+     * the window minus `reserveTokens`, the output budget (`max_tokens`) the agent's
+     * requests keep free.
+     * @example {"turn":4,"trigger":"auto","tokensBefore":104233,"tokenSource":"provider","estimateBefore":101870,"contextWindow":128000,"thresholdTokens":102400,"model":"deepseek-chat","windowSource":"adapter","reserveTokens":8192}
      */
     'compaction/start': {
       turn: number | null
@@ -56,6 +67,11 @@ declare module '@keel/session' {
       contextWindow: number
       /** @integer @minimum 0 */
       thresholdTokens: number
+      /** @minLength 1 */
+      model?: string
+      windowSource?: WindowSource
+      /** @integer @minimum 0 */
+      reserveTokens?: number
     }
 
     /**
@@ -63,8 +79,12 @@ declare module '@keel/session' {
      * the result at `range` (one node) with a short placeholder naming the tool, the
      * output's size and where the full output is. `start` is the seq of the
      * `compaction/start` this belongs to; `shadowedSeqs` are the seqs of the shadowed
-     * nodes and `tokens` their estimated size. No model call is made.
-     * @example {"start":4,"range":{"startSeq":2,"endSeq":2},"shadowedSeqs":[2],"tokens":1200}
+     * nodes and `tokens` their estimated size. No model call is made. With `keptTokens`
+     * the node was an oversized message (a user message or tool output larger than half
+     * the threshold, even in the recent tail): the `user/message` or `tool/result` that
+     * follows keeps its beginning and end, about `keptTokens` tokens, around a notice
+     * saying what was cut and where the full text is.
+     * @example {"start":120,"range":{"startSeq":37,"endSeq":37},"shadowedSeqs":[37],"tokens":2150}
      */
     'compaction/prune': {
       start: SessionSeq
@@ -72,6 +92,29 @@ declare module '@keel/session' {
       shadowedSeqs: SessionSeq[]
       /** @integer @minimum 0 */
       tokens: number
+      /** @integer @minimum 0 */
+      keptTokens?: number
+    }
+
+    /**
+     * The summary call of the compaction that began at `start` failed with a retryable
+     * error (rate limit, server error, network, cut stream) and is made again after
+     * `delayMs`, as the agent retries its own calls (`llm/retry`): the same backoff, never
+     * sooner than the server's `Retry-After` (`retryAfterMs`). `attempt` is the failed
+     * attempt's number, from 1.
+     * @example {"start":120,"attempt":1,"delayMs":500,"error":{"code":"LLM_RATE_LIMIT","message":"rate limited"},"status":429}
+     */
+    'compaction/retry': {
+      start: SessionSeq
+      /** @integer @minimum 1 */
+      attempt: number
+      /** @integer @minimum 0 */
+      delayMs: number
+      error: ErrorRecord
+      /** @integer */
+      status?: number
+      /** @integer @minimum 0 */
+      retryAfterMs?: number
     }
 
     /**
@@ -81,9 +124,11 @@ declare module '@keel/session' {
      * working state rebuilt from the log (todo list, approval policy, sandbox mode, files
      * read and modified). `summary` holds the model's text blocks; `tokens` is the
      * estimated size of the shadowed nodes, `summaryTokens` that of the replacing
-     * message. `provider`, `model` and `usage` describe the summary call. A summary
-     * without its replace (a crash in between) changes nothing.
-     * @example {"start":4,"summary":[{"type":"text","text":"The user asked for a refactor; tests pass."}],"range":{"startSeq":1,"endSeq":3},"shadowedSeqs":[1,2,3],"tokens":5000,"summaryTokens":300,"provider":"deepseek","model":"deepseek-chat","usage":{"inputTokens":5200,"outputTokens":300,"totalTokens":5500}}
+     * message. `provider`, `model` and `usage` describe the summary call (its
+     * `cacheHitTokens` show how much of the request the provider's prefix cache served:
+     * the request repeats the agent's last one up to the range). A summary without its
+     * replace (a crash in between) changes nothing.
+     * @example {"start":120,"summary":[{"type":"text","text":"## Goal\nFix the failing parser test."}],"range":{"startSeq":1,"endSeq":96},"shadowedSeqs":[1,2,5,6,7],"tokens":61234,"summaryTokens":1410,"provider":"deepseek","model":"deepseek-chat","usage":{"inputTokens":61900,"outputTokens":1200,"totalTokens":63100,"cacheHitTokens":61440}}
      */
     'compaction/summary': {
       start: SessionSeq
@@ -102,10 +147,14 @@ declare module '@keel/session' {
     /**
      * The compaction that began at `start` finished and released the lock. `tokensAfter`
      * is the estimated surface size afterwards, `pruned` how many outputs it pruned,
-     * `summarized` whether a summary replaced a range. `error` says why it failed (a
-     * failed summary call, a summary no smaller than what it replaces, …): a failed
-     * summary leaves the surface as the prunes before it left it.
-     * @example {"start":4,"turn":1,"tokensAfter":12000,"pruned":1,"summarized":true}
+     * `summarized` whether a summary replaced a range, `summaryCalls` how many summary
+     * model calls it made (retries included; absent in logs written before it was
+     * recorded). `error` says why it failed (a failed summary call, a summary no smaller
+     * than what it replaces, `COMPACTION_ABORTED` when it was cancelled): a failed summary
+     * leaves the surface as the prunes of the same run left it (they are applied after the
+     * summary call, so the summary reads the outputs as the model saw them); a cancelled
+     * run applies nothing.
+     * @example {"start":120,"turn":4,"tokensAfter":31877,"pruned":6,"summarized":true,"summaryCalls":1}
      */
     'compaction/end': {
       start: SessionSeq
@@ -115,6 +164,8 @@ declare module '@keel/session' {
       /** @integer @minimum 0 */
       pruned: number
       summarized: boolean
+      /** @integer @minimum 0 */
+      summaryCalls?: number
       error?: ErrorRecord
     }
   }

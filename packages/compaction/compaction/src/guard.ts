@@ -1,7 +1,7 @@
 import type { Projection } from '@keel/session'
 import type { CompactionTrigger } from './events.js'
 
-/** What the log says about compactions so far: the open one and the current turn's count. */
+/** What the log says about compactions so far: the open one, the current turn's, and the run of failures. */
 export interface CompactionLogState {
   /** The latest unclosed `compaction/start` (a crashed process leaves one), or null. */
   readonly open: {
@@ -9,13 +9,25 @@ export interface CompactionLogState {
     readonly trigger: CompactionTrigger
     readonly threshold: number
   } | null
-  /** The turn the counters below describe. */
+  /** The turn the two counters below describe. */
   readonly turn: number | null
-  /** Automatic and overflow compactions begun in `turn`. */
+  /** Automatic and overflow compactions of `turn` that made a summary call. */
   readonly automaticInTurn: number
-  /** An automatic or overflow compaction of `turn` failed or ended at or above the threshold. */
+  /**
+   * An automatic or overflow compaction of `turn` failed or ended at or above the
+   * threshold: no more automatic summaries in that turn (pruning still runs).
+   */
   readonly stoppedInTurn: boolean
+  /**
+   * Automatic and overflow summaries in a row, across turns, that failed or left the
+   * context at or above the threshold. Reset by an automatic summary that got below it and
+   * by a manual compaction that succeeded; a cancelled run does not count.
+   */
+  readonly summaryFailures: number
 }
+
+/** The error code of a compaction that was cancelled (it applied nothing and counts for nothing). */
+export const ABORTED = 'COMPACTION_ABORTED'
 
 /**
  * Folds the compaction events. A `session/end-seed` drops an open start inherited from the
@@ -23,27 +35,33 @@ export interface CompactionLogState {
  */
 export const compactionLogProjection: Projection<CompactionLogState> = {
   name: '@keel/compaction/log',
-  init: () => ({ open: null, turn: null, automaticInTurn: 0, stoppedInTurn: false }),
+  init: () => ({ open: null, turn: null, automaticInTurn: 0, stoppedInTurn: false, summaryFailures: 0 }),
   apply(state, event) {
     switch (event.type) {
       case 'compaction/start': {
         const { turn, trigger, thresholdTokens } = event.data
         const open = { seq: event.seq, trigger, threshold: thresholdTokens }
-        if (turn === null) return { ...state, open }
-        const same = turn === state.turn
-        return {
-          open,
-          turn,
-          automaticInTurn: (same ? state.automaticInTurn : 0) + (trigger === 'manual' ? 0 : 1),
-          stoppedInTurn: same ? state.stoppedInTurn : false,
-        }
+        if (turn === null || turn === state.turn) return { ...state, open }
+        return { ...state, open, turn, automaticInTurn: 0, stoppedInTurn: false }
       }
       case 'compaction/end': {
         const open = state.open
         if (!open || open.seq !== event.data.start) return { ...state, open: null }
-        const stalled = event.data.error !== undefined || event.data.tokensAfter >= open.threshold
-        const stops = open.trigger !== 'manual' && event.data.turn !== null && event.data.turn === state.turn
-        return { ...state, open: null, stoppedInTurn: state.stoppedInTurn || (stops && stalled) }
+        const { error, summarized, tokensAfter } = event.data
+        if (error?.code === ABORTED) return { ...state, open: null }
+        if (open.trigger === 'manual') {
+          return { ...state, open: null, summaryFailures: error === undefined ? 0 : state.summaryFailures }
+        }
+        const calls = event.data.summaryCalls ?? (error !== undefined || summarized ? 1 : 0)
+        const stalled = error !== undefined || tokensAfter >= open.threshold
+        const inTurn = event.data.turn !== null && event.data.turn === state.turn
+        return {
+          ...state,
+          open: null,
+          automaticInTurn: state.automaticInTurn + (inTurn && calls > 0 ? 1 : 0),
+          stoppedInTurn: state.stoppedInTurn || (inTurn && stalled),
+          summaryFailures: calls === 0 ? state.summaryFailures : stalled ? state.summaryFailures + 1 : 0,
+        }
       }
       case 'session/end-seed':
         return state.open ? { ...state, open: null } : state

@@ -1,6 +1,7 @@
 import './events.js'
 import './services.js'
 
+export { type ActiveModel, type Budget, budgetOf } from './budget.js'
 export {
   type BeforeCompactionDecision,
   type BeforeCompactionInfo,
@@ -16,12 +17,12 @@ export {
   CompactionError,
   type CompactionErrorCode,
   compactionConfigSchema,
-  contextWindowOf,
   DEFAULT_CONTEXT_WINDOW,
   parseCompactionConfig,
 } from './config.js'
+export { type CutCandidate, planCuts } from './cut.js'
 export { compactionTriggerSchema } from './events.generated.js'
-export type { CompactionRange, CompactionTrigger, TokenSource } from './events.js'
+export type { CompactionRange, CompactionTrigger, TokenSource, WindowSource } from './events.js'
 export { type CompactionLogState, compactionLogProjection } from './guard.js'
 export {
   type AfterCompaction,
@@ -35,6 +36,7 @@ export {
 export { placeholderFor, protectedTailStart } from './prune.js'
 export type { CompactionService } from './services.js'
 export { MIN_SUMMARY_RANGE_TOKENS, SUMMARY_SOURCE, summaryInstruction } from './summarize.js'
+export { callSummary, type SummaryCall, type SummaryRequest } from './summary-call.js'
 export {
   CHARS_PER_TOKEN,
   estimateMessageTokens,

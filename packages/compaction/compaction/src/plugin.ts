@@ -48,8 +48,12 @@ export function describeResult(result: CompactionResult): string {
   const tokens = `${formatCount(result.tokensBefore)} → ${formatCount(result.tokensAfter)} tokens`
   switch (result.status) {
     case 'compacted':
+      if (result.pruned === 0 && !result.summarized) {
+        return `Nothing was compacted (about ${formatCount(result.tokensAfter)} tokens): no old tool output to prune, no oversized message to cut, and too little older history outside the recent tail to summarize.`
+      }
       return `Compacted: ${tokens}; ${result.pruned} output(s) pruned${result.summarized ? ', older history summarized' : ', nothing to summarize'}.`
     case 'failed':
+      if (result.error?.code === 'COMPACTION_ABORTED') return 'Compaction cancelled: nothing was changed.'
       return `Compaction failed (${result.error?.code}): ${result.error?.message} The context is unchanged apart from ${result.pruned} pruned output(s).`
     case 'cancelled':
       return `Compaction cancelled: ${result.reason}`
@@ -91,13 +95,19 @@ export async function recoverFromOverflow(
   retried: Set<string>,
   after: AfterCompaction = asIs,
 ): Promise<ModelErrorDecision> {
+  if (info.signal?.aborted) return { action: 'fail' }
   if (info.error.kind !== 'context-overflow') return { action: 'fail' }
   const key = `${info.turn}:${info.step}`
   if (retried.has(key) || compactor.busy) return { action: 'fail' }
   // Only the current turn's steps matter: forget the others so the set stays small.
   for (const seen of retried) if (!seen.startsWith(`${info.turn}:`)) retried.delete(seen)
   retried.add(key)
-  const result = await after(await compactor.compact({ trigger: 'overflow' }))
+  const result = await after(
+    await compactor.compact({
+      trigger: 'overflow',
+      ...(info.signal === undefined ? {} : { signal: info.signal }),
+    }),
+  )
   const changed = result.status === 'compacted' && (result.pruned > 0 || result.summarized)
   return changed ? { action: 'retry' } : { action: 'fail' }
 }
@@ -133,6 +143,11 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): PluginD
         session: ctx.session,
         llm: options.llm ?? ctx.llm,
         config: ctx.config,
+        // The model the agent runs now (a /model switch included): its window and output budget.
+        model: () => ctx.model(),
+        tools: () => ctx.toolSpecs(),
+        retry: ctx.modelRetry,
+        clock: ctx.clock,
         beforeCompaction,
         onNotice: (notice) => ctx.display(DISPLAY_KINDS[notice.kind], notice.text),
         workingState: {
@@ -154,8 +169,8 @@ export function compactionPlugin(options: CompactionPluginOptions = {}): PluginD
       }
       const retried = new Set<string>()
       ctx.intercept({
-        async beforeStep() {
-          await after(await engine.compactIfNeeded())
+        async beforeStep({ signal }) {
+          await after(await engine.compactIfNeeded(signal === undefined ? {} : { signal }))
           return { action: 'enter' }
         },
         modelError: (info) => recoverFromOverflow(engine, info, retried, after),

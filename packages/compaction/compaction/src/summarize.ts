@@ -1,24 +1,20 @@
 import { isKeelError } from '@keel/base'
-import {
-  type LlmAdapter,
-  LlmError,
-  type Message,
-  messageText,
-  type TextBlock,
-  type TokenUsage,
-  type UserMessage,
-} from '@keel/llm'
+import { type LlmAdapter, LlmError, type TextBlock, type ToolSpec, type UserMessage } from '@keel/llm'
 import type { Session, SessionSeq } from '@keel/session'
 import { CompactionError } from './config.js'
 import { INFORMATIONAL } from './guard.js'
-import { protectedTailStart, type SurfaceView, viewSurface } from './prune.js'
-import { estimateMessageTokens, formatCount } from './tokens.js'
+import { protectedTailStart, type SurfaceView } from './prune.js'
+import { callSummaryWithRetries, type RetryPlan, type SummaryCall } from './summary-call.js'
+import { estimateMessageTokens, estimateTextTokens, formatCount } from './tokens.js'
 
 /** The `source` of the `user/message` that replaces a summarized range. */
 export const SUMMARY_SOURCE = 'compaction/summary'
 
 /** A range smaller than this is not worth a model call: the summary would not be smaller. */
 export const MIN_SUMMARY_RANGE_TOKENS = 500
+
+/** The output room a summary request should leave in the window; a longer range is halved first. */
+export const MIN_SUMMARY_OUTPUT = 1_024
 
 /** The range a summary would replace: surface indexes `[from, to)`. */
 export interface SummaryPlan {
@@ -96,57 +92,6 @@ export function summaryInstruction(workingState: string, instructions: string | 
   return lines.join('\n')
 }
 
-/** The outcome of one summary call. */
-export interface SummaryCall {
-  readonly blocks: TextBlock[]
-  readonly provider: string
-  readonly model: string
-  readonly usage?: TokenUsage
-}
-
-/**
- * One model call: the leading system messages and the range, as the model last saw them,
- * then the instruction as a final user message (so a provider's prefix cache is reused).
- * No tools are offered. Throws {@link LlmError} when the call fails.
- */
-export async function callSummary(
-  llm: LlmAdapter,
-  request: {
-    prefix: readonly Message[]
-    range: readonly Message[]
-    instruction: string
-    model?: string
-    maxTokens: number
-    signal?: AbortSignal
-  },
-): Promise<SummaryCall> {
-  const messages: Message[] = [
-    ...request.prefix,
-    ...request.range,
-    { role: 'user', content: [{ type: 'text', text: request.instruction }] },
-  ]
-  const stream = llm.stream({
-    ...(request.model === undefined ? {} : { model: request.model }),
-    messages,
-    maxTokens: request.maxTokens,
-    ...(request.signal === undefined ? {} : { signal: request.signal }),
-  })
-  let usage: TokenUsage | undefined
-  for await (const chunk of stream) {
-    if (chunk.type === 'usage') usage = chunk.usage
-    if (chunk.type !== 'finish') continue
-    const text = messageText(chunk.message).trim()
-    const finalUsage = chunk.usage ?? usage
-    return {
-      blocks: text === '' ? [] : [{ type: 'text', text }],
-      provider: chunk.record.provider,
-      model: chunk.record.model,
-      ...(finalUsage === undefined ? {} : { usage: finalUsage }),
-    }
-  }
-  throw new LlmError('malformed-response', `the ${llm.provider} summary stream ended without a finish chunk`)
-}
-
 /**
  * The message that replaces the range: a notice saying what was compacted and that the
  * raw history is still in the log, the summary, and the working state from the log.
@@ -158,7 +103,7 @@ export function replacementMessage(
 ): UserMessage {
   const first = plan.seqs[0]!
   const last = plan.seqs[plan.seqs.length - 1]!
-  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done.]`
+  const notice = `[Context compacted: ${plan.seqs.length} earlier message(s) (session log seqs ${first}–${last}, about ${formatCount(plan.tokens)} tokens) were replaced by the summary below; the full history is still in the session log. Continue the task from where it stands and do not redo work the summary reports as done. The contents of files read before this point are no longer in your context: read a file again before you edit it.]`
   const text = [
     notice,
     '',
@@ -173,58 +118,82 @@ export function replacementMessage(
   return { role: 'user', content: [{ type: 'text', text }] }
 }
 
-/** What {@link summarizeRange} needs besides the session and the model. */
-export interface SummarizeOptions {
-  /** The seq of the `compaction/start` this belongs to. */
-  readonly start: SessionSeq
-  readonly keepRecentTokens: number
-  /** The working state as text (todo list, policy, files), rendered when the summary is written. */
-  readonly workingState: () => string
-  readonly maxTokens: number
-  readonly model?: string
+/** What {@link writeSummary} needs besides the model and the view. */
+export interface SummaryOptions {
+  /** The working state as text (todo list, policy, files). */
+  readonly workingState: string
   readonly instructions?: string
+  /** The agent's tool specs (sent as its requests send them). */
+  readonly tools: readonly ToolSpec[]
+  readonly model?: string
+  /** The output cap; lowered so that the request's prompt plus it fits `contextWindow` (at least 256). */
+  readonly maxTokens: number
+  /** The window the request must fit, and what the estimator misses of a prompt (tool schemas). */
+  readonly contextWindow: number
+  readonly gap: number
   readonly signal?: AbortSignal
+  readonly retry: RetryPlan
 }
 
 /**
- * Tier 2: summarizes the range before the protected tail with one model call, then appends
- * `compaction/summary` and the `user/message` replacing the range. When the provider refuses
- * the summary request itself as too long, one more call summarizes the older half of the
- * range (the rest is left for the next compaction). Returns false when there is nothing
- * worth summarizing. Throws {@link CompactionError} when the call fails, the
- * summary is empty or not smaller, or the range changed meanwhile: nothing is appended then.
+ * Tier 2: asks the model for a summary of `plan`'s range of `view` — the surface as the
+ * model last saw it, before this compaction's own prunes — with the leading messages and
+ * the range as they stand, so the request repeats the agent's last one up to the range.
+ * When the provider refuses the summary request itself as too long, one more call
+ * summarizes the older half of the range (the rest is left for the next compaction).
+ * Returns the plan that was summarized and the call; throws {@link CompactionError}
+ * `COMPACTION_SUMMARY_FAILED` (the model error as the cause) when the call fails, or the
+ * `aborted` {@link LlmError} when it was cancelled.
  */
-export async function summarizeRange(
-  session: Session,
+export async function writeSummary(
   llm: LlmAdapter,
-  options: SummarizeOptions,
-): Promise<boolean> {
-  const view = viewSurface(session)
-  let plan = planSummary(session, view, options.keepRecentTokens)
-  if (!plan) return false
-  const workingState = options.workingState()
+  view: SurfaceView,
+  first: SummaryPlan,
+  options: SummaryOptions,
+): Promise<{ plan: SummaryPlan; call: SummaryCall }> {
+  const instruction = summaryInstruction(options.workingState, options.instructions)
+  // What the request's prompt holds besides the messages: the instruction, and the tool
+  // schemas (or what the provider counted beyond the estimator, which includes them).
+  const fixed =
+    estimateTextTokens(instruction) + Math.max(options.gap, estimateTextTokens(JSON.stringify(options.tools)))
+  /** The output room a request for `p` leaves in the window (the estimate with a 5% margin). */
+  const room = (p: SummaryPlan): number => {
+    let prompt = fixed
+    for (let i = 0; i < p.to; i++) prompt += estimateMessageTokens(view.messages[i]!)
+    return options.contextWindow - Math.ceil(prompt * 1.05)
+  }
   const request = (p: SummaryPlan) =>
-    callSummary(llm, {
-      prefix: view.messages.slice(0, p.from),
-      range: view.messages.slice(p.from, p.to),
-      instruction: summaryInstruction(workingState, options.instructions),
-      maxTokens: options.maxTokens,
-      ...(options.model === undefined ? {} : { model: options.model }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    })
-  let call: SummaryCall
+    callSummaryWithRetries(
+      llm,
+      {
+        messages: view.messages.slice(0, p.to),
+        tools: options.tools,
+        instruction,
+        maxTokens: Math.min(options.maxTokens, Math.max(MIN_SUMMARY_OUTPUT / 4, room(p))),
+        ...(options.model === undefined ? {} : { model: options.model }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      },
+      options.retry,
+    )
+  // A range whose request would not leave room for the summary in the window: its older half.
+  let plan = first
+  const wanted = Math.min(options.maxTokens, MIN_SUMMARY_OUTPUT)
+  for (let older = olderHalf(view, plan); room(plan) < wanted && older; older = olderHalf(view, plan)) {
+    plan = older
+  }
   try {
     try {
-      call = await request(plan)
+      return { plan, call: await request(plan) }
     } catch (error) {
       // The range itself is too long for the model: summarize its older half instead (once).
       const older =
         error instanceof LlmError && error.kind === 'context-overflow' ? olderHalf(view, plan) : null
       if (!older) throw error
       plan = older
-      call = await request(plan)
+      return { plan, call: await request(plan) }
     }
   } catch (error) {
+    if (error instanceof LlmError && error.kind === 'aborted') throw error
     const code = isKeelError(error) ? error.code : 'UNKNOWN'
     throw new CompactionError(
       'COMPACTION_SUMMARY_FAILED',
@@ -233,14 +202,26 @@ export async function summarizeRange(
       { cause: error },
     )
   }
+}
+
+/**
+ * Checks a written summary before anything is applied: not empty, smaller than the range it
+ * replaces, and the range still consecutive on the surface. Returns the replacing message;
+ * throws {@link CompactionError} otherwise.
+ */
+export function checkSummary(
+  session: Session,
+  plan: SummaryPlan,
+  call: SummaryCall,
+  workingState: string,
+): UserMessage {
   if (call.blocks.length === 0) {
     throw new CompactionError(
       'COMPACTION_SUMMARY_EMPTY',
       'the model answered the summary request with no text',
     )
   }
-  // The working state is read again: the call took a while, and the log is the truth.
-  const message = replacementMessage(plan, call.blocks, options.workingState())
+  const message = replacementMessage(plan, call.blocks, workingState)
   const summaryTokens = estimateMessageTokens(message)
   if (summaryTokens >= plan.tokens) {
     throw new CompactionError(
@@ -249,24 +230,35 @@ export async function summarizeRange(
       { summaryTokens, rangeTokens: plan.tokens },
     )
   }
-  const first = plan.seqs[0]!
-  const last = plan.seqs[plan.seqs.length - 1]!
   if (!stillContiguous(session, plan.seqs)) {
+    const first = plan.seqs[0]!
+    const last = plan.seqs[plan.seqs.length - 1]!
     throw new CompactionError(
       'COMPACTION_SURFACE_CHANGED',
       `surface nodes ${first}–${last} changed while the summary was written; nothing was replaced`,
       { startSeq: first, endSeq: last },
     )
   }
-  const range = { startSeq: first, endSeq: last }
+  return message
+}
+
+/** Appends `compaction/summary` and the `user/message` replacing the range (checked by {@link checkSummary}). */
+export function applySummary(
+  session: Session,
+  start: SessionSeq,
+  plan: SummaryPlan,
+  call: SummaryCall,
+  message: UserMessage,
+): void {
+  const range = { startSeq: plan.seqs[0]!, endSeq: plan.seqs[plan.seqs.length - 1]! }
   const shadowedSeqs = [...plan.seqs]
   const data = {
-    start: options.start,
+    start,
     summary: call.blocks,
     range,
     shadowedSeqs,
     tokens: plan.tokens,
-    summaryTokens,
+    summaryTokens: estimateMessageTokens(message),
     provider: call.provider,
     model: call.model,
   }
@@ -280,7 +272,6 @@ export async function summarizeRange(
     { message, source: SUMMARY_SOURCE },
     { surfaceOp: { op: 'replace', ...range }, sourceEventSeqs: shadowedSeqs },
   )
-  return true
 }
 
 /** Whether `seqs` are still consecutive surface nodes. O(surface). */

@@ -42,7 +42,7 @@ describe('loop guard', () => {
       stoppedInTurn: true,
     })
     expect(notices.filter((n) => n.startsWith('guard:'))).toEqual([
-      expect.stringContaining('automatic compaction is off for the rest of this turn'),
+      expect.stringContaining('automatic summaries are off for the rest of this turn'),
     ])
 
     // still over the threshold, but no second attempt in this turn, and no second notice
@@ -94,7 +94,7 @@ describe('loop guard', () => {
     results.push(await compactor.compactIfNeeded())
     expect(results.map((r) => r.status)).toEqual(['compacted', 'compacted', 'skipped', 'skipped'])
     expect(results.slice(0, 2).every((r) => r.belowThreshold)).toBe(true)
-    expect(results[2]!.reason).toBe('turn 1 already had 2 automatic compaction(s), the most allowed')
+    expect(results[2]!.reason).toBe('turn 1 already had 2 automatic summaries, the most allowed')
     expect(server.requests).toHaveLength(2)
   })
 })

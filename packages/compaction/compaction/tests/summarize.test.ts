@@ -151,8 +151,9 @@ describe('tier 2: summarize', () => {
   })
 
   it('a failed summary call leaves the surface untouched and ends with an error; the session is not wedged', async () => {
+    // a refusal that is not retried (a retryable one is retried: see retry.test.ts)
     const { server, llm } = await serve({
-      script: [{ fault: { type: 'server-error' } }, { text: 'Summary.' }],
+      script: [{ fault: { type: 'insufficient-balance' } }, { text: 'Summary.' }],
     })
     const session = newSession('failed')
     history(session)
@@ -173,7 +174,7 @@ describe('tier 2: summarize', () => {
       summarized: false,
       error: { code: 'COMPACTION_SUMMARY_FAILED' },
     })
-    expect(failed.error!.message).toContain('LLM_SERVER')
+    expect(failed.error!.message).toContain('LLM_INSUFFICIENT_BALANCE')
     expect(session.surfaceSeqs()).toEqual(surface)
     expect(session.deriveMessages()).toEqual(messages)
     const end = session.events.at(-1)!

@@ -6,6 +6,7 @@ import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { AgentError } from './errors.js'
 import './events.js'
 import { PluginHost } from './host.js'
+import { modelFacilities } from './model-route.js'
 import {
   type AgentLogger,
   type AgentOptions,
@@ -59,6 +60,8 @@ export class Agent {
   #started = false
   #idleWaiters: Array<() => void> = []
   #controller: AbortController | null = null
+  /** The running turn's own `max_tokens` (`SendOptions.maxTokens`), for `ctx.model()`. */
+  #turnMaxTokens: number | undefined
   #closed = false
   #closing: Promise<void> | null = null
   /** Set when a turn failed because the log refused a write (`sessionEnd` reason `error`). */
@@ -84,12 +87,19 @@ export class Agent {
     if ((options.observers ?? []).some((o) => o.onEvent)) {
       agent.#unsubscribe = session.subscribe((event) => agent.#emit('onEvent', event))
     }
+    const resolved = agent.#resolved
+    const { route, ...model } = modelFacilities(options.llm, resolved, {
+      services: () => agent.services,
+      turnMaxTokens: () => agent.#turnMaxTokens,
+    })
     try {
       agent.#host = await PluginHost.start(options.plugins ?? [], {
         session,
-        cwd: agent.#resolved.cwd,
-        clock: agent.#resolved.clock,
+        cwd: resolved.cwd,
+        clock: resolved.clock,
         llm: options.llm,
+        ...model,
+        toolSpecs: () => agent.#runtime?.specs ?? [],
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
@@ -129,6 +139,7 @@ export class Agent {
       log: agent.#log,
       flush: () => (agent.#handle ? agent.#handle.flush() : Promise.resolve()),
       drainInjections: () => agent.#drainInjections(),
+      route,
     }
     const resumed = session.events.length > 0
     agent.#closeInterruptedTurn()
@@ -381,6 +392,7 @@ export class Agent {
     try {
       while (this.#queue.length > 0) {
         const item = this.#queue.shift()!
+        this.#turnMaxTokens = item.maxTokens
         try {
           item.resolve(
             await runTurn(this.#runtime, item, {
@@ -394,6 +406,7 @@ export class Agent {
           this.#failed = true
           item.reject(error)
         }
+        this.#turnMaxTokens = undefined
       }
     } finally {
       this.#running = false

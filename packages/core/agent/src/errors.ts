@@ -44,6 +44,8 @@ export type AgentErrorCode =
   | 'SYSTEM_PROMPT_UNCHANGEABLE'
   /** An inbox edit (`agent/inbox/spliced`) outside the pending list, or a `canceled` one that inserts. */
   | 'INBOX_SPLICE_INVALID'
+  /** The `model.active` service answered something that is not a model choice (the plugin is named). */
+  | 'MODEL_CHOICE_INVALID'
 
 /** A refusal of the plugin host or the agent. `details` names the plugin, tool or option involved. */
 export class AgentError extends KeelError<AgentErrorCode> {}

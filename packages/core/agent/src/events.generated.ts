@@ -32,11 +32,14 @@ export const commandOutcomeSchema = z.enum(["error", "success"])
 /** Validator of {@link ErrorRecord} (generated). */
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
+/** Validator of {@link RouteSource} (generated). */
+export const routeSourceSchema = z.enum(["adapter", "option", "selection"])
+
 /** Validator of {@link OfferedTool} (generated). */
 export const offeredToolSchema = z.strictObject({ digest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), name: z.string().min(1) })
 
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten", "tool/list-changed"] as const
+export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "request/context", "request/header", "tool/input-rewritten", "tool/list-changed"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
@@ -46,6 +49,8 @@ export const eventValidators = {
   "command/done": z.strictObject({ commandId: z.string().min(1), errorCode: z.string().min(1).optional(), kind: commandOutcomeSchema, text: z.string().optional() }) as unknown as z.ZodType<SessionEventMap["command/done"]>,
   "command/run": z.strictObject({ args: z.string().optional(), commandId: z.string().min(1), name: z.string().regex(new RegExp("^[a-z][a-z0-9-]{0,63}$", 'u')), source: z.string().min(1) }) as unknown as z.ZodType<SessionEventMap["command/run"]>,
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
+  "request/context": z.strictObject({ contextWindow: z.number().int().gte(1).optional(), endpoint: z.string().min(1).optional(), maxOutputTokens: z.number().int().gte(1).optional(), model: z.string().min(1), modelSource: routeSourceSchema, provider: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1), windowSource: routeSourceSchema.optional() }) as unknown as z.ZodType<SessionEventMap["request/context"]>,
+  "request/header": z.strictObject({ maxTokens: z.number().int().gte(1).optional(), model: z.string().min(1), provider: z.string().min(1), reasoningEffort: z.string().min(1).optional(), step: z.number().int().gte(1), systemDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), temperature: z.number().optional(), tools: z.array(z.string()), toolsDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["request/header"]>,
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
   "tool/list-changed": z.strictObject({ plugin: z.string().min(1), step: z.number().int().gte(1), tools: z.array(offeredToolSchema).refine((items) => uniqueBy(items, "name"), { message: "items must have unique 'name' values" }), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/list-changed"]>,
 }

@@ -60,6 +60,14 @@ export type CommandOutcome = 'success' | 'error'
  */
 export type InboxTarget = 'next-turn'
 
+/**
+ * Where a value of a request's route came from: a model-selection plugin's choice
+ * (`selection`, the `model.active` service), the agent's options (`option`: its `model`,
+ * its `contextWindows` entry, which a preset fills), or the adapter (`adapter`: its default
+ * model, its capability table).
+ */
+export type RouteSource = 'selection' | 'option' | 'adapter'
+
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
@@ -179,6 +187,7 @@ declare module '@keel/session' {
       /** @integer @minimum 0 */
       retryAfterMs?: number
     }
+
     /**
      * The tools of one plugin's tool set (`ctx.registerToolSet()`, e.g. the tools of MCP
      * servers) differ from what the log last recorded for that plugin, and the model is
@@ -196,6 +205,60 @@ declare module '@keel/session' {
       /** @uniqueBy name */
       tools: OfferedTool[]
     }
+
+    /**
+     * The route the step's model request takes differs from the one the latest
+     * `request/context` recorded (or none was recorded yet): provider, endpoint, model, and
+     * the context window and output limit the agent budgets with. Log-only, appended
+     * `ignorable`, inside the step before its request is sent (and before its
+     * `request/header`). `modelSource` and `windowSource` say where the model id and the
+     * window came from; `endpoint` never holds credentials.
+     * @example {"turn":3,"step":1,"provider":"deepseek","endpoint":"https://api.deepseek.com","model":"deepseek-v4-pro","modelSource":"selection","contextWindow":1048576,"windowSource":"adapter","maxOutputTokens":384000}
+     */
+    'request/context': StepRef & {
+      /** @minLength 1 */
+      provider: string
+      /** @minLength 1 */
+      endpoint?: string
+      /** @minLength 1 */
+      model: string
+      modelSource: RouteSource
+      /** @integer @minimum 1 */
+      contextWindow?: number
+      windowSource?: RouteSource
+      /** @integer @minimum 1 */
+      maxOutputTokens?: number
+    }
+
+    /**
+     * The header of the step's model request — everything it sends besides the messages —
+     * differs from the one the latest `request/header` recorded (or none was recorded yet).
+     * Log-only, appended `ignorable`, inside the step right before the request is sent.
+     * `model` and the parameters are as sent (`maxTokens` is `max_tokens`, `reasoningEffort`
+     * is `reasoning_effort`); `tools` names the tools offered, in order, and `toolsDigest`
+     * is `sha256:` and the hex SHA-256 of the canonical JSON of their specs (name,
+     * description, JSON Schema); `systemDigest` is the same over the texts of the system
+     * messages that open the request. With the messages derived from the log up to the
+     * step, it says exactly what the step sent.
+     * @example {"turn":3,"step":1,"provider":"deepseek","model":"deepseek-v4-pro","maxTokens":8192,"reasoningEffort":"high","tools":["read_file","bash"],"toolsDigest":"sha256:9f2c4c1de1bb4f4f0a0b9d5a4b0e2e5e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a","systemDigest":"sha256:1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f"}
+     */
+    'request/header': StepRef & {
+      /** @minLength 1 */
+      provider: string
+      /** @minLength 1 */
+      model: string
+      /** @integer @minimum 1 */
+      maxTokens?: number
+      temperature?: number
+      /** @minLength 1 */
+      reasoningEffort?: string
+      tools: string[]
+      /** @pattern ^sha256:[0-9a-f]{64}$ */
+      toolsDigest: string
+      /** @pattern ^sha256:[0-9a-f]{64}$ */
+      systemDigest: string
+    }
+
     /**
      * A plugin's `beforeTool` decision replaced the input of a tool call, and the agent
      * accepted it (it passed the tool's schema and differs from the input before). Log-only:

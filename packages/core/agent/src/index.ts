@@ -17,6 +17,14 @@ export type {
   OfferedTool,
   SessionRule,
 } from './events.js'
+export {
+  ACTIVE_MODEL_KEY,
+  type ActiveModelService,
+  type ModelChoice,
+  type ModelInfo,
+  type ModelRoute,
+  type RouteSource,
+} from './model-route.js'
 export type { AgentLogger, AgentOptions, SendOptions, StoreHandle, TurnResult } from './options.js'
 export {
   type ApprovalAnswer,
@@ -32,6 +40,13 @@ export {
   settle,
   verdict,
 } from './permission.js'
+export {
+  type RequestLogState,
+  requestHeaderOf,
+  requestLogProjection,
+  systemDigestOf,
+  toolsDigestOf,
+} from './request-record.js'
 export { orderByServices, type ServiceNeeds } from './services.js'
 export {
   describeChange,
@@ -94,6 +109,7 @@ export {
   MAX_INPUT_REWRITES,
   type ModelErrorDecision,
   type ModelErrorInfo,
+  type ModelRetryPolicy,
   type PluginCommand,
   type PluginContext,
   type PluginDefinition,
@@ -107,4 +123,4 @@ export {
   type TurnStoppingDecision,
   type TurnStoppingInfo,
 } from './plugin.js'
-export { backoffDelay, defaultRetryOptions, type RetryOptions, systemClock } from './retry.js'
+export { backoffDelay, defaultRetryOptions, type RetryOptions, sleep, systemClock } from './retry.js'

@@ -11,6 +11,7 @@ import {
 } from '@keel/llm'
 import { answerUnansweredCalls, type ErrorRecord, type SessionEventMap } from '@keel/session'
 import type { ToolCallDelta } from './observer.js'
+import { recordRequest } from './request-record.js'
 import { backoffDelay, sleep } from './retry.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { commitResult, notRun } from './tool-results.js'
@@ -75,8 +76,15 @@ export function errorRecordOf(error: unknown): ErrorRecord {
 export async function callModel(rt: Runtime, ts: TurnState, step: number): Promise<ModelOutcome> {
   const { turn, signal } = ts
   let pluginRetried = false
+  try {
+    ts.route = rt.route(ts.maxTokens)
+  } catch (error) {
+    // A model.active provider that answered nonsense: the step fails, nothing is sent.
+    return { kind: 'failed', error: errorRecordOf(error) }
+  }
   for (let attempt = 1, failures = 0; ; attempt++) {
     answerUnansweredCalls(rt.session, unansweredBeforeCall)
+    recordRequest(rt.session, { turn, step }, ts.route, rt.session.deriveMessages(), rt.specs)
     await rt.flush()
     const result = await attemptOnce(rt, ts, step)
     if (result.ok) {
@@ -118,8 +126,10 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
       continue
     }
     if (!pluginRetried && llmError) {
-      const decided = await rt.host.modelError({ turn, step, error: llmError })
-      if (decided.decision.action === 'retry' && !signal.aborted) {
+      const decided = await rt.host.modelError({ turn, step, error: llmError, signal })
+      // Cancelled while a plugin recovered (an overflow compaction): the turn was aborted.
+      if (signal.aborted) return commitPartial(rt, ts, step, attempt, result, 'aborted')
+      if (decided.decision.action === 'retry') {
         // One more attempt, without a further backoff budget.
         pluginRetried = true
         failures = rt.options.retry.maxRetries
@@ -146,7 +156,8 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
   let firstChunkAt: number | undefined
   let chunks = 0
   let usage: TokenUsage | undefined
-  const model = rt.options.model
+  const route = ts.route ?? rt.route(ts.maxTokens)
+  const model = route.model
   // What the user was shown: on an abort this, not the adapter's buffer, is the prefix kept.
   const shown = new MessageAssembly()
   try {
@@ -154,7 +165,8 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
       model,
       messages: withAnsweredToolCalls(rt.session.deriveMessages(), legacyAnswer).slice(),
       tools: rt.specs,
-      maxTokens: ts.maxTokens,
+      maxTokens: route.maxTokens,
+      ...(route.reasoningEffort === undefined ? {} : { reasoningEffort: route.reasoningEffort }),
       signal,
     })
     for await (const chunk of stream) {
@@ -200,7 +212,7 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
     else {
       record = {
         provider: rt.llm.provider,
-        model: model ?? rt.llm.model,
+        model,
         startedAt,
         endedAt: clock.now(),
         chunks,

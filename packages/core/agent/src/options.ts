@@ -55,8 +55,17 @@ export interface AgentOptions {
    * {@link Agent.setSystemPrompt}.
    */
   systemPrompt?: string
-  /** Model id; the adapter's default when absent. */
+  /**
+   * Model id; the adapter's default when absent. A plugin providing `model.active` (a
+   * model-selection plugin) overrides it step by step.
+   */
   model?: string
+  /**
+   * Context windows per model id, in tokens, over the adapter's capability table (a
+   * preset's `contextWindows` lands here). Plugins read the window of the running model
+   * through `ctx.model()`.
+   */
+  contextWindows?: Readonly<Record<string, number>>
   /**
    * Output token cap per model call (`max_tokens`). Default: the model's `maxOutputTokens`
    * from the adapter's capability table, when the adapter has one. Per turn: {@link SendOptions.maxTokens}.
@@ -138,6 +147,7 @@ export interface ResolvedOptions {
   readonly random: () => number
   readonly model: string | undefined
   readonly maxTokens: number | undefined
+  readonly contextWindows: Readonly<Record<string, number>>
   readonly maxSteps: number
   readonly maxParallel: number
   readonly retry: RetryOptions
@@ -178,12 +188,16 @@ export function resolveOptions(options: AgentOptions, session: Session, director
   }
   if (options.maxResultChars !== undefined) positiveInteger('maxResultChars', options.maxResultChars)
   if (options.maxTokens !== undefined) positiveInteger('maxTokens', options.maxTokens)
+  for (const [model, window] of Object.entries(options.contextWindows ?? {})) {
+    positiveInteger(`contextWindows[${JSON.stringify(model)}]`, window)
+  }
   return {
     cwd: options.cwd,
     clock: options.clock ?? systemClock,
     random: options.random ?? Math.random,
     model: options.model,
     maxTokens: options.maxTokens,
+    contextWindows: { ...options.contextWindows },
     maxSteps: positiveInteger('maxSteps', options.maxSteps ?? 50),
     maxParallel: positiveInteger('maxParallelTools', options.maxParallelTools ?? 4),
     retry: resolvedRetry,

@@ -1,10 +1,11 @@
-import type { DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
+import type { DeveloperMessage, LlmAdapter, ToolSpec, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceKey, ServiceMap, Tool } from '@keel/tools'
 import type { ChildSessions } from './child-sessions.js'
 import type { CommandRegistry } from './commands.js'
 import { AgentError } from './errors.js'
 import type { Report } from './interceptors-run.js'
+import { type ModelInfo, type ModelRoute, modelFacilities } from './model-route.js'
 import type { ApprovalAnswerer } from './permission.js'
 import type {
   AddedContext,
@@ -12,10 +13,12 @@ import type {
   Clock,
   DisplayNotice,
   Interceptors,
+  ModelRetryPolicy,
   PluginContext,
   PluginDefinition,
   PluginTriggers,
 } from './plugin.js'
+import { defaultRetryOptions } from './retry.js'
 import type { ServiceRegistry } from './services.js'
 import { ToolBoard, type ToolSet } from './tool-sets.js'
 
@@ -40,6 +43,14 @@ export interface AgentFacilities {
    * tools and offer them to no model.
    */
   toolSet?(plugin: string): ToolSet
+  /** Their specs as the requests carry them (empty until every plugin is set up). Default none. */
+  toolSpecs?(): readonly ToolSpec[]
+  /** The route of the next model request. Default: the adapter's model and table, no options. */
+  model?(): ModelRoute
+  /** What the agent knows about a model id. Default: the adapter's table. */
+  modelInfo?(model: string): ModelInfo
+  /** Default: the agent's default retry options. */
+  readonly modelRetry?: ModelRetryPolicy
   /** Where failures with no caller to reject go (the agent's logger). */
   report: Report
 }
@@ -93,6 +104,18 @@ export function createPluginContext(
       `plugin '${name}' called ${method}('${key}') but does not list '${key}' in its definition's \`${list}\`; declare it so the host can order the plugins and check the provider`,
       { plugin: name, key, method },
     )
+  // A host started without the agent's model facilities (a hand-built rig): the adapter alone.
+  const fallback = modelFacilities(
+    services.llm,
+    {
+      model: undefined,
+      maxTokens: undefined,
+      contextWindows: {},
+      retry: defaultRetryOptions,
+      random: Math.random,
+    },
+    { services: () => sink.services, turnMaxTokens: () => undefined },
+  )
   const context: PluginContext<unknown> = {
     name,
     config,
@@ -100,6 +123,10 @@ export function createPluginContext(
     cwd: services.cwd,
     clock: services.clock,
     llm: services.llm,
+    model: () => (services.model ?? fallback.model)(),
+    modelInfo: (model) => (services.modelInfo ?? fallback.modelInfo)(model),
+    toolSpecs: () => services.toolSpecs?.() ?? [],
+    modelRetry: services.modelRetry ?? fallback.modelRetry,
     trigger: {
       beforeCompaction: (info: BeforeCompactionInfo) => sink.view.beforeCompaction(info),
       sessionStart: async (info): Promise<readonly AddedContext[]> => {

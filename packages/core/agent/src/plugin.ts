@@ -1,9 +1,10 @@
-import type { DeveloperMessage, LlmAdapter, LlmError, ToolCallBlock, UserMessage } from '@keel/llm'
+import type { DeveloperMessage, LlmAdapter, LlmError, ToolCallBlock, ToolSpec, UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceKey, ServiceMap, ServiceView, Tool, ToolCallFacts, ToolOutput } from '@keel/tools'
 import type { z } from 'zod'
 import type { ChildSessions } from './child-sessions.js'
 import type { SessionRule } from './events.js'
+import type { ModelInfo, ModelRoute } from './model-route.js'
 import type { ApprovalAnswerer } from './permission.js'
 import type { ToolSet } from './tool-sets.js'
 
@@ -52,6 +53,11 @@ export type TurnStoppingDecision = { action: 'stop' } | { action: 'continue'; me
 export interface BeforeStepInfo {
   readonly turn: number
   readonly step: number
+  /**
+   * Aborted when the turn is cancelled (Ctrl-C, `agent.abort()`): work done before the
+   * step (a compaction's summary call) stops then.
+   */
+  readonly signal?: AbortSignal
 }
 
 /** What an interceptor sees before and after a tool call. */
@@ -129,6 +135,8 @@ export interface ModelErrorInfo {
   readonly turn: number
   readonly step: number
   readonly error: LlmError
+  /** Aborted when the turn is cancelled: recovery work (an overflow compaction) stops then. */
+  readonly signal?: AbortSignal
 }
 
 /** After a final model failure: let the turn fail, or re-run the step's model call once more. */
@@ -207,6 +215,17 @@ export interface DisplayNotice {
   readonly text: string
 }
 
+/**
+ * How the agent retries a failed model call (its `retry` options and jitter), for a plugin
+ * that calls the model itself and should retry the same way.
+ */
+export interface ModelRetryPolicy {
+  /** Retries after the first attempt. */
+  readonly maxRetries: number
+  /** The wait before retry number `failures` (from 1), never shorter than `retryAfterMs` up to the agent's cap. */
+  delay(failures: number, retryAfterMs?: number): number
+}
+
 /** What a plugin's `setup` gets. */
 export interface PluginContext<Config> {
   readonly name: string
@@ -216,6 +235,24 @@ export interface PluginContext<Config> {
   readonly clock: Clock
   /** The agent's model adapter, for plugins that call the model themselves (e.g. a summary). */
   readonly llm: LlmAdapter
+  /**
+   * The route of the agent's next model request: provider, endpoint, the model id (a
+   * model-selection plugin's `model.active` choice, else the agent's `model` option, else
+   * the adapter's default), its context window (the choice's, else the agent's
+   * `contextWindows` entry, else the adapter's capability table), its output budget
+   * `maxTokens` (the running turn's, else the agent's, else the model's `maxOutputTokens`)
+   * and reasoning effort. Call it when needed: it changes when the model is switched.
+   */
+  model(): ModelRoute
+  /** What the agent knows about another model id (window, output limit, reasoning effort levels). */
+  modelInfo(model: string): ModelInfo
+  /**
+   * The tool specs the agent's requests carry, in order (empty until every plugin is set
+   * up): a plugin that calls the model with the same prefix as the agent sends them too.
+   */
+  toolSpecs(): readonly ToolSpec[]
+  /** How the agent retries model calls. */
+  readonly modelRetry: ModelRetryPolicy
   /**
    * Interception points a plugin may set off in the other plugins:
    * `trigger.beforeCompaction(info)` before a compaction, `trigger.sessionStart({ source:

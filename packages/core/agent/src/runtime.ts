@@ -2,6 +2,7 @@ import type { LlmAdapter, ToolSpec } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceView, ToolRegistry } from '@keel/tools'
 import type { PluginHost } from './host.js'
+import type { ModelRoute } from './model-route.js'
 import type { AgentObserver } from './observer.js'
 import type { AgentLogger, ResolvedOptions } from './options.js'
 import type { ApprovalAnswerer } from './permission.js'
@@ -35,6 +36,8 @@ export interface Runtime {
   flush(): Promise<void>
   /** Appends the queued developer messages (plugin injections, added context). */
   drainInjections(): void
+  /** The route of the next model request (the `model.active` choice, the options, the adapter). */
+  route(turnMaxTokens?: number): ModelRoute
 }
 
 /** The state of one running turn. */
@@ -43,8 +46,10 @@ export interface TurnState {
   readonly signal: AbortSignal
   /** Tool call ids used in the turn (a reused id gets a suffix). */
   readonly usedCallIds: Set<string>
-  /** `max_tokens` of this turn's model calls, when known. */
+  /** `max_tokens` this turn asked for (`SendOptions.maxTokens`), overriding the agent's and the model's. */
   readonly maxTokens: number | undefined
+  /** The route of the step whose model call runs now (resolved at the start of each call). */
+  route?: ModelRoute
   /** How often each call of the turn was asked about (a rewritten call is asked again). */
   readonly asked: Map<string, number>
 }

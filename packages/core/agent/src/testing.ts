@@ -3,6 +3,7 @@ import type { Session } from '@keel/session'
 import type { ServiceKey, Tool } from '@keel/tools'
 import type { ChildSessions } from './child-sessions.js'
 import { CommandRegistry } from './commands.js'
+import { modelFacilities } from './model-route.js'
 import type { ApprovalAnswerer, ApprovalQuestion } from './permission.js'
 import type {
   Clock,
@@ -13,6 +14,7 @@ import type {
   PluginTriggers,
 } from './plugin.js'
 import { createPluginContext } from './plugin-context.js'
+import { defaultRetryOptions } from './retry.js'
 import { ServiceRegistry } from './services.js'
 import { ToolBoard } from './tool-sets.js'
 
@@ -137,6 +139,8 @@ export interface SoloContextInit {
   readonly cwd?: string
   readonly clock?: Clock
   readonly llm?: LlmAdapter
+  /** Context windows per model id, as the agent's `contextWindows` option gives them. */
+  readonly contextWindows?: Readonly<Record<string, number>>
   /** Services other plugins would provide, already in place (provided by `test`). */
   readonly services?: ReadonlyArray<readonly [ServiceKey, unknown]>
   /** Child sessions the plugin may create (`PluginContext.sessions`). */
@@ -182,6 +186,18 @@ export function soloContext(
     closed: () => false,
   }
   const board = new ToolBoard(() => {})
+  const llm = init.llm ?? offlineLlm()
+  const { route: _route, ...model } = modelFacilities(
+    llm,
+    {
+      model: undefined,
+      maxTokens: undefined,
+      contextWindows: init.contextWindows ?? {},
+      retry: defaultRetryOptions,
+      random: () => 0.5,
+    },
+    { services: () => services, turnMaxTokens: () => undefined },
+  )
   const setup = createPluginContext(
     plugin,
     config,
@@ -189,7 +205,9 @@ export function soloContext(
       session: init.session,
       cwd: init.cwd ?? process.cwd(),
       clock: init.clock ?? new ManualClock(),
-      llm: init.llm ?? offlineLlm(),
+      llm,
+      ...model,
+      toolSpecs: () => [],
       enqueue: (message, options) => init.enqueue?.(message, options?.source),
       inject: (message, options) => init.inject?.(message, options?.source),
       display: (notice) => init.display?.(notice),

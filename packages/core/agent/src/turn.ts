@@ -57,8 +57,7 @@ export async function runTurn(rt: Runtime, item: InboxItem, hooks: TurnHooks): P
     signal,
     usedCallIds: new Set(),
     asked: new Map(),
-    maxTokens:
-      item.maxTokens ?? rt.options.maxTokens ?? rt.llm.capabilities?.(rt.options.model).maxOutputTokens,
+    maxTokens: item.maxTokens,
   }
   let last: AssistantMessage | undefined
   let end: TurnEnd | undefined
@@ -113,7 +112,7 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
     if (signal.aborted) return { end: { reason: 'aborted' }, last }
     if (step >= rt.options.maxSteps) return { end: { reason: 'max-steps' }, last }
     const next = step + 1
-    const before = await rt.host.beforeStep({ turn, step: next })
+    const before = await rt.host.beforeStep({ turn, step: next, signal })
     if (before.decision.action === 'reject') {
       const message = `plugin '${before.plugin}' rejected step ${next}: ${before.decision.reason}`
       return { end: { reason: 'rejected', error: { code: 'STEP_REJECTED', message } }, last }
@@ -178,10 +177,9 @@ function cutOff(
 ): { settled: Map<string, ToolOutcome>; end?: TurnEnd } {
   const settled = new Map<string, ToolOutcome>()
   const { turn } = ts
+  const maxTokens = ts.route?.maxTokens
   const limit =
-    ts.maxTokens === undefined
-      ? 'the output token limit'
-      : `the output token limit (max_tokens ${ts.maxTokens})`
+    maxTokens === undefined ? 'the output token limit' : `the output token limit (max_tokens ${maxTokens})`
   if (finishReason === 'length') {
     for (const call of calls) {
       if (isJson(call.arguments)) continue

@@ -66,8 +66,9 @@ describe('durability and plumbing', () => {
     })
     await r.agent.send('go')
     const types = session.events.map((e) => e.type)
-    // before call 1 (after the first step/start), before call 2 (after the second step/start), after turn/end
-    expect(flushedAt.map((seq) => types[seq - 1])).toEqual(['step/start', 'step/start', 'turn/end'])
+    // before call 1 (after the first step/start and its request header), before call 2 (after
+    // the second step/start: its header is unchanged, so not recorded again), after turn/end
+    expect(flushedAt.map((seq) => types[seq - 1])).toEqual(['request/header', 'step/start', 'turn/end'])
     expect(requestsAtFlush).toEqual([0, 1, 2])
   })
 

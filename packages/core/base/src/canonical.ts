@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /**
  * Canonical JSON text of a value: object keys sorted (by UTF-16 code units), no whitespace,
  * `undefined` properties left out and `undefined` elsewhere written as `null`, as
@@ -13,4 +15,9 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
   }
   return JSON.stringify(value ?? null)
+}
+
+/** `sha256:<hex>` of a value's {@link canonicalJson}: equal JSON values get equal digests. */
+export function canonicalDigest(value: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`
 }

@@ -12,7 +12,7 @@ export {
   previewJson,
 } from './bounded.js'
 export type { Brand } from './brand.js'
-export { canonicalJson } from './canonical.js'
+export { canonicalDigest, canonicalJson } from './canonical.js'
 export { errorMessage, errorRecordOf, isKeelError, KeelError } from './errors.js'
 export {
   deepFreezeJson,

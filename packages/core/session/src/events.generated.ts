@@ -68,7 +68,7 @@ export const composedPluginSchema = z.strictObject({ config: z.unknown().optiona
 export const toolFilterSchema = z.strictObject({ except: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional(), only: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional() })
 
 /** Validator of {@link AgentComposition} (generated). */
-export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), toolFilter: toolFilterSchema.optional(), tools: z.array(z.string()) })
+export const agentCompositionSchema = z.strictObject({ contextWindows: z.record(z.string(), z.number()).optional(), interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), toolFilter: toolFilterSchema.optional(), tools: z.array(z.string()) })
 
 /** Validator of {@link SessionDelegation} (generated). */
 export const sessionDelegationSchema = z.strictObject({ agent: z.string().min(1), callId: z.string().min(1), depth: z.number().int().gte(1), session: z.string().regex(new RegExp("^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$", 'u')), turn: z.number().int().gte(1) })

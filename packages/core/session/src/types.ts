@@ -112,6 +112,11 @@ export interface AgentComposition {
   /** The model the preset names, when it names one. */
   model?: string
   /**
+   * Context windows per model id, in tokens, the preset gives (over the adapter's table);
+   * the agent budgets with them. Absent when the preset gives none.
+   */
+  contextWindows?: Record<string, number>
+  /**
    * Whether a person may be asked to approve tool calls (the preset's `interactive`).
    * `false` (a headless preset): no interactive answerer is consulted, so what needs
    * approval fails closed. Absent in sessions recorded before it existed: interactive.

@@ -22,6 +22,8 @@ export class DeepSeekAdapter implements LlmAdapter {
   readonly provider: string
   readonly model: string
   readonly baseURL: string
+  /** {@link baseURL} without any user name or password in it. */
+  readonly endpoint: string
   readonly #options: ResolvedOptions
   readonly #client: OpenAI
 
@@ -31,6 +33,7 @@ export class DeepSeekAdapter implements LlmAdapter {
     this.provider = this.#options.provider
     this.model = this.#options.model
     this.baseURL = this.#options.baseURL
+    this.endpoint = withoutCredentials(this.baseURL)
     this.#client = new OpenAI({
       apiKey: this.#options.apiKey,
       baseURL: this.#options.baseURL,
@@ -167,6 +170,14 @@ export class DeepSeekAdapter implements LlmAdapter {
       }
     }
   }
+}
+
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url)
+  if (parsed.username === '' && parsed.password === '') return url
+  parsed.username = ''
+  parsed.password = ''
+  return parsed.toString()
 }
 
 /** Builds a {@link DeepSeekAdapter}; see {@link DeepSeekOptions}. */

@@ -35,6 +35,7 @@ export interface DeepSeekRequestBody {
   tools?: DeepSeekTool[]
   max_tokens?: number
   temperature?: number
+  reasoning_effort?: string
   [extra: string]: unknown
 }
 
@@ -154,5 +155,6 @@ export function buildRequestBody(
   if (request.tools && request.tools.length > 0) body.tools = toDeepSeekTools(request.tools)
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
+  if (request.reasoningEffort !== undefined) body.reasoning_effort = request.reasoningEffort
   return body
 }

@@ -220,6 +220,7 @@ describe('configuration', () => {
       contextWindow: 1_048_576,
       maxOutputTokens: 384_000,
       reasoning: true,
+      reasoningEfforts: ['low', 'high', 'max'],
     })
     expect(adapter.capabilities('deepseek-chat')).toEqual({
       contextWindow: 64_000,

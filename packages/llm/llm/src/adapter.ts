@@ -24,6 +24,12 @@ export interface LlmRequest {
   tools?: readonly ToolSpec[]
   maxTokens?: number
   temperature?: number
+  /**
+   * How hard a reasoning model thinks (DeepSeek's `reasoning_effort`: `low`, `high`,
+   * `max`). Sent only when given; a model's accepted levels are in
+   * {@link ModelCapabilities.reasoningEfforts}.
+   */
+  reasoningEffort?: string
   /** Aborting stops the stream; the adapter then throws an `aborted` {@link LlmError}. */
   signal?: AbortSignal
 }
@@ -75,6 +81,11 @@ export interface ModelCapabilities {
   maxOutputTokens: number
   /** True when the model streams `reasoning_content`. */
   reasoning: boolean
+  /**
+   * The reasoning effort levels the model accepts (sent as `reasoning_effort`), lowest
+   * first; absent or empty when the provider has no such knob for it.
+   */
+  reasoningEfforts?: readonly string[]
 }
 
 /** Streams model calls. Implementations: `@keel/deepseek` (any OpenAI-compatible endpoint). */
@@ -83,6 +94,11 @@ export interface LlmAdapter {
   readonly provider: string
   /** Default model id. */
   readonly model: string
+  /**
+   * Where requests go (`https://api.deepseek.com`), without credentials; recorded in the
+   * agent's `request/context` so a log says which route a step took. Optional.
+   */
+  readonly endpoint?: string
   /** Streams one call. Throws {@link LlmError} on failure (before or during the stream). */
   stream(request: LlmRequest): AsyncIterable<LlmChunk>
   /** The capabilities of `model` (the default model when absent), when the adapter knows them. */

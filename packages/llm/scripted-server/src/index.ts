@@ -1,3 +1,4 @@
+export { CACHE_BLOCK_TOKENS, PromptCache, promptTokensOf } from './prompt.js'
 export {
   type ResponseIdentity,
   splitString,

@@ -1,75 +1,19 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { stall, watchClose, write } from './connection.js'
+import { contextOverflowMessage, PromptCache, withCacheHits } from './prompt.js'
 import {
   completionBody,
   httpFault,
   type ResponseIdentity,
   streamChunks,
   unansweredToolCallIds,
+  type WireUsage,
 } from './protocol.js'
+import type { RecordedChatBody, RecordedRequest } from './recording.js'
 import { parseScriptedResponse, type ScriptedResponse, ScriptValidationError } from './script.js'
 
-/**
- * A message as a chat-completions client sent it. Recorded as received, not validated:
- * the fields are typed for convenient assertions only.
- */
-export interface RecordedMessage {
-  role: string
-  content?: string | null | unknown[]
-  reasoning_content?: string | null
-  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>
-  tool_call_id?: string
-  [key: string]: unknown
-}
-
-/** A chat-completions request body as received (not validated). */
-export interface RecordedChatBody {
-  model?: string
-  messages?: RecordedMessage[]
-  stream?: boolean
-  stream_options?: { include_usage?: boolean }
-  tools?: Array<{
-    type: string
-    function: { name: string; description?: string; parameters?: Record<string, unknown> }
-  }>
-  max_tokens?: number
-  temperature?: number
-  [key: string]: unknown
-}
-
-/**
- * What the server did with a request:
- * - `pending`: still being answered;
- * - `completed`: answered in full (a stream ended with `[DONE]`);
- * - `http-error`: answered with a scripted HTTP fault;
- * - `cut`: stopped mid-response by a `cut` fault (socket destroyed, or ended without `[DONE]`);
- * - `client-closed`: the client went away before the answer was complete (e.g. abort);
- * - `rejected`: not answered from the script (unknown path, bad JSON, wrong API key,
- *   script exhausted, invalid handler result); see {@link ScriptedServer.problems}.
- */
-export type RequestOutcome = 'pending' | 'completed' | 'http-error' | 'cut' | 'client-closed' | 'rejected'
-
-/** One request the server received, in arrival order. */
-export interface RecordedRequest {
-  /** 0-based arrival position. */
-  index: number
-  method: string
-  /** Path without the query string. */
-  path: string
-  /** Lower-cased header names; repeated headers joined with `, `. */
-  headers: Record<string, string>
-  /** The parsed JSON body; `undefined` when the body was not a JSON object (see `rawBody`). */
-  body: RecordedChatBody | undefined
-  rawBody: string
-  /** Unix epoch milliseconds. */
-  receivedAt: number
-  /** The scripted response used to answer, once chosen. */
-  response?: ScriptedResponse
-  /** How many SSE data chunks were written (the `[DONE]` marker not counted). */
-  chunksSent: number
-  outcome: RequestOutcome
-}
+export type { RecordedChatBody, RecordedMessage, RecordedRequest, RequestOutcome } from './recording.js'
 
 /** Computes a response for a request when the queue is empty (dynamic scripts). */
 export type ScriptHandler = (request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse>
@@ -91,6 +35,19 @@ export interface ScriptedServerOptions {
    * answering it gets HTTP 400 (no step consumed). Default true; false accepts it.
    */
   requireToolAnswers?: boolean
+  /**
+   * The model's context window in tokens: a request whose prompt (tool schemas and
+   * messages, 4 characters a token) plus its `max_tokens` is longer gets DeepSeek's HTTP
+   * 400 "maximum context length" error (no step consumed). Default: no limit.
+   */
+  contextWindow?: number
+  /**
+   * Simulates DeepSeek's prefix cache: usage reports `prompt_cache_hit_tokens` for the
+   * leading 64-token blocks of the prompt (per model: tool schemas, then messages) that an
+   * earlier request already sent, unless a step scripts its own `cacheHitTokens`; a step
+   * without scripted usage then counts the tool schemas in `prompt_tokens` too. Default off.
+   */
+  promptCache?: boolean
 }
 
 /** A running scripted chat-completions server. */
@@ -127,6 +84,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
   const requests: RecordedRequest[] = []
   const problems: string[] = []
   const inFlight = new Set<Promise<void>>()
+  const cache = options.promptCache ? new PromptCache() : undefined
   let stepsEnqueued = 0
 
   const enqueue = (...responses: ScriptedResponse[]): void => {
@@ -188,6 +146,13 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       )
     }
 
+    const overflow =
+      options.contextWindow === undefined ? null : contextOverflowMessage(record.body, options.contextWindow)
+    if (overflow !== null) {
+      record.outcome = 'http-error'
+      return sendJson(res, 400, errorBody(overflow, 'invalid_request_error'))
+    }
+
     let step = queue.shift()
     if (step === undefined && options.handler) {
       try {
@@ -213,6 +178,10 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       )
     }
     record.response = step
+    const cached = cache?.lookup(record.body)
+    const scripted = step.usage
+    const usageOf = (usage: WireUsage): WireUsage =>
+      cached === undefined || scripted === false ? usage : withCacheHits(usage, cached, scripted)
 
     const connection = watchClose(res)
     if (step.headersDelayMs) await connection.wait(step.headersDelayMs)
@@ -236,7 +205,10 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     }
 
     if (record.body.stream !== true) {
-      const body = JSON.stringify(completionBody(step, identity, record.body))
+      const completion = completionBody(step, identity, record.body)
+      const body = JSON.stringify(
+        completion.usage ? { ...completion, usage: usageOf(completion.usage) } : completion,
+      )
       if (step.fault?.type === 'malformed') {
         sendRaw(res, 200, step.fault.line ?? '{"id": "broken', 'application/json')
         record.outcome = 'completed'
@@ -257,7 +229,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       identity,
       record.body.stream_options?.include_usage === true,
       record.body,
-    )
+    ).map((c) => (c.usage ? { ...c, usage: usageOf(c.usage) } : c))
     const cutAt =
       step.fault?.type === 'cut' ? (step.fault.afterChunks ?? Math.floor(chunks.length / 2)) : undefined
     const malformedAt = step.fault?.type === 'malformed' ? (step.fault.afterChunks ?? 1) : undefined

@@ -13,16 +13,19 @@ import { presetChildSessions } from './child-sessions.js'
 import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
 import type { Preset } from './preset.js'
-import { buildComposition, recordedComposition, resolveComposition, selectComposition } from './resolve.js'
+import { buildComposition, recordedComposition, resolveComposition } from './resolve.js'
 import { checkServices } from './services.js'
 import { shippedPresets } from './shipped.js'
+import { selectComposition } from './switch.js'
 
 /** Options of {@link createPresetAgent}: {@link AgentOptions} minus what the preset decides. */
 export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plugins' | 'tools' | 'model'> {
   /**
    * The preset: a shipped or loaded id, or a {@link Preset} object. For a new session it
    * is required; for an existing one it switches the composition when the session is
-   * still blank, and is refused (`PRESET_SWITCH_NOT_BLANK`) when it differs otherwise.
+   * still blank, or is a fresh fork whose inherited history the preset knows
+   * (`PRESET_SWITCH_UNKNOWN_EVENTS` names what it does not), and is refused
+   * (`PRESET_SWITCH_NOT_BLANK`) when it differs otherwise.
    */
   preset?: string | Preset
   /**
@@ -92,7 +95,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     const recorded = recordedComposition(handle.session)
     if (chosen !== undefined && (recorded === undefined || recorded.preset !== chosen.preset.id)) {
       composition = resolve(chosen.preset, chosen.source)
-      selectComposition(handle.session, composition)
+      selectComposition(handle.session, composition, recorded?.preset)
       origin = 'switched'
     } else if (recorded !== undefined) {
       composition = recorded
@@ -138,6 +141,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
   const answerers = composition.interactive === false ? [] : (options.answerers ?? [])
   // `--model` on a resumed session runs that model without rewriting the record.
   const model = options.model ?? composition.model
+  const contextWindows = { ...composition.contextWindows, ...options.contextWindows }
   const prompts = [options.systemPrompt, chosen?.preset.systemPrompt].filter((p) => p !== undefined)
   const systemPrompt = prompts.length > 0 ? prompts.join('\n\n') : undefined
   const {
@@ -186,6 +190,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
       ...(model === undefined ? {} : { model }),
       ...(composition.toolFilter === undefined ? {} : { toolFilter: composition.toolFilter }),
       ...(sessions === undefined ? {} : { sessions }),
+      ...(Object.keys(contextWindows).length === 0 ? {} : { contextWindows }),
     })
     return { agent, composition, origin, plugins: built.plugins, notices: built.notices }
   } catch (error) {

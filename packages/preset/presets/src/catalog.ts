@@ -6,6 +6,7 @@ import { compactionConfigSchema, compactionPlugin } from '@keel/compaction'
 import { hooksConfigSchema, hooksPlugin } from '@keel/hooks'
 import type { LlmAdapter } from '@keel/llm'
 import { mcpConfigSchema, mcpPlugin } from '@keel/mcp'
+import { modelSelectionConfigSchema, modelSelectionPlugin } from '@keel/model-selection'
 import { permissionPresetsConfigSchema, permissionPresetsPlugin } from '@keel/permission-presets'
 import { planModeConfigSchema, planModePlugin } from '@keel/plan-mode'
 import { projectInstructions, projectInstructionsConfigSchema } from '@keel/project-instructions'
@@ -116,6 +117,12 @@ export function builtinPlugins(): PluginProvider[] {
       'prunes old tool output and summarizes old turns when the context fills up (/compact)',
       compactionConfigSchema as z.ZodType<unknown>,
       () => compactionPlugin() as PluginDefinition<unknown>,
+    ),
+    provider(
+      '@keel/model-selection',
+      '/model and --model: switch the model (and reasoning effort) for the following steps',
+      modelSelectionConfigSchema as z.ZodType<unknown>,
+      () => modelSelectionPlugin as PluginDefinition<unknown>,
     ),
     provider(
       '@keel/todo',

@@ -16,6 +16,8 @@ export type PresetErrorCode =
   | 'PRESET_UNREADABLE'
   /** A switch of preset was asked for a session that already has work in it. */
   | 'PRESET_SWITCH_NOT_BLANK'
+  /** A fork would run under a preset that does not know every event type of the history it keeps. */
+  | 'PRESET_SWITCH_UNKNOWN_EVENTS'
   /** A recorded composition cannot be rebuilt (a plugin is gone or its config no longer validates). */
   | 'COMPOSITION_UNAVAILABLE'
   /** A plugin of the preset requires a service that no plugin of the preset provides. */

@@ -11,7 +11,7 @@ export const composedPluginSchema = z.strictObject({ config: z.unknown().optiona
 export const toolFilterSchema = z.strictObject({ except: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional(), only: z.array(z.string()).refine(uniqueItems, { message: 'items must be unique' }).optional() })
 
 /** Validator of {@link AgentComposition} (generated). */
-export const agentCompositionSchema = z.strictObject({ interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), toolFilter: toolFilterSchema.optional(), tools: z.array(z.string()) })
+export const agentCompositionSchema = z.strictObject({ contextWindows: z.record(z.string(), z.number()).optional(), interactive: z.boolean().optional(), model: z.string().optional(), plugins: z.array(composedPluginSchema), preset: z.string(), toolFilter: toolFilterSchema.optional(), tools: z.array(z.string()) })
 
 /** The event types @keel/presets declares (its plugin's event list). */
 export const ownedEventTypes = ["agent-preset/selected"] as const

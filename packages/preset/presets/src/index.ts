@@ -41,12 +41,18 @@ export {
   buildComposition,
   checkPluginReferences,
   configDigest,
-  isBlank,
   type PresetProblem,
   pluginReferenceProblems,
   recordedComposition,
   resolveComposition,
-  selectComposition,
   WRITE_TOOLS,
 } from './resolve.js'
 export { codingPreset, headlessPreset, minimalPreset, reviewPreset, shippedPresets } from './shipped.js'
+export {
+  checkForkUnder,
+  isBlank,
+  isFreshFork,
+  selectComposition,
+  type UnknownEventType,
+  unknownEventTypes,
+} from './switch.js'

@@ -25,6 +25,11 @@ export const presetSchema = z.strictObject({
   tools: z.array(z.enum(TOOL_GROUPS)).default([]),
   /** The model id; the adapter's default when absent. `--model` wins over it. */
   model: z.string().min(1).optional(),
+  /**
+   * Context windows per model id, in tokens, over the adapter's capability table: what the
+   * agent (and through `ctx.model()` compaction) budgets with. Recorded in the composition.
+   */
+  contextWindows: z.record(z.string().min(1), z.number().int().positive()).optional(),
   /** The run policy, merged into `@keel/user-approval`'s config (needs that plugin). */
   policy: z
     .strictObject({

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto'
 import { type PluginEntry, usePlugin } from '@keel/agent'
-import { canonicalJson } from '@keel/base'
+import { canonicalDigest } from '@keel/base'
 import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
 import type { AgentComposition, ComposedPlugin, Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
@@ -14,7 +13,7 @@ const APPROVAL = '@keel/user-approval'
 
 /** `sha256:<hex>` of a config's canonical JSON (an absent config digests as `null`). */
 export function configDigest(config: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(config)).digest('hex')}`
+  return canonicalDigest(config)
 }
 
 /** The config a plugin gets from a preset: its own, with the preset's policy merged into the approval plugin's. */
@@ -150,6 +149,9 @@ export function resolveComposition(
   if (!preset.interactive) composition.interactive = false
   const model = options.model ?? preset.model
   if (model !== undefined) composition.model = model
+  if (preset.contextWindows !== undefined && Object.keys(preset.contextWindows).length > 0) {
+    composition.contextWindows = { ...preset.contextWindows }
+  }
   return composition
 }
 
@@ -245,24 +247,4 @@ export function recordedComposition(session: Session): AgentComposition | undefi
     if (event.type === 'agent-preset/selected') return event.data.composition
   }
   return session.header.agentComposition
-}
-
-/** Whether nothing but preset switches has happened in the session yet. */
-export function isBlank(session: Session): boolean {
-  return session.events.every((e) => e.type === 'agent-preset/selected')
-}
-
-/**
- * Switches a blank session to another composition by appending `agent-preset/selected`.
- * A session with any other event is `PRESET_SWITCH_NOT_BLANK` (start a new session, or fork).
- */
-export function selectComposition(session: Session, composition: AgentComposition): void {
-  if (!isBlank(session)) {
-    throw new PresetError(
-      'PRESET_SWITCH_NOT_BLANK',
-      `session ${session.id} already has work in it; a preset can only be switched before the first turn (start a new session or fork)`,
-      { session: session.id, preset: composition.preset },
-    )
-  }
-  session.append('agent-preset/selected', { preset: composition.preset, composition })
 }

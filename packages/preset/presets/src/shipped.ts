@@ -14,7 +14,7 @@ export const minimalPreset: Preset = definePreset({
 export const codingPreset: Preset = definePreset({
   id: 'coding',
   description:
-    'day-to-day coding: approval (asks before risky calls), permission presets, project instructions, plan mode, hooks, compaction, todo, schedule, session titles, subagents, MCP servers once configured, fs and shell',
+    'day-to-day coding: approval (asks before risky calls), permission presets, project instructions, plan mode, hooks, compaction, /model, todo, schedule, session titles, subagents, MCP servers once configured, fs and shell',
   plugins: [
     { use: '@keel/user-approval' },
     { use: '@keel/permission-presets' },
@@ -22,6 +22,7 @@ export const codingPreset: Preset = definePreset({
     { use: '@keel/plan-mode' },
     { use: '@keel/hooks' },
     { use: '@keel/compaction' },
+    { use: '@keel/model-selection' },
     { use: '@keel/todo' },
     { use: '@keel/schedule' },
     { use: '@keel/session-title' },

@@ -14,10 +14,20 @@ interface PendingCall {
   callTime: number
 }
 
-/** Per path as the model wrote it: the latest time the model knew the file's content. */
+/** One successful read or write: the model knew the file's content as of `time`. */
+interface Knowledge {
+  readonly path: string
+  readonly time: number
+}
+
+/**
+ * Per `tool/result` seq still on the surface, what it taught the model; and per path (as
+ * the model wrote it) the seq of the latest result that left the surface.
+ */
 export interface ReadState {
   pending: Map<string, PendingCall>
-  known: Map<string, number>
+  known: Map<number, Knowledge>
+  forgotten: Map<string, number>
 }
 
 function pathArgument(args: string): string | undefined {
@@ -34,12 +44,15 @@ function pathArgument(args: string): string | undefined {
  * What the model has read, folded from the log (no state of its own, so resume and fork
  * see the same): a successful `read_file` result means the model knew the file as it was
  * when the call was logged (the read happened after); a successful `write_file`/`edit_file`
- * result means it knew the content it wrote, as of when the result was logged. The state is
- * keyed by the path as written; {@link lastKnown} resolves it against the working directory.
+ * result means it knew the content it wrote, as of when the result was logged. That
+ * knowledge lives as long as the result is on the surface: when a surface replace shadows
+ * it (a compaction pruned or summarized it), the model no longer sees the content, and the
+ * file must be read again before it is changed. Keyed by the path as written;
+ * {@link lastKnown} resolves it against the working directory.
  */
 export const readStateProjection: Projection<ReadState> = {
   name: 'fs/read-state',
-  init: () => ({ pending: new Map(), known: new Map() }),
+  init: () => ({ pending: new Map(), known: new Map(), forgotten: new Map() }),
   apply(state, event) {
     if (event.type === 'tool/call') {
       const { name, callId, arguments: args } = event.data
@@ -49,11 +62,21 @@ export const readStateProjection: Projection<ReadState> = {
     } else if (event.type === 'tool/result') {
       const id = event.data.message.toolCallId
       const call = state.pending.get(id)
-      if (call === undefined) return state
-      state.pending.delete(id)
-      if (event.data.message.isError === true) return state
-      const time = READERS.has(call.name) ? call.callTime : event.time
-      state.known.set(call.path, Math.max(state.known.get(call.path) ?? 0, time))
+      if (call !== undefined) {
+        state.pending.delete(id)
+        if (event.data.message.isError !== true) {
+          const time = READERS.has(call.name) ? call.callTime : event.time
+          state.known.set(event.seq, { path: call.path, time })
+        }
+      }
+    }
+    if ('surfaceOp' in event && typeof event.surfaceOp === 'object' && event.surfaceOp !== null) {
+      for (const seq of event.sourceEventSeqs ?? []) {
+        const knowledge = state.known.get(seq)
+        if (knowledge === undefined) continue
+        state.known.delete(seq)
+        state.forgotten.set(knowledge.path, seq)
+      }
     }
     return state
   },
@@ -63,20 +86,36 @@ export const readStateProjection: Projection<ReadState> = {
 export function lastKnown(ctx: ToolContext, absolute: string): number | undefined {
   const state = ctx.session.project(readStateProjection)
   let latest: number | undefined
-  for (const [raw, time] of state.known) {
-    if (resolve(ctx.cwd, raw) === absolute && (latest === undefined || time > latest)) latest = time
+  for (const { path, time } of state.known.values()) {
+    if (resolve(ctx.cwd, path) === absolute && (latest === undefined || time > latest)) latest = time
   }
   return latest
 }
 
+/** The seq of the latest result about `absolute` that left the surface (a compaction), if any. */
+function compactedAway(ctx: ToolContext, absolute: string): number | undefined {
+  for (const [path, seq] of ctx.session.project(readStateProjection).forgotten) {
+    if (resolve(ctx.cwd, path) === absolute) return seq
+  }
+  return undefined
+}
+
 /**
- * Refuses to change an existing file the model has not read in this session
- * (`FILE_NOT_READ`) or that changed on disk after it last read or wrote it
+ * Refuses to change an existing file the model has not read in this session, or whose
+ * content it read has since left its context in a compaction (`FILE_NOT_READ`), or that changed on disk after it last read or wrote it
  * (`FILE_CHANGED_SINCE_READ`, judged by the file's modification time against the log's
  * event times, so both come from the same system clock).
  */
 export function assertFresh(ctx: ToolContext, raw: string, absolute: string, st: Stats): void {
   const known = lastKnown(ctx, absolute)
+  const compacted = known === undefined ? compactedAway(ctx, absolute) : undefined
+  if (compacted !== undefined) {
+    throw new FsToolError(
+      'FILE_NOT_READ',
+      `${raw} was read in this session, but that content is no longer in your context (a compaction replaced it; session log seq ${compacted}); read it again with read_file, then retry the change`,
+      { path: raw, resolvedPath: absolute, compactedSeq: compacted },
+    )
+  }
   if (known === undefined) {
     throw new FsToolError(
       'FILE_NOT_READ',

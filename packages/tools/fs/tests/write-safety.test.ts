@@ -188,6 +188,39 @@ describe('a file changed since the model read it is not overwritten', () => {
     expect(await readFile(join(dir, 'a.txt'), 'utf8')).toBe('alpha\nBETA\ngamma (added by the user)\n')
   })
 
+  it('a read whose result left the surface (a compaction replaced it) no longer counts: FILE_NOT_READ until read again', async () => {
+    dir = await workspace({ 'a.txt': 'one two three\n', 'b.txt': 'bee\n' })
+    await call(read, dir, { path: 'a.txt' })
+    await call(read, dir, { path: 'b.txt' })
+    const session = sessionFor(dir)
+    const results = session.events.filter((e) => e.type === 'tool/result')
+    const readA = results[0]!
+    if (readA.type !== 'tool/result') throw new Error('not a result')
+    // what a compaction does: a placeholder replaces the output of the read of a.txt
+    session.append(
+      'tool/result',
+      {
+        ...readA.data,
+        message: {
+          ...readA.data.message,
+          content: [{ type: 'text', text: '[Output pruned by compaction]' }],
+        },
+      },
+      { surfaceOp: { op: 'replace', startSeq: readA.seq, endSeq: readA.seq }, sourceEventSeqs: [readA.seq] },
+    )
+    const refused = await call(edit, dir, { path: 'a.txt', oldString: 'one', newString: '1' })
+    expect(refused.code).toBe('FILE_NOT_READ')
+    expect(refused.text).toContain(
+      `no longer in your context (a compaction replaced it; session log seq ${readA.seq})`,
+    )
+    expect(await readFile(join(dir, 'a.txt'), 'utf8')).toBe('one two three\n')
+    // the read of b.txt is still on the surface
+    expect((await call(edit, dir, { path: 'b.txt', oldString: 'bee', newString: 'B' })).code).toBeUndefined()
+    // reading a.txt again brings it back
+    await call(read, dir, { path: 'a.txt' })
+    expect((await call(edit, dir, { path: 'a.txt', oldString: 'one', newString: '1' })).code).toBeUndefined()
+  })
+
   it('write_file: a new file needs no read; overwriting an unread file is FILE_NOT_READ', async () => {
     dir = await workspace({ 'exists.txt': 'keep me' })
     expect((await call(write, dir, { path: 'fresh.txt', content: 'x' })).code).toBeUndefined()
