@@ -152,3 +152,18 @@ function freezeTo(value: unknown, levels: number): boolean {
   Object.freeze(value)
   return true
 }
+
+/**
+ * Throws {@link NonJsonValueError} naming the first offending path when `value` is not
+ * plain JSON (see {@link toFrozenJson} for what is refused). Copies and freezes nothing.
+ */
+export function assertPlainJson(value: unknown, root = 'value', what = 'value'): void {
+  const found = diagnose(value, root, [])
+  if (found) {
+    throw new NonJsonValueError(
+      'NON_JSON_DATA',
+      `${what}: ${found.at} is ${found.reason}; only plain JSON may be stored`,
+      { path: found.at, reason: found.reason },
+    )
+  }
+}
