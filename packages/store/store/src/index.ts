@@ -1,8 +1,10 @@
 export {
+  type CheckpointInput,
   HOST,
   type LogWriter,
   newSessionId,
   type PendingEvent,
+  type ReadOptions,
   type StoreBackend,
   type StoredLog,
 } from './backend.js'
@@ -19,6 +21,17 @@ export {
   stubDigest,
 } from './blob.js'
 export {
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_FORMAT_VERSION,
+  type CheckpointDocument,
+  type CheckpointPolicy,
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_CHECKPOINT_MIN_EVENTS,
+  type DecodedCheckpoint,
+  decodeCheckpoint,
+  encodeCheckpoint,
+} from './checkpoint-file.js'
+export {
   ConcurrentAppend,
   EventTooLarge,
   type LockHolder,
@@ -34,7 +47,28 @@ export {
   type StoreLocation,
   UnknownRequiredEvent,
 } from './errors.js'
-export { MemoryStorage, MemoryStore, type MemoryStoreOptions, summaryOf } from './memory.js'
+export {
+  chainRoot,
+  headerRoot,
+  IntegrityBroken,
+  type IntegrityMark,
+  type IntegrityStart,
+  IntegrityTracker,
+  isMark,
+  LineVerifier,
+  lineCrc,
+  linksTo,
+  nextChain,
+  validChain,
+} from './integrity.js'
+export { checkpointIgnored, compareStates, type LoadedSession, loadSession, type Reread } from './load.js'
+export {
+  type MemoryRecord,
+  MemoryStorage,
+  MemoryStore,
+  type MemoryStoreOptions,
+  summaryOf,
+} from './memory.js'
 export { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 export type {
   CreateSessionInit,
@@ -44,6 +78,7 @@ export type {
   SessionInspection,
   SessionStore,
   SessionSummary,
+  SessionVerification,
   StoreNotice,
   StoreOptions,
 } from './store.js'

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto'
+import type { JsonValue } from '@keel/base'
+import { SESSION_FORMAT_VERSION, type SessionCheckpoint } from '@keel/session'
+import type { IntegrityMark } from './integrity.js'
+
+/** The `format` of a stored checkpoint's first line. */
+export const CHECKPOINT_FORMAT = 'keel-checkpoint'
+
+/** Bumped whenever the stored form of a checkpoint changes; another version is not used. */
+export const CHECKPOINT_FORMAT_VERSION = 1
+
+/**
+ * A stored checkpoint: the folded state of a session after `seq` events (see
+ * `Session.checkpoint`), the integrity record it ends at, and where the backend finds that
+ * record and the rest of the log (`locator`: JSONL byte offsets; nothing for a table).
+ */
+export interface CheckpointDocument {
+  readonly session: string
+  /** The session format the covered log was written in. */
+  readonly sessionFormat: number
+  /** The seqs covered: `[0, seq)`. */
+  readonly seq: number
+  /** The integrity record covering the log up to `seq`: the tie to exactly that prefix. */
+  readonly mark: IntegrityMark
+  readonly locator: JsonValue
+  readonly state: SessionCheckpoint
+}
+
+/**
+ * The stored form: a first line `{"format","version","bytes","sha256"}` naming the length and
+ * digest of the rest, then the document as JSON. A truncated, damaged or foreign file is
+ * told apart from a valid one without parsing the body.
+ */
+export function encodeCheckpoint(doc: CheckpointDocument): string {
+  const body = JSON.stringify(doc)
+  const bytes = Buffer.byteLength(body)
+  const sha256 = createHash('sha256').update(body).digest('hex')
+  return `${JSON.stringify({ format: CHECKPOINT_FORMAT, version: CHECKPOINT_FORMAT_VERSION, bytes, sha256 })}\n${body}`
+}
+
+/** Why a stored checkpoint cannot be read, in words for a notice; or the document. */
+export type DecodedCheckpoint = { ok: true; doc: CheckpointDocument } | { ok: false; reason: string }
+
+/** Reads a stored checkpoint of session `id`, checking its format, length, digest and owner. */
+export function decodeCheckpoint(text: string, id: string): DecodedCheckpoint {
+  const newline = text.indexOf('\n')
+  const head = parseHead(newline === -1 ? text : text.slice(0, newline))
+  if (!head || head.format !== CHECKPOINT_FORMAT) {
+    return { ok: false, reason: 'it is not a Keel checkpoint (foreign format)' }
+  }
+  if (head.version !== CHECKPOINT_FORMAT_VERSION) {
+    return {
+      ok: false,
+      reason: `it has checkpoint format ${JSON.stringify(head.version)}; this build reads format ${CHECKPOINT_FORMAT_VERSION}`,
+    }
+  }
+  const body = newline === -1 ? '' : text.slice(newline + 1)
+  const bytes = Buffer.byteLength(body)
+  if (bytes !== head.bytes) {
+    return {
+      ok: false,
+      reason: `it is truncated or padded (${bytes} bytes where its header says ${String(head.bytes)})`,
+    }
+  }
+  if (createHash('sha256').update(body).digest('hex') !== head.sha256) {
+    return { ok: false, reason: 'its content does not match its digest (it was damaged or edited)' }
+  }
+  let doc: CheckpointDocument
+  try {
+    doc = JSON.parse(body) as CheckpointDocument
+  } catch (error) {
+    return { ok: false, reason: `its body is not JSON (${(error as Error).message})` }
+  }
+  if (doc === null || typeof doc !== 'object' || doc.session !== id) {
+    return { ok: false, reason: `it belongs to session ${JSON.stringify(doc?.session)}` }
+  }
+  if (doc.sessionFormat !== SESSION_FORMAT_VERSION) {
+    return {
+      ok: false,
+      reason: `it covers a log of session format ${String(doc.sessionFormat)}; this build writes format ${SESSION_FORMAT_VERSION}`,
+    }
+  }
+  if (!Number.isSafeInteger(doc.seq) || doc.mark?.next !== doc.seq) {
+    return { ok: false, reason: 'its covered seq and its integrity record disagree' }
+  }
+  return { ok: true, doc }
+}
+
+function parseHead(
+  line: string,
+): { format?: unknown; version?: unknown; bytes?: unknown; sha256?: unknown } | undefined {
+  try {
+    const head: unknown = JSON.parse(line)
+    return head !== null && typeof head === 'object' ? head : undefined
+  } catch {
+    return undefined // not a checkpoint of ours
+  }
+}
+
+/** When a handle writes checkpoints. */
+export interface CheckpointPolicy {
+  /** At a turn end, once this many events were appended since the last checkpoint. Default 2,000. */
+  every?: number
+  /** On close, once the log has at least this many events (and any is new since the last). Default 200. */
+  minEvents?: number
+}
+
+export const DEFAULT_CHECKPOINT_EVERY = 2000
+export const DEFAULT_CHECKPOINT_MIN_EVENTS = 200

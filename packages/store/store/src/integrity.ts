@@ -1,0 +1,235 @@
+import { createHash } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+import { KeelError } from '@keel/base'
+
+/**
+ * One integrity record of a stored log, written by this store after a batch that ends a
+ * turn (and on close): it covers the stored lines of seqs `[seq, next)` — every line since
+ * the previous record — with their CRC-32 and extends a SHA-256 chain over all records
+ * from the log's header. Lines a record covers were written by this store under the
+ * current format (or validated by it on open) and can be loaded without re-checking their
+ * payload once their CRC holds; a checkpoint is tied to the log by the chain value of the
+ * record it ends at. Stored beside the log (JSONL: `session.chain`; PostgreSQL: a table).
+ */
+export interface IntegrityMark {
+  /** The first seq covered. */
+  readonly seq: number
+  /** The seq after the last one covered. */
+  readonly next: number
+  /** CRC-32 of the stored lines of `[seq, next)`, each as UTF-8 followed by `\n`. */
+  readonly crc: number
+  /** Hex SHA-256 of the previous record's chain (the root for the first), `seq`, `next` and `crc`. */
+  readonly chain: string
+}
+
+/** The chain value before the first record: ties the records to one log's header. */
+export function chainRoot(headerText: string): string {
+  return createHash('sha256').update('keel-chain-1\n').update(headerText).digest('hex')
+}
+
+/** The chain value of a record covering `[seq, next)` with `crc`, after `prev`. */
+export function nextChain(prev: string, seq: number, next: number, crc: number): string {
+  return createHash('sha256').update(`${prev}:${seq}:${next}:${crc}`).digest('hex')
+}
+
+/** The CRC-32 of `line` and its newline, continuing `crc`. */
+export function lineCrc(line: string, crc: number): number {
+  return crc32('\n', crc32(line, crc))
+}
+
+/** Whether `value` is a well-formed record (shape only; the chain is checked by {@link linksTo}). */
+export function isMark(value: unknown): value is IntegrityMark {
+  const m = value as Partial<IntegrityMark> | null
+  return (
+    m !== null &&
+    typeof m === 'object' &&
+    Number.isSafeInteger(m.seq) &&
+    Number.isSafeInteger(m.next) &&
+    m.seq! >= 0 &&
+    m.next! > m.seq! &&
+    Number.isInteger(m.crc) &&
+    m.crc! >= 0 &&
+    m.crc! <= 0xffffffff &&
+    typeof m.chain === 'string' &&
+    /^[0-9a-f]{64}$/.test(m.chain)
+  )
+}
+
+/** Whether `mark` follows a record ending at `next` whose chain value is `prev`. */
+export function linksTo(mark: IntegrityMark, prev: string, next: number): boolean {
+  return mark.seq === next && mark.chain === nextChain(prev, mark.seq, mark.next, mark.crc)
+}
+
+/**
+ * Where a writer continues the chain: the chain value and next seq of the last record that
+ * held, and the CRC of the lines after it (read and validated while loading).
+ */
+export interface IntegrityStart {
+  readonly chain: string
+  /** The first seq not covered by a record. */
+  readonly from: number
+  /** CRC-32 of the lines `[from, end of log)`. */
+  readonly crc: number
+  /** The last record that held (ending at `from`), if any: a checkpoint at `from` is tied to it. */
+  readonly last?: IntegrityMark
+}
+
+/** The chain root of a log whose logical header is `header` (its JSON as stored). */
+export function headerRoot(header: object): string {
+  return chainRoot(JSON.stringify(header))
+}
+
+/** A covered range whose lines do not have the CRC its record says: the log changed after it was written. */
+export class IntegrityBroken extends KeelError<'INTEGRITY_BROKEN'> {
+  constructor(id: string, mark: IntegrityMark, where: string) {
+    super(
+      'INTEGRITY_BROKEN',
+      `session ${id}: events ${mark.seq}..${mark.next - 1} (${where}) do not match their integrity record (CRC-32 differs): the log was changed after it was written`,
+      { id, seq: mark.seq, next: mark.next },
+    )
+  }
+}
+
+/**
+ * The writer's side: the CRC of lines since the last record and the chain so far. The
+ * handle feeds it every line it writes and asks for a record at turn ends.
+ */
+export class IntegrityTracker {
+  #chain: string
+  #from: number
+  #crc: number
+  #next: number
+  #last: IntegrityMark | undefined
+
+  constructor(start: IntegrityStart, next: number) {
+    this.#chain = start.chain
+    this.#from = start.from
+    this.#crc = start.crc
+    this.#next = next
+    this.#last = start.last
+  }
+
+  /** The last record stored (ending at the first uncovered seq), if any. */
+  get last(): IntegrityMark | undefined {
+    return this.#last
+  }
+
+  /** The first seq no record covers yet. */
+  get from(): number {
+    return this.#from
+  }
+
+  /** Adds the stored line of seq `next` (lines come in seq order). */
+  add(line: string): void {
+    this.#crc = lineCrc(line, this.#crc)
+    this.#next++
+  }
+
+  /** The seq after the last line added. */
+  get next(): number {
+    return this.#next
+  }
+
+  /** A record covering every line added since the last one, or undefined when there is none. */
+  mark(): IntegrityMark | undefined {
+    if (this.#next === this.#from) return undefined
+    const mark: IntegrityMark = {
+      seq: this.#from,
+      next: this.#next,
+      crc: this.#crc >>> 0,
+      chain: nextChain(this.#chain, this.#from, this.#next, this.#crc >>> 0),
+    }
+    return mark
+  }
+
+  /** Moves on after `mark` was stored. */
+  commit(mark: IntegrityMark): void {
+    this.#chain = mark.chain
+    this.#from = mark.next
+    this.#crc = 0
+    this.#last = mark
+  }
+}
+
+/**
+ * The reader's side for backends that read line by line (memory, PostgreSQL): given the
+ * chain-valid records of the log from `from` on, says which seqs are covered (vouched for,
+ * optimistically) and checks each record's CRC when its last line was read. When it
+ * differs: with `strict` (a load that vouches), throws {@link IntegrityBroken}; otherwise
+ * the records stop there and the writer continues after the last one that held.
+ * Uncovered lines are CRC'd for the writer.
+ */
+export class LineVerifier {
+  readonly #id: string
+  readonly #marks: readonly IntegrityMark[]
+  readonly #where: string
+  #index = 0
+  #crc = 0
+  #chain: string
+  #from: number
+  #last: IntegrityMark | undefined
+  /** The end of the covered range (records after a broken one are not trusted). */
+  #coveredTo: number
+  readonly #strict: boolean
+  #broken = false
+
+  constructor(
+    id: string,
+    where: string,
+    start: IntegrityStart,
+    marks: readonly IntegrityMark[],
+    strict: boolean,
+  ) {
+    this.#strict = strict
+    this.#id = id
+    this.#where = where
+    this.#chain = start.chain
+    this.#from = start.from
+    this.#last = start.last
+    this.#marks = marks
+    const from = start.from
+    this.#coveredTo = marks.length > 0 ? marks[marks.length - 1]!.next : from
+  }
+
+  /** Whether the line of `seq` is covered by a record (its CRC is checked when the record's range ends). */
+  readonly trusted = (seq: number): boolean => seq < this.#coveredTo
+
+  /** Feeds the stored line of `seq` (lines come in seq order, from `from`). */
+  line(seq: number, text: string): void {
+    this.#crc = lineCrc(text, this.#crc)
+    const mark = this.#broken ? undefined : this.#marks[this.#index]
+    if (mark && seq + 1 === mark.next) {
+      if (this.#crc >>> 0 !== mark.crc) {
+        if (this.#strict) throw new IntegrityBroken(this.#id, mark, this.#where)
+        this.#broken = true
+        this.#coveredTo = 0
+        return
+      }
+      this.#chain = mark.chain
+      this.#from = mark.next
+      this.#crc = 0
+      this.#last = mark
+      this.#index++
+    }
+  }
+
+  /** Where a writer continues, once every line was fed. */
+  start(): IntegrityStart {
+    const start = { chain: this.#chain, from: this.#from, crc: this.#crc >>> 0 }
+    return this.#last ? { ...start, last: this.#last } : start
+  }
+}
+
+/** The records of `marks` that form a chain from `root` starting at seq `from`, up to the first that does not. */
+export function validChain(marks: readonly unknown[], root: string, from: number): IntegrityMark[] {
+  const out: IntegrityMark[] = []
+  let prev = root
+  let next = from
+  for (const mark of marks) {
+    if (!isMark(mark) || !linksTo(mark, prev, next)) break
+    out.push(mark)
+    prev = mark.chain
+    next = mark.next
+  }
+  return out
+}
