@@ -3,7 +3,7 @@ import { promises as fs, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import { type PendingEvent, StoreIoFailed } from '@keel/store'
-import { FORMAT_NAME, type PhysicalHeader } from './reader.js'
+import { FORMAT_NAME, type PhysicalHeader } from './header.js'
 
 /** The folder of a session's blobs (spilled events): `<session dir>/blobs/<sha256>.json`. */
 export function blobPath(dir: string, sha256: string): string {
@@ -84,15 +84,20 @@ export async function writeTempLog(
   events: readonly PendingEvent[],
 ): Promise<string> {
   await writeBlobs(dir, events)
-  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
-  let text = `${JSON.stringify(physical)}\n`
+  let text = physicalHeaderLine(header)
   for (const item of events) text += `${item.json}\n`
   return writeTemp(join(dir, '.session.jsonl'), text)
 }
 
-/** Leftovers of a process killed mid-create/fork/lock: `<name>.<random>.tmp`, stale-lock moves. */
+/** The first line of a session file (in the current format), newline included. */
+export function physicalHeaderLine(header: SessionHeader): string {
+  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
+  return `${JSON.stringify(physical)}\n`
+}
+
+/** Leftovers of a process killed mid-create/fork/lock/checkpoint: `<name>.<random>.tmp`, stale-lock moves. */
 const LEFTOVER =
-  /^(?:\.session\.jsonl\.[0-9a-f]+\.tmp|writer\.lock\.[0-9a-f]+\.tmp|writer\.lock\.stale\.[0-9a-f]+)$/
+  /^(?:\.session\.(?:jsonl|checkpoint)\.[0-9a-f]+\.tmp|writer\.lock\.[0-9a-f]+\.tmp|writer\.lock\.stale\.[0-9a-f]+)$/
 const BLOB_LEFTOVER = /^[0-9a-f]{64}\.json\.[0-9a-f]+\.tmp$/
 
 /** How old a temp file must be before it counts as a leftover (a live create takes ms). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
 import { fsyncDir } from './files.js'
@@ -46,23 +46,22 @@ async function readLock(path: string): Promise<ReadLock> {
   return parseLock(text)
 }
 
-/** Whether the lock at `path` is still the one with `nonce` (synchronous: checked before each write). */
-export function lockIsHeld(path: string, nonce: string): boolean {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw error
-  }
-  const record = parseLock(text)
-  return typeof record === 'object' && record.nonce === nonce
+/**
+ * Whether the lock file at `lock.path` is still the one this writer created: the same
+ * inode, unchanged since (a takeover renames it away, a removal unlinks it, a new lock is
+ * another file). One `stat`, no read: checked before each write.
+ */
+export function lockUnchanged(lock: HeldLock): boolean {
+  const st = statSync(lock.path, { bigint: true, throwIfNoEntry: false })
+  return st !== undefined && st.ino === lock.identity.ino && st.ctimeNs === lock.identity.ctimeNs
 }
 
 /** A held writer lock. */
 export interface HeldLock {
   readonly record: LockRecord
   readonly path: string
+  /** The lock file's inode and change time once in place (see {@link lockUnchanged}). */
+  readonly identity: { readonly ino: bigint; readonly ctimeNs: bigint }
   release(): Promise<void>
 }
 
@@ -117,10 +116,13 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
       try {
         await fs.link(temp, path)
         HELD.add(record.nonce)
+        await fs.rm(temp, { force: true }) // before the identity: unlinking it changes the inode's ctime
         await fsyncDir(dirname(path))
+        const st = await fs.stat(path, { bigint: true })
         return {
           record,
           path,
+          identity: { ino: st.ino, ctimeNs: st.ctimeNs },
           release: async () => {
             HELD.delete(record.nonce)
             const current = await readLock(path)

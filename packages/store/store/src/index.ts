@@ -59,6 +59,7 @@ export {
   lineCrc,
   linksTo,
   nextChain,
+  RecordVerifier,
   validChain,
 } from './integrity.js'
 export { checkpointIgnored, compareStates, type LoadedSession, loadSession, type Reread } from './load.js'

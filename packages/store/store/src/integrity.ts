@@ -152,27 +152,88 @@ export class IntegrityTracker {
 }
 
 /**
- * The reader's side for backends that read line by line (memory, PostgreSQL): given the
- * chain-valid records of the log from `from` on, says which seqs are covered (vouched for,
- * optimistically) and checks each record's CRC when its last line was read. When it
- * differs: with `strict` (a load that vouches), throws {@link IntegrityBroken}; otherwise
- * the records stop there and the writer continues after the last one that held.
- * Uncovered lines are CRC'd for the writer.
+ * The reader's side: given the chain-valid records of the log from `start.from` on, says
+ * which seqs are covered (vouched for, optimistically: a record's CRC is checked when its
+ * last byte was read) and checks each record as its range ends. When a CRC differs: with
+ * `strict` (a load that vouches), throws {@link IntegrityBroken}; otherwise the records
+ * stop there and the writer continues after the last one that held. What follows the last
+ * record is CRC'd for the writer. Backends feed it lines ({@link LineVerifier}) or bytes.
  */
-export class LineVerifier {
+export class RecordVerifier<M extends IntegrityMark = IntegrityMark> {
   readonly #id: string
-  readonly #marks: readonly IntegrityMark[]
-  readonly #where: string
+  readonly #where: (mark: M) => string
+  readonly #marks: readonly M[]
+  readonly #strict: boolean
   #index = 0
-  #crc = 0
+  /** CRC-32 of what was fed since the end of the last record that held. */
+  #crc: number
   #chain: string
   #from: number
-  #last: IntegrityMark | undefined
-  /** The end of the covered range (records after a broken one are not trusted). */
+  #last: M | undefined
   #coveredTo: number
-  readonly #strict: boolean
   #broken = false
 
+  constructor(
+    id: string,
+    where: (mark: M) => string,
+    start: IntegrityStart,
+    marks: readonly M[],
+    strict: boolean,
+  ) {
+    this.#id = id
+    this.#where = where
+    this.#marks = marks
+    this.#strict = strict
+    this.#crc = start.crc
+    this.#chain = start.chain
+    this.#from = start.from
+    this.#last = start.last as M | undefined
+    this.#coveredTo = marks.length > 0 ? marks[marks.length - 1]!.next : start.from
+  }
+
+  /** Whether the stored line of `seq` lies in a record's range. */
+  readonly trusted = (seq: number): boolean => seq < this.#coveredTo
+
+  /** The record whose range is being read, if any. */
+  protected get current(): M | undefined {
+    return this.#broken ? undefined : this.#marks[this.#index]
+  }
+
+  /** The last record that held so far. */
+  get last(): M | undefined {
+    return this.#last
+  }
+
+  /** Adds stored bytes (or text, as UTF-8) in log order. */
+  protected add(data: string | Uint8Array): void {
+    this.#crc = crc32(data, this.#crc)
+  }
+
+  /** The current record's range was read to its end: checks its CRC. */
+  protected ended(mark: M): void {
+    if (this.#crc >>> 0 !== mark.crc) {
+      if (this.#strict) throw new IntegrityBroken(this.#id, mark, this.#where(mark))
+      this.#broken = true
+      this.#coveredTo = 0
+      return
+    }
+    this.#crc = 0
+    this.#chain = mark.chain
+    this.#from = mark.next
+    this.#last = mark
+    this.#index++
+  }
+
+  /** Where a writer continues once everything was fed; `tail` is text it will add first (a missing newline). */
+  start(tail?: string): IntegrityStart {
+    const crc = (tail === undefined ? this.#crc : crc32(tail, this.#crc)) >>> 0
+    const start = { chain: this.#chain, from: this.#from, crc }
+    return this.#last ? { ...start, last: this.#last } : start
+  }
+}
+
+/** A {@link RecordVerifier} fed one stored line at a time (memory, PostgreSQL). */
+export class LineVerifier extends RecordVerifier {
   constructor(
     id: string,
     where: string,
@@ -180,43 +241,15 @@ export class LineVerifier {
     marks: readonly IntegrityMark[],
     strict: boolean,
   ) {
-    this.#strict = strict
-    this.#id = id
-    this.#where = where
-    this.#chain = start.chain
-    this.#from = start.from
-    this.#last = start.last
-    this.#marks = marks
-    const from = start.from
-    this.#coveredTo = marks.length > 0 ? marks[marks.length - 1]!.next : from
+    super(id, () => where, start, marks, strict)
   }
 
-  /** Whether the line of `seq` is covered by a record (its CRC is checked when the record's range ends). */
-  readonly trusted = (seq: number): boolean => seq < this.#coveredTo
-
-  /** Feeds the stored line of `seq` (lines come in seq order, from `from`). */
+  /** Feeds the stored line of `seq` (lines come in seq order). */
   line(seq: number, text: string): void {
-    this.#crc = lineCrc(text, this.#crc)
-    const mark = this.#broken ? undefined : this.#marks[this.#index]
-    if (mark && seq + 1 === mark.next) {
-      if (this.#crc >>> 0 !== mark.crc) {
-        if (this.#strict) throw new IntegrityBroken(this.#id, mark, this.#where)
-        this.#broken = true
-        this.#coveredTo = 0
-        return
-      }
-      this.#chain = mark.chain
-      this.#from = mark.next
-      this.#crc = 0
-      this.#last = mark
-      this.#index++
-    }
-  }
-
-  /** Where a writer continues, once every line was fed. */
-  start(): IntegrityStart {
-    const start = { chain: this.#chain, from: this.#from, crc: this.#crc >>> 0 }
-    return this.#last ? { ...start, last: this.#last } : start
+    this.add(text)
+    this.add('\n')
+    const mark = this.current
+    if (mark && seq + 1 === mark.next) this.ended(mark)
   }
 }
 
