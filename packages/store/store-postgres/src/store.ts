@@ -2,13 +2,17 @@ import { KeelError } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   BackendStore,
+  type CheckpointInput,
   ConcurrentAppend,
+  encodeCheckpoint,
+  type IntegrityMark,
   type ListOptions,
   type LockHolder,
   type LogWriter,
   migratedNotice,
   migrateStored,
   type PendingEvent,
+  type ReadOptions,
   SessionExists,
   SessionLocked,
   SessionNotFound,
@@ -23,8 +27,10 @@ import pg from 'pg'
 import { parseHeader, textStorable } from './header.js'
 import { holds, type Lease, Leases, LOCKED_HINT } from './lease.js'
 import { migrate, quoteSchema } from './migrations.js'
+import { prefixReader } from './prefix.js'
 import { type ReadLog, readLog, type Tables } from './read.js'
-import { appendSql, batchParams, createSql } from './write.js'
+import { SyncQueries } from './sync-reader.js'
+import { appendSql, batchParams, checkpointSql, createSql, markParams } from './write.js'
 
 /** Options of {@link PostgresStore}. */
 export interface PostgresStoreOptions extends StoreOptions {
@@ -79,6 +85,9 @@ class PostgresBackend implements StoreBackend {
   readonly #leases: Leases
   readonly #appendSql: string
   readonly #createSql: string
+  readonly #checkpointSql: string
+  /** Synchronous reads of events before a checkpoint (started on first use). */
+  readonly #sync: SyncQueries
   #ready: Promise<void> | undefined
 
   constructor(options: PostgresStoreOptions) {
@@ -102,6 +111,8 @@ class PostgresBackend implements StoreBackend {
     this.#leases = new Leases(this.#pool, this.#s, options.leaseTtlMs ?? 30_000)
     this.#appendSql = appendSql(this.#s)
     this.#createSql = createSql(this.#s)
+    this.#checkpointSql = checkpointSql(this.#s)
+    this.#sync = new SyncQueries(url)
   }
 
   #init(): Promise<void> {
@@ -122,7 +133,17 @@ class PostgresBackend implements StoreBackend {
   #writer(lease: Lease): LogWriter {
     let closed = false
     return {
-      append: (batch) => this.#append(lease.id, batch, lease),
+      append: (batch, mark) => this.#append(lease.id, batch, lease, 0, mark),
+      saveCheckpoint: (doc) => this.#saveCheckpoint(lease, doc),
+      // records after the last that held (a log cut or changed behind them) go: the chain continues there
+      prepare: async (log) => {
+        const last = log.integrity?.().last
+        await this.#pool.query(
+          `DELETE FROM ${this.#s}.marks m USING ${this.#s}.sessions s
+            WHERE m.session_id = $1 AND m.next > $2 AND s.id = m.session_id AND s.lease_token = $3`,
+          [lease.id, last?.next ?? 0, lease.token],
+        )
+      },
       close: async () => {
         if (closed) return
         closed = true
@@ -136,8 +157,14 @@ class PostgresBackend implements StoreBackend {
    * its lease token. Explains a refusal: `ConcurrentAppend` when the log moved,
    * `SessionLocked` when the lease was taken over, `SessionNotFound`.
    */
-  async #append(id: string, batch: readonly PendingEvent[], lease: Lease | undefined, token = 0) {
-    const first = batch[0]!.event.seq
+  async #append(
+    id: string,
+    batch: readonly PendingEvent[],
+    lease: Lease | undefined,
+    token = 0,
+    mark?: IntegrityMark,
+  ) {
+    const first = batch[0]?.event.seq ?? mark!.next
     const p = batchParams(batch)
     let ok: number
     try {
@@ -155,6 +182,7 @@ class PostgresBackend implements StoreBackend {
           p.blobShas,
           p.blobJsons,
           lease !== undefined,
+          ...markParams(mark),
         ],
       })
       ok = rows[0]?.ok ?? 0
@@ -180,7 +208,19 @@ class PostgresBackend implements StoreBackend {
     )
   }
 
-  async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+  /** Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only). */
+  async #saveCheckpoint(lease: Lease, doc: CheckpointInput): Promise<void> {
+    const text = encodeCheckpoint({ ...doc, locator: null })
+    const { rows } = await this.#pool.query<{ ok: number }>(this.#checkpointSql, [
+      lease.id,
+      doc.seq,
+      text,
+      lease.token,
+    ])
+    if (rows[0]?.ok !== 1) throw new Error(`the writer lease of session ${lease.id} was taken over`)
+  }
+
+  async create(header: SessionHeader, initial: readonly PendingEvent[], mark?: IntegrityMark) {
     await this.#init()
     const p = batchParams(initial)
     const cwd = header.cwd !== undefined && textStorable(header.cwd) ? header.cwd : null
@@ -197,6 +237,7 @@ class PostgresBackend implements StoreBackend {
       this.#leases.ttlMs,
       SESSION_FORMAT_VERSION,
       initial.length,
+      ...markParams(mark),
     ])
     if (rows[0]?.ok !== 1) throw new SessionExists(header.id, this.where)
     const lease: Lease = { id: header.id, token: 1 }
@@ -204,11 +245,11 @@ class PostgresBackend implements StoreBackend {
     return { writer: this.#writer(lease), notices: [] as StoreNotice[] }
   }
 
-  async openForWrite(id: string) {
+  async openForWrite(id: string, options: ReadOptions = {}) {
     await this.#init()
     const { lease, notices } = await this.#leases.acquire(id, this.where)
     try {
-      const log = await this.#read(id)
+      const log = await this.#read(id, options)
       return { log, writer: this.#writer(lease), notices }
     } catch (error) {
       await this.#leases.release(lease)
@@ -216,21 +257,27 @@ class PostgresBackend implements StoreBackend {
     }
   }
 
-  async read(id: string): Promise<StoredLog> {
+  async read(id: string, options: ReadOptions = {}): Promise<StoredLog> {
     await this.#init()
-    return this.#read(id)
+    return this.#read(id, options)
   }
 
-  async #read(id: string): Promise<StoredLog> {
-    const read: ReadLog = await readLog(this.#pool, this.#s, this.#tables, id)
+  async #read(id: string, options: ReadOptions = {}): Promise<StoredLog> {
+    const read: ReadLog = await readLog(this.#pool, this.#s, this.#tables, id, options)
     const { header, migratedFrom, events } = read
-    return {
+    const log: StoredLog = {
       header,
       events: migratedFrom === undefined ? events : migrateStored(events, migratedFrom),
-      notices: migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)],
+      notices:
+        migratedFrom === undefined ? read.notices : [...read.notices, migratedNotice(id, migratedFrom)],
       ...(migratedFrom === undefined ? {} : { migratedFrom }),
       where: (seq) => (seq < 0 ? { file: this.#tables.sessions } : { file: this.#tables.events, seq }),
+      integrity: () => read.integrity,
+      ...(read.trusted ? { trusted: read.trusted } : {}),
     }
+    if (!read.checkpoint) return log
+    const prefix = prefixReader(this.#sync, this.#s, this.#tables, id)
+    return { ...log, checkpoint: { doc: read.checkpoint, prefix } }
   }
 
   async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {
@@ -271,6 +318,7 @@ class PostgresBackend implements StoreBackend {
   }
 
   async close(): Promise<void> {
+    this.#sync.close()
     await this.#leases.stop()
     await this.#pool.end()
   }

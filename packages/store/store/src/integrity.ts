@@ -171,7 +171,7 @@ export class RecordVerifier<M extends IntegrityMark = IntegrityMark> {
   #from: number
   #last: M | undefined
   #coveredTo: number
-  #broken = false
+  #broken: M | undefined
 
   constructor(
     id: string,
@@ -199,6 +199,16 @@ export class RecordVerifier<M extends IntegrityMark = IntegrityMark> {
     return this.#broken ? undefined : this.#marks[this.#index]
   }
 
+  /** The first record whose CRC did not hold (without `strict`), if any. */
+  get broken(): M | undefined {
+    return this.#broken
+  }
+
+  /** The error of a record that did not hold. */
+  brokenError(mark: M): IntegrityBroken {
+    return new IntegrityBroken(this.#id, mark, this.#where(mark))
+  }
+
   /** The last record that held so far. */
   get last(): M | undefined {
     return this.#last
@@ -212,8 +222,8 @@ export class RecordVerifier<M extends IntegrityMark = IntegrityMark> {
   /** The current record's range was read to its end: checks its CRC. */
   protected ended(mark: M): void {
     if (this.#crc >>> 0 !== mark.crc) {
-      if (this.#strict) throw new IntegrityBroken(this.#id, mark, this.#where(mark))
-      this.#broken = true
+      if (this.#strict) throw this.brokenError(mark)
+      this.#broken = mark
       this.#coveredTo = 0
       return
     }
@@ -250,6 +260,31 @@ export class LineVerifier extends RecordVerifier {
     this.add('\n')
     const mark = this.current
     if (mark && seq + 1 === mark.next) this.ended(mark)
+  }
+
+  /**
+   * Feeds `count` stored lines from seq `first` on, given joined by `\n` (no newline after
+   * the last): one CRC call per record's piece rather than per line.
+   */
+  lines(first: number, joined: string, count: number): void {
+    const end = first + count
+    let pos = 0
+    for (let seq = first; seq < end; ) {
+      const mark = this.current
+      const upTo = mark ? Math.min(mark.next, end) : end
+      let cut = pos
+      for (let i = seq; i < upTo; i++) {
+        const newline = joined.indexOf('\n', cut)
+        cut = newline === -1 ? joined.length : newline + 1
+      }
+      if (cut === joined.length && !joined.endsWith('\n')) {
+        this.add(joined.slice(pos))
+        this.add('\n')
+      } else this.add(joined.slice(pos, cut))
+      pos = cut
+      seq = upTo
+      if (mark && seq === mark.next) this.ended(mark)
+    }
   }
 }
 
