@@ -1,4 +1,4 @@
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { RunPolicy } from './decide.js'
 import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
 import type { ApprovalPolicy, SandboxMode, SessionRule } from './events.js'
@@ -10,7 +10,7 @@ export interface RecordedPolicy {
 }
 
 /** Folds the policy switches; the latest of each kind wins. */
-export const recordedPolicyProjection: Projection<RecordedPolicy> = {
+export const recordedPolicyProjection: Projection<RecordedPolicy> = registerProjection<RecordedPolicy>({
   name: '@keel/user-approval/policy',
   init: () => ({}),
   apply: (state, event) => {
@@ -18,14 +18,17 @@ export const recordedPolicyProjection: Projection<RecordedPolicy> = {
     if (event.type === 'sandbox/mode') return { ...state, sandboxMode: event.data.sandboxMode }
     return state
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /**
  * The user's "allow for this session" rules: the `rule` of every `approval/decided` with
  * outcome `allowed-session`, in order, without duplicates. Folded from the log, so a resumed
  * session keeps them and a fork inherits those made before the fork point.
  */
-export const sessionRulesProjection: Projection<readonly SessionRule[]> = {
+export const sessionRulesProjection: Projection<readonly SessionRule[]> = registerProjection<
+  readonly SessionRule[]
+>({
   name: '@keel/user-approval/session-rules',
   init: () => [],
   apply: (rules, event) => {
@@ -36,7 +39,8 @@ export const sessionRulesProjection: Projection<readonly SessionRule[]> = {
     if (rules.some((r) => r.toolName === rule.toolName && r.command === rule.command)) return rules
     return [...rules, rule]
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** The policy in force: the latest switch in the log over the configured default. */
 export function effectivePolicy(session: Session, configured: RunPolicy): RunPolicy {

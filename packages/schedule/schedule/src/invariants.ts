@@ -1,6 +1,12 @@
 import type { EventInvariant } from '@keel/session'
 import type { ScheduleChange } from './events.js'
-import { applyChange, type ScheduleBook, ScheduleStreamError, scheduleProjection } from './schedules.js'
+import {
+  applyChange,
+  bookCheckpoint,
+  type ScheduleBook,
+  ScheduleStreamError,
+  scheduleProjection,
+} from './schedules.js'
 
 /**
  * The schedule stream's invariant, checked on every append and whenever a session is loaded
@@ -17,4 +23,5 @@ export const invariant: EventInvariant<ScheduleBook> = {
       throw error
     }
   },
+  checkpoint: bookCheckpoint(),
 }

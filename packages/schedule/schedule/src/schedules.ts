@@ -1,5 +1,6 @@
+import type { JsonValue } from '@keel/base'
 import { KeelError } from '@keel/base'
-import type { Projection } from '@keel/session'
+import { type FoldCheckpoint, type Projection, registerProjection } from '@keel/session'
 import { Cron } from 'croner'
 import type { ScheduleChange, ScheduleTrigger } from './events.js'
 
@@ -51,11 +52,29 @@ export class ScheduleStreamError extends KeelError<ScheduleStreamErrorCode> {}
  * {@link ScheduleStreamError} at the first invalid transition, so `session.project()`
  * refuses an invalid stream every time it is asked, on load and after.
  */
-export const scheduleProjection: Projection<ScheduleBook> = {
+export const scheduleProjection: Projection<ScheduleBook> = registerProjection<ScheduleBook>({
   name: '@keel/schedule/book',
   init: () => ({ live: new Map(), ended: new Map(), created: 0 }),
   apply: (book, event) =>
     event.type === 'schedule/change' ? applyChange(book, event.data, event.seq) : book,
+  checkpoint: bookCheckpoint(),
+})
+
+/** How a {@link ScheduleBook} is kept in a checkpoint (its maps as entries); the projection's and the invariant's. */
+export function bookCheckpoint(): FoldCheckpoint<ScheduleBook> {
+  return {
+    version: 1,
+    save: (book) =>
+      ({ live: [...book.live], ended: [...book.ended], created: book.created }) as unknown as JsonValue,
+    restore: (saved) => {
+      const s = saved as unknown as {
+        live: [string, Schedule][]
+        ended: [string, ScheduleEnd][]
+        created: number
+      }
+      return { live: new Map(s.live), ended: new Map(s.ended), created: s.created }
+    },
+  }
 }
 
 /** One step of the schedule fold; throws {@link ScheduleStreamError} on an invalid transition. */
