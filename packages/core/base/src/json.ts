@@ -148,7 +148,18 @@ export function deepFreezeJson<T>(value: T, root = 'data', what = 'value'): T {
 function freezeTo(value: unknown, levels: number): boolean {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return true
   if (levels === 0) return false
-  for (const key in value) if (!freezeTo((value as Record<string, unknown>)[key], levels - 1)) return false
+  if (Array.isArray(value)) {
+    // by index: `for…in` over an array makes a string per index
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+    }
+  } else {
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key]
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+    }
+  }
   Object.freeze(value)
   return true
 }

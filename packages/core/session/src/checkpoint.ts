@@ -12,6 +12,7 @@ import {
   type SavedFold,
 } from './projections.js'
 import { getEventRegistration, invariantOf } from './registry.js'
+import { compileCheck } from './schema-check.js'
 import { Surface } from './surface.js'
 
 /**
@@ -88,6 +89,8 @@ export const sessionCheckpointSchema = z.strictObject({
   projections: z.record(z.string(), savedFoldSchema),
   unsupported: z.array(z.string()),
 })
+
+const isCheckpointShaped = compileCheck(sessionCheckpointSchema)
 
 /** The digest of the core folds of this build: a checkpoint of other rules is not used. */
 export function coreDigest(): string {
@@ -209,9 +212,9 @@ export function assertResumable(
   checkpoint: SessionCheckpoint,
   known: Readonly<Record<string, unknown>>,
 ): void {
-  const shape = sessionCheckpointSchema.safeParse(checkpoint)
-  if (!shape.success) {
-    throw checkpointMismatchError(id, `its state is malformed (${shape.error.issues[0]!.message})`)
+  if (!isCheckpointShaped(checkpoint)) {
+    const issue = sessionCheckpointSchema.safeParse(checkpoint).error?.issues[0]
+    throw checkpointMismatchError(id, `its state is malformed (${issue?.message ?? 'unexpected shape'})`)
   }
   const reason = checkpointMismatch(checkpoint, known)
   if (reason !== undefined) throw checkpointMismatchError(id, reason)

@@ -29,7 +29,7 @@ import type { AppendOptions, SessionHeaderInit, SessionOptions } from './options
 import { type Projection, ProjectionCache } from './projections.js'
 import { getEventRegistration } from './registry.js'
 import { restoreCheckpoint } from './resume.js'
-import { isUnknownType, opaqueEvent, readStored, type StoredReading } from './stored.js'
+import { opaqueEvent, readStored, type StoredReading } from './stored.js'
 import { type SessionListener, Subscribers } from './subscribers.js'
 import { SURFACE_TYPES, Surface, type SurfaceNode, type SurfaceReplace } from './surface.js'
 import type {
@@ -332,14 +332,14 @@ export class Session {
   #load(raw: unknown): void {
     const seq = this.#log.length
     const type = (raw as { type?: unknown } | null)?.type
-    if (typeof type === 'string' && isUnknownType(type, this.#known)) {
+    const registration = typeof type === 'string' ? getEventRegistration(type) : undefined
+    if (!registration && typeof type === 'string' && !Object.hasOwn(this.#known, type)) {
       this.#log.push(opaqueEvent(this.id, raw, seq))
       this.#opaque.add(seq)
       this.#types.set(type, 'opaque')
       return
     }
-    const event = readStored(raw, seq, this.#reading)
-    const registration = getEventRegistration(event.type)
+    const event = readStored(raw, seq, this.#reading, registration)
     const advance = this.#invariants.check(event, registration, true)
     this.#commit(event, true)
     this.#invariants.commit(advance)

@@ -9,7 +9,7 @@ import {
 } from './envelope.js'
 import { SessionError } from './errors.js'
 import type { KnownEventType } from './known-event-types.js'
-import { getEventRegistration } from './registry.js'
+import { type EventRegistration, getEventRegistration } from './registry.js'
 import type { SessionEvent } from './types.js'
 
 /** How a session reads stored events (a seed, a tail, a block of its prefix). */
@@ -20,11 +20,6 @@ export interface StoredReading {
   readonly parsed: boolean
   /** Seqs the store vouches for (written by it under this format, bytes intact): their schema is skipped. */
   readonly trusted: ((seq: number) => boolean) | undefined
-}
-
-/** Whether this build reads events of `type` as opaque (unknown: kept verbatim, never interpreted). */
-export function isUnknownType(type: string, known: Readonly<Record<string, unknown>>): boolean {
-  return !getEventRegistration(type) && !Object.hasOwn(known, type)
 }
 
 /** A stored event of a type this build does not know: refused unless ignorable, kept verbatim. */
@@ -50,21 +45,25 @@ export function opaqueEvent(id: string, raw: unknown, seq: number): SessionEvent
 }
 
 /**
- * Checks one stored event of a type this build knows — envelope, plain JSON, schema (unless
- * the store vouches for it) — and returns it frozen: the parsed value itself when
+ * Checks one stored event of a type this build knows (`registration`: its plugin's, when
+ * loaded) — envelope, plain JSON, schema (unless the store vouches for it) — and returns it frozen: the parsed value itself when
  * `reading.parsed` (nothing is rebuilt or copied), a checked copy otherwise. Lifecycle,
  * surface and invariant rules are the caller's.
  */
-export function readStored(raw: unknown, seq: number, reading: StoredReading): SessionEvent {
+export function readStored(
+  raw: unknown,
+  seq: number,
+  reading: StoredReading,
+  registration: EventRegistration | undefined,
+): SessionEvent {
   let event: AnyEvent
   if (reading.parsed) {
     event = adoptStored(raw, seq)
-    const registration = getEventRegistration(event.type)
     if (registration && reading.trusted?.(seq) === true) freezeData(event)
     else checkData(event.type, seq, event.data, registration, true)
   } else {
     event = buildEvent(checkStoredShape(raw, seq), false)
-    event.data = checkData(event.type, seq, event.data, getEventRegistration(event.type), false)
+    event.data = checkData(event.type, seq, event.data, registration, false)
   }
   return Object.freeze(event) as SessionEvent
 }

@@ -11,6 +11,13 @@ export const SURFACE_TYPES: ReadonlySet<string> = new Set<SurfaceEventType>([
   'tool/result',
 ])
 
+/** Whether `sources` starts with exactly the seqs of `nodes`, in order (how a compaction cites them). */
+function citesInOrder(sources: readonly number[] | undefined, nodes: readonly SurfaceNode[]): boolean {
+  if (!sources || sources.length < nodes.length) return false
+  for (let i = 0; i < nodes.length; i++) if (sources[i] !== nodes[i]!.seq) return false
+  return true
+}
+
 /** One node of the surface: the message of the event at `seq`. */
 export interface SurfaceNode {
   readonly seq: number
@@ -99,7 +106,7 @@ export class Surface {
     }
     if (!node) return fail(`seq ${op.endSeq} comes before seq ${op.startSeq} on the surface`)
     nodes.push(node)
-    if (validate) {
+    if (validate && !citesInOrder(event.sourceEventSeqs, nodes)) {
       const cited = new Set<number>(event.sourceEventSeqs ?? [])
       const missing = nodes.filter((n) => !cited.has(n.seq)).map((n) => n.seq)
       if (missing.length > 0) {

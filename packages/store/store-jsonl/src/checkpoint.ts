@@ -25,7 +25,12 @@ export interface JsonlLocator {
   readonly chainAt: number
   /** Sparse seq → offset entries (one at least every MiB) of the lines before `end`. */
   readonly index: readonly IndexEntry[]
+  /** The CRC-32 of the log's last `bytes` before `end` (at most {@link TIE_BYTES}): the tie read on resume. */
+  readonly tail: { readonly bytes: number; readonly crc: number }
 }
+
+/** The bytes of the log before a checkpoint that its tie covers with a CRC of its own. */
+export const TIE_BYTES = 64 * 1024
 
 function isLocator(value: JsonValue): value is JsonlLocator & JsonValue {
   const l = value as Partial<JsonlLocator> | null
@@ -35,6 +40,8 @@ function isLocator(value: JsonValue): value is JsonlLocator & JsonValue {
     Number.isSafeInteger(l.start) &&
     Number.isSafeInteger(l.end) &&
     Number.isSafeInteger(l.chainAt) &&
+    Number.isSafeInteger(l.tail?.bytes) &&
+    Number.isSafeInteger(l.tail?.crc) &&
     Array.isArray(l.index) &&
     l.index.every((e) => Array.isArray(e) && Number.isSafeInteger(e[0]) && Number.isSafeInteger(e[1]))
   )
@@ -51,9 +58,9 @@ export interface TiedCheckpoint {
 
 /**
  * Reads the checkpoint beside `file` and checks its tie to the log: its record is the line
- * of `session.chain` it names, that record's byte range lies within the log's valid
- * `length`, and those bytes have the record's CRC-32 (so only the checkpoint's last range
- * of the log is read). Returns it, or nothing with a notice saying why it was not used.
+ * of `session.chain` it names, it ends within the log's valid `length`, and the log's last
+ * bytes before it (at most 64 KiB) have the CRC-32 it recorded — so checking the tie reads
+ * only the batches at its offset. Returns it, or nothing with a notice saying why not.
  */
 export function readTiedCheckpoint(
   id: string,
@@ -62,14 +69,14 @@ export function readTiedCheckpoint(
   length: number,
   notices: StoreNotice[],
 ): TiedCheckpoint | undefined {
-  let text: string
+  let stored: Buffer
   try {
-    text = readFileSync(checkpointPath(dir), 'utf8')
+    stored = readFileSync(checkpointPath(dir))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  const decoded = decodeCheckpoint(text, id)
+  const decoded = decodeCheckpoint(stored, id)
   if (!decoded.ok) {
     notices.push(checkpointIgnored(id, undefined, decoded.reason))
     return undefined
@@ -96,14 +103,17 @@ export function readTiedCheckpoint(
       "its integrity record is not the log's (the log was rewritten or replaced after it was taken)",
     )
   }
-  if (rangeCrc(file, mark.start, mark.end) !== mark.crc) {
+  if (
+    locator.tail.bytes > locator.end ||
+    rangeCrc(file, locator.end - locator.tail.bytes, locator.end) !== locator.tail.crc
+  ) {
     return stale('the log no longer holds the prefix it was taken from (its last range has another CRC)')
   }
   return { doc, locator, mark, chainNext: locator.chainAt + placed.bytes }
 }
 
-/** CRC-32 of `file` bytes `[start, end)`. */
-function rangeCrc(file: string, start: number, end: number): number {
+/** CRC-32 of `file` bytes `[start, end)` (-1 when the file is shorter). */
+export function rangeCrc(file: string, start: number, end: number): number {
   const fd = openSync(file, 'r')
   try {
     const buf = Buffer.allocUnsafe(Math.min(end - start, 1 << 20))

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fs, statSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
-import { fsyncDir } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
 
 /** The content of a writer lock file. */
@@ -89,12 +87,13 @@ function foreignHint(id: string): string {
 }
 
 /**
- * Takes the writer lock of a session: `path` is created atomically (written to a temp file
- * and fsynced, then hard-linked into place, which fails if it exists, and the folder
- * fsynced), carrying pid, host, boot id and process start time. A lock of a process that no
- * longer runs on this host (by pid, start time and boot id), or an empty/unreadable one (a
- * power loss before it reached the disk), is taken over with a notice; a live one, or one
- * from another host, gives `SessionLocked`.
+ * Takes the writer lock of a session: `path` is created atomically (written to a temp file,
+ * then hard-linked into place, which fails if it exists), carrying pid, host, boot id and
+ * process start time. It is not fsynced: other processes see it at once, and after a power
+ * loss every lock is stale anyway (another boot id, or an empty or missing file). A lock of
+ * a process that no longer runs on this host (by pid, start time and boot id), or an
+ * empty/unreadable one, is taken over with a notice; a live one, or one from another host,
+ * gives `SessionLocked`.
  */
 export async function acquireLock(id: string, path: string, notices: StoreNotice[]): Promise<HeldLock> {
   const record: LockRecord = {
@@ -108,7 +107,6 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
     const file = await fs.open(temp, 'wx')
     try {
       await file.writeFile(JSON.stringify(record))
-      await file.sync()
     } finally {
       await file.close()
     }
@@ -117,7 +115,6 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
         await fs.link(temp, path)
         HELD.add(record.nonce)
         await fs.rm(temp, { force: true }) // before the identity: unlinking it changes the inode's ctime
-        await fsyncDir(dirname(path))
         const st = await fs.stat(path, { bigint: true })
         return {
           record,

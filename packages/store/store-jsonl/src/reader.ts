@@ -85,7 +85,13 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
   }
   if (migratedFrom !== undefined) state.migratedFrom = migratedFrom
   /** The line being read: enough to compute its byte offset lazily (only errors need it). */
-  let current = { line: 1, text: '', start: 0, base: 0 }
+  const current = { line: 1, text: '', start: 0, base: 0 }
+  const at = (line: number, text: string, start: number, base: number) => {
+    current.line = line
+    current.text = text
+    current.start = start
+    current.base = base
+  }
   const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
   /** Puts a spilled event's blob in place of its stub line (digest checked). */
   const resolve = (raw: unknown, at: StoreLocation): unknown => {
@@ -134,7 +140,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
             // The final line has no newline: a write cut short, never acknowledged.
             lineNo++
             const text = buf.toString('utf8', 0, length)
-            current = { line: lineNo, text, start: 0, base }
+            at(lineNo, text, 0, base)
             let parsed: unknown
             if (isUtf8(buf.subarray(0, length))) {
               try {
@@ -180,7 +186,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
         while (start < text.length) {
           const newline = text.indexOf('\n', start)
           lineNo++
-          current = { line: lineNo, text, start, base }
+          at(lineNo, text, start, base)
           let parsed: unknown
           try {
             parsed = JSON.parse(text.slice(start, newline))

@@ -12,7 +12,14 @@ import {
   type StoredLog,
 } from '@keel/store'
 import { chainHeaderLine, chainPath, type FileMark, markLine } from './chain.js'
-import { checkpointPath, type IndexEntry, type JsonlLocator, writeCheckpoint } from './checkpoint.js'
+import {
+  checkpointPath,
+  type IndexEntry,
+  type JsonlLocator,
+  rangeCrc,
+  TIE_BYTES,
+  writeCheckpoint,
+} from './checkpoint.js'
 import { fsyncDir, physicalHeaderLine, writeBlobs, writeTempLog } from './files.js'
 import { CHUNK } from './header.js'
 import { type HeldLock, lockUnchanged } from './lock.js'
@@ -93,8 +100,8 @@ export class JsonlWriter implements LogWriter {
     }
     this.#handle = await fs.open(this.#file, 'a')
     this.#size = (await this.#handle.stat()).size
+    // (what a crashed writer left unsynced is flushed by this writer's first fdatasync)
     if (state.needsNewline) await this.#write(Buffer.from('\n'), 0)
-    else await this.#handle.datasync()
     const start = log.integrity?.()
     const last = start?.last as FileMark | undefined
     if (state.chainLength === 0) await this.#startChain(log.header, undefined)
@@ -156,11 +163,13 @@ export class JsonlWriter implements LogWriter {
     if (!last || last.next !== doc.seq || last.chain !== doc.mark.chain) {
       throw new Error(`the checkpoint at seq ${doc.seq} does not end at the last integrity record written`)
     }
+    const bytes = Math.min(TIE_BYTES, last.end - this.#index[0]![1])
     const locator: JsonlLocator = {
       start: last.start,
       end: last.end,
       chainAt: this.#lastAt,
       index: this.#index.filter((e) => e[1] < last.end),
+      tail: { bytes, crc: rangeCrc(this.#file, last.end - bytes, last.end) },
     }
     await writeCheckpoint(this.directory, encodeCheckpoint({ ...doc, locator: locator as never }))
   }

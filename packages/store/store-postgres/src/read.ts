@@ -9,11 +9,13 @@ import {
   type IntegrityMark,
   type IntegrityStart,
   LineVerifier,
+  linesCrc,
   type ReadOptions,
   SessionCorrupt,
   SessionNotFound,
   type StoreLocation,
   type StoreNotice,
+  TIE_LINES,
   validChain,
 } from '@keel/store'
 import type pg from 'pg'
@@ -56,18 +58,19 @@ export interface Tables {
   blobs: string
 }
 
-/** The one statement of a read: header, latest checkpoint, marks and the events from the checkpoint's range on. */
+/** The one statement of a read: header, latest checkpoint, marks and the events from the checkpoint's tie on. */
 function readSql(s: string): string {
   return `WITH cp AS (
       SELECT seq, body FROM ${s}.checkpoints WHERE session_id = $1 AND $2::boolean ORDER BY seq DESC LIMIT 1
-    ), tie AS (SELECT m.seq FROM ${s}.marks m JOIN cp ON m.next = cp.seq WHERE m.session_id = $1)
+    )
     SELECT NULL::integer AS k, format_version, header_json AS lines, event_count AS n, NULL::integer AS f
       FROM ${s}.sessions WHERE id = $1
     UNION ALL SELECT -2, NULL, body, seq, NULL FROM cp
     UNION ALL SELECT -1, NULL, string_agg(json_build_array(seq, next, crc, chain)::text, E'\\n' ORDER BY next),
       count(*)::integer, NULL FROM ${s}.marks WHERE session_id = $1 HAVING count(*) > 0
     UNION ALL SELECT seq / ${CHUNK}, NULL, string_agg(line, E'\\n' ORDER BY seq), count(*)::integer, min(seq)
-      FROM ${s}.events WHERE session_id = $1 AND seq >= coalesce((SELECT seq FROM tie), 0) GROUP BY 1
+      FROM ${s}.events WHERE session_id = $1 AND seq >= coalesce((SELECT greatest(seq - ${TIE_LINES}, 0) FROM cp), 0)
+      GROUP BY 1
     ORDER BY 1 NULLS FIRST`
 }
 
@@ -187,8 +190,9 @@ function parseMarks(rows: readonly ChunkRow[]): unknown[] {
 }
 
 /**
- * The checkpoint when its tie holds: its record is in the chain and the record's lines
- * (the first ones read, from the record's seq) have its CRC. Otherwise a notice.
+ * The checkpoint when its tie holds: its record is in the chain, and the lines before it
+ * that its tie covers (the first ones read, at most {@link TIE_LINES}) have the CRC it
+ * recorded. Otherwise a notice.
  */
 function tie(
   id: string,
@@ -209,20 +213,27 @@ function tie(
     notices.push(checkpointIgnored(id, doc.seq, `it is stale: ${why}`))
     return undefined
   }
-  if (!mark || mark.chain !== doc.mark.chain || mark.seq !== start) {
+  if (!mark || mark.chain !== doc.mark.chain) {
     return stale("its integrity record is not the log's (the log was rewritten after it was taken)")
   }
-  const check = new LineVerifier(id, '', { chain: '', from: mark.seq, crc: 0 }, [mark], false)
-  let seq = mark.seq
-  for (const row of chunks) {
-    if (seq >= mark.next) break
-    const take = Math.min(row.n, mark.next - seq)
-    check.lines(seq, take === row.n ? row.lines : beforeLines(row.lines, take), take)
-    seq += take
+  const tail = doc.locator as { tailFrom?: unknown; tailCrc?: unknown } | null
+  if (tail?.tailFrom !== start || tailCrc(chunks, doc.seq - start) !== tail.tailCrc) {
+    return stale('the log no longer holds the prefix it was taken from (its last lines have another CRC)')
   }
-  if (check.last !== mark)
-    return stale('the log no longer holds the prefix it was taken from (its last range has another CRC)')
   return { doc, mark }
+}
+
+/** The CRC of the first `n` lines of `chunks`. */
+function tailCrc(chunks: readonly ChunkRow[], n: number): number {
+  const lines: string[] = []
+  for (const row of chunks) {
+    if (lines.length >= n) break
+    for (const line of row.lines.split('\n')) {
+      if (lines.length >= n) break
+      lines.push(line)
+    }
+  }
+  return lines.length === n ? linesCrc(lines) : -1
 }
 
 /** How many `\n` `text` holds. */
@@ -259,13 +270,6 @@ function afterLines(joined: string, n: number): string {
   let at = 0
   for (let i = 0; i < n; i++) at = joined.indexOf('\n', at) + 1
   return joined.slice(at)
-}
-
-/** The first `n` lines of `joined`, joined. */
-function beforeLines(joined: string, n: number): string {
-  let at = -1
-  for (let i = 0; i < n; i++) at = joined.indexOf('\n', at + 1)
-  return joined.slice(0, at)
 }
 
 interface Stub {

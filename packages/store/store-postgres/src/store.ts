@@ -9,6 +9,7 @@ import {
   type ListOptions,
   type LockHolder,
   type LogWriter,
+  linesCrc,
   migratedNotice,
   migrateStored,
   type PendingEvent,
@@ -22,6 +23,7 @@ import {
   type StoreNotice,
   type StoreOptions,
   summaryOf,
+  TIE_LINES,
 } from '@keel/store'
 import pg from 'pg'
 import { parseHeader, textStorable } from './header.js'
@@ -208,9 +210,18 @@ class PostgresBackend implements StoreBackend {
     )
   }
 
-  /** Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only). */
+  /**
+   * Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only),
+   * with the CRC of the lines before it that its tie covers.
+   */
   async #saveCheckpoint(lease: Lease, doc: CheckpointInput): Promise<void> {
-    const text = encodeCheckpoint({ ...doc, locator: null })
+    const tailFrom = Math.max(0, doc.seq - TIE_LINES)
+    const { rows: tail } = await this.#pool.query<{ line: string }>(
+      `SELECT line FROM ${this.#s}.events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+      [lease.id, tailFrom, doc.seq],
+    )
+    const locator = { tailFrom, tailCrc: linesCrc(tail.map((r) => r.line)) }
+    const text = encodeCheckpoint({ ...doc, locator })
     const { rows } = await this.#pool.query<{ ok: number }>(this.#checkpointSql, [
       lease.id,
       doc.seq,

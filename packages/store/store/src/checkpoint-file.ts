@@ -41,10 +41,14 @@ export function encodeCheckpoint(doc: CheckpointDocument): string {
 /** Why a stored checkpoint cannot be read, in words for a notice; or the document. */
 export type DecodedCheckpoint = { ok: true; doc: CheckpointDocument } | { ok: false; reason: string }
 
-/** Reads a stored checkpoint of session `id`, checking its format, length, digest and owner. */
-export function decodeCheckpoint(text: string, id: string): DecodedCheckpoint {
-  const newline = text.indexOf('\n')
-  const head = parseHead(newline === -1 ? text : text.slice(0, newline))
+/**
+ * Reads a stored checkpoint of session `id` (its text, or its bytes as read: then nothing
+ * is decoded before the digest holds), checking its format, length, digest and owner.
+ */
+export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCheckpoint {
+  const bytes = typeof stored === 'string' ? Buffer.from(stored) : stored
+  const newline = bytes.indexOf(10)
+  const head = parseHead(bytes.toString('utf8', 0, newline === -1 ? bytes.length : newline))
   if (!head || head.format !== CHECKPOINT_FORMAT) {
     return { ok: false, reason: 'it is not a Keel checkpoint (foreign format)' }
   }
@@ -54,12 +58,11 @@ export function decodeCheckpoint(text: string, id: string): DecodedCheckpoint {
       reason: `it has checkpoint format ${JSON.stringify(head.version)}; this build reads format ${CHECKPOINT_FORMAT_VERSION}`,
     }
   }
-  const body = newline === -1 ? '' : text.slice(newline + 1)
-  const bytes = Buffer.byteLength(body)
-  if (bytes !== head.bytes) {
+  const body = newline === -1 ? Buffer.alloc(0) : bytes.subarray(newline + 1)
+  if (body.length !== head.bytes) {
     return {
       ok: false,
-      reason: `it is truncated or padded (${bytes} bytes where its header says ${String(head.bytes)})`,
+      reason: `it is truncated or padded (${body.length} bytes where its header says ${String(head.bytes)})`,
     }
   }
   if (createHash('sha256').update(body).digest('hex') !== head.sha256) {
@@ -67,7 +70,7 @@ export function decodeCheckpoint(text: string, id: string): DecodedCheckpoint {
   }
   let doc: CheckpointDocument
   try {
-    doc = JSON.parse(body) as CheckpointDocument
+    doc = JSON.parse(body.toString('utf8')) as CheckpointDocument
   } catch (error) {
     return { ok: false, reason: `its body is not JSON (${(error as Error).message})` }
   }

@@ -57,9 +57,11 @@ export {
   isMark,
   LineVerifier,
   lineCrc,
+  linesCrc,
   linksTo,
   nextChain,
   RecordVerifier,
+  TIE_LINES,
   validChain,
 } from './integrity.js'
 export { checkpointIgnored, compareStates, type LoadedSession, loadSession, type Reread } from './load.js'

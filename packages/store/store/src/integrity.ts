@@ -37,6 +37,19 @@ export function lineCrc(line: string, crc: number): number {
   return crc32('\n', crc32(line, crc))
 }
 
+/**
+ * How many stored lines before a checkpoint its tie covers with a CRC of its own (line-based
+ * backends): checking that a checkpoint still belongs to the log reads only these.
+ */
+export const TIE_LINES = 64
+
+/** The CRC-32 of stored lines, each followed by `\n`. */
+export function linesCrc(lines: Iterable<string>): number {
+  let crc = 0
+  for (const line of lines) crc = lineCrc(line, crc)
+  return crc >>> 0
+}
+
 /** Whether `value` is a well-formed record (shape only; the chain is checked by {@link linksTo}). */
 export function isMark(value: unknown): value is IntegrityMark {
   const m = value as Partial<IntegrityMark> | null

@@ -22,7 +22,8 @@ import {
   type IntegrityMark,
   type IntegrityStart,
   LineVerifier,
-  lineCrc,
+  linesCrc,
+  TIE_LINES,
   validChain,
 } from './integrity.js'
 import { checkpointIgnored } from './load.js'
@@ -175,9 +176,15 @@ export class MemoryBackend implements StoreBackend {
     }
     const { doc } = decoded
     const mark = marks.find((m) => m.next === doc.seq)
-    let crc = 0
-    if (mark) for (let i = mark.seq; i < mark.next && i < lines.length; i++) crc = lineCrc(lines[i]!, crc)
-    if (!mark || mark.chain !== doc.mark.chain || crc >>> 0 !== mark.crc || mark.next > lines.length) {
+    const tail = doc.locator as { tailFrom?: unknown; tailCrc?: unknown } | null
+    const tailFrom = Math.max(0, doc.seq - TIE_LINES)
+    if (
+      !mark ||
+      mark.chain !== doc.mark.chain ||
+      doc.seq > lines.length ||
+      tail?.tailFrom !== tailFrom ||
+      tail.tailCrc !== linesCrc(lines.slice(tailFrom, doc.seq))
+    ) {
       notices.push(
         checkpointIgnored(id, doc.seq, 'it is stale: the log no longer holds the prefix it was taken from'),
       )
@@ -215,7 +222,9 @@ export class MemoryBackend implements StoreBackend {
         if (mark) record.marks.push(JSON.stringify(mark))
       },
       saveCheckpoint: async (doc) => {
-        record.checkpoint = encodeCheckpoint({ ...doc, locator: null })
+        const tailFrom = Math.max(0, doc.seq - TIE_LINES)
+        const locator = { tailFrom, tailCrc: linesCrc(record.lines.slice(tailFrom, doc.seq)) }
+        record.checkpoint = encodeCheckpoint({ ...doc, locator })
       },
       close: async () => {
         if (!closed) record.locked = false
