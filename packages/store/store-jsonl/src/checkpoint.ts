@@ -50,6 +50,8 @@ function isLocator(value: JsonValue): value is JsonlLocator & JsonValue {
 /** A checkpoint whose tie to the log held: the document, its record and where the chain goes on. */
 export interface TiedCheckpoint {
   readonly doc: CheckpointDocument
+  /** Its stored size in bytes. */
+  readonly bytes: number
   readonly locator: JsonlLocator
   readonly mark: FileMark
   /** Byte offset in `session.chain` of the record after the checkpoint's. */
@@ -109,7 +111,7 @@ export function readTiedCheckpoint(
   ) {
     return stale('the log no longer holds the prefix it was taken from (its last range has another CRC)')
   }
-  return { doc, locator, mark, chainNext: locator.chainAt + placed.bytes }
+  return { doc, bytes: stored.length, locator, mark, chainNext: locator.chainAt + placed.bytes }
 }
 
 /** CRC-32 of `file` bytes `[start, end)` (-1 when the file is shorter). */

@@ -239,7 +239,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
     return resolve(parsed, at)
   }
   const prefix = new JsonlPrefix(file, indexFrom(tied, bodyOffset), parseLine)
-  return { ...log, checkpoint: { doc: tied.doc, prefix } }
+  return { ...log, checkpoint: { doc: tied.doc, prefix, bytes: tied.bytes } }
 }
 
 /** The checkpoint's index of the lines before it, starting with the first line. */

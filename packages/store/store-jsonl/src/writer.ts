@@ -1,4 +1,4 @@
-import { promises as fs, fstatSync } from 'node:fs'
+import { promises as fs, fstatSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { SessionHeader } from '@keel/session'
 import {
@@ -30,7 +30,8 @@ import type { JsonlLog } from './reader.js'
  * still exactly as long as it left it (`fstat`) and that `writer.lock` is still its own
  * (`stat`: same inode, unchanged): a writer whose lock was deleted or taken over, or whose
  * file another process appended to, fails with `ConcurrentAppend` before writing anything.
- * Each batch is one write and one `fdatasync`; its integrity record goes to
+ * Each batch is one write (synchronous: it only fills the page cache) and one `fdatasync`
+ * (off the main thread); its integrity record goes to
  * `session.chain` after it (not synced: a lost record only means those lines are checked
  * in full next time), its checkpoint to `session.checkpoint`.
  */
@@ -149,7 +150,7 @@ export class JsonlWriter implements LogWriter {
   async #record(mark: IntegrityMark): Promise<void> {
     const placed: FileMark = { ...mark, start: this.#markStart, end: this.#size }
     const line = markLine(placed)
-    await this.#chain!.write(line)
+    writeSync(this.#chain!.fd, line) // a small write to the page cache: no round trip to the thread pool
     this.#lastAt = this.#chainSize
     this.#chainSize += Buffer.byteLength(line)
     this.#last = placed
@@ -158,7 +159,7 @@ export class JsonlWriter implements LogWriter {
       this.#index.push([mark.next, this.#size])
   }
 
-  async saveCheckpoint(doc: CheckpointInput): Promise<void> {
+  async saveCheckpoint(doc: CheckpointInput): Promise<number> {
     const last = this.#last
     if (!last || last.next !== doc.seq || last.chain !== doc.mark.chain) {
       throw new Error(`the checkpoint at seq ${doc.seq} does not end at the last integrity record written`)
@@ -171,7 +172,9 @@ export class JsonlWriter implements LogWriter {
       index: this.#index.filter((e) => e[1] < last.end),
       tail: { bytes, crc: rangeCrc(this.#file, last.end - bytes, last.end) },
     }
-    await writeCheckpoint(this.directory, encodeCheckpoint({ ...doc, locator: locator as never }))
+    const text = encodeCheckpoint({ ...doc, locator: locator as never })
+    await writeCheckpoint(this.directory, text)
+    return text.length
   }
 
   /** Refuses to write when another writer touched the file or took the lock. */
@@ -200,11 +203,12 @@ export class JsonlWriter implements LogWriter {
   async #write(buffer: Buffer, firstSeq: number): Promise<void> {
     this.#guard(firstSeq)
     const handle = this.#handle!
+    // written at once (into the page cache), then made durable off the main thread
     let offset = 0
     while (offset < buffer.length) {
-      const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset)
-      offset += bytesWritten
-      this.#size += bytesWritten
+      const written = writeSync(handle.fd, buffer, offset, buffer.length - offset)
+      offset += written
+      this.#size += written
     }
     await handle.datasync()
   }

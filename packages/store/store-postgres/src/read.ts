@@ -40,8 +40,9 @@ export interface ReadLog {
   /** The stored events from seq `from` on (blob stubs resolved). */
   events: Iterable<unknown>
   from: number
-  /** Set when the events start after this checkpoint (its tie to the log held). */
+  /** Set when the events start after this checkpoint (its tie to the log held), and its stored size. */
   checkpoint?: CheckpointDocument
+  checkpointBytes?: number
   /** The seqs integrity records cover, when asked to vouch (every record's CRC was checked). */
   trusted?: (seq: number) => boolean
   /** Where a writer continues the integrity chain. */
@@ -163,7 +164,10 @@ export async function readLog(
     integrity: verifier.start(),
     notices,
   }
-  if (tied) log.checkpoint = tied.doc
+  if (tied) {
+    log.checkpoint = tied.doc
+    log.checkpointBytes = cpRow!.lines.length
+  }
   if (trust) log.trusted = verifier.trusted
   return log
 }

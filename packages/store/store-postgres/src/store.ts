@@ -214,7 +214,7 @@ class PostgresBackend implements StoreBackend {
    * Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only),
    * with the CRC of the lines before it that its tie covers.
    */
-  async #saveCheckpoint(lease: Lease, doc: CheckpointInput): Promise<void> {
+  async #saveCheckpoint(lease: Lease, doc: CheckpointInput): Promise<number> {
     const tailFrom = Math.max(0, doc.seq - TIE_LINES)
     const { rows: tail } = await this.#pool.query<{ line: string }>(
       `SELECT line FROM ${this.#s}.events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
@@ -229,6 +229,7 @@ class PostgresBackend implements StoreBackend {
       lease.token,
     ])
     if (rows[0]?.ok !== 1) throw new Error(`the writer lease of session ${lease.id} was taken over`)
+    return text.length
   }
 
   async create(header: SessionHeader, initial: readonly PendingEvent[], mark?: IntegrityMark) {
@@ -288,7 +289,7 @@ class PostgresBackend implements StoreBackend {
     }
     if (!read.checkpoint) return log
     const prefix = prefixReader(this.#sync, this.#s, this.#tables, id)
-    return { ...log, checkpoint: { doc: read.checkpoint, prefix } }
+    return { ...log, checkpoint: { doc: read.checkpoint, prefix, bytes: read.checkpointBytes ?? 0 } }
   }
 
   async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {

@@ -77,7 +77,11 @@ export class BackendStore implements SessionStore {
     const { mark, start } = covering(session, initial)
     const { writer, notices } = await this.backend.create(session.header, initial, mark)
     return this.#adopt(
-      new StoreHandle(this, session, writer, notices, { integrity: start, checkpointSeq: 0 }),
+      new StoreHandle(this, session, writer, notices, {
+        integrity: start,
+        checkpointSeq: 0,
+        checkpointBytes: 0,
+      }),
       link,
     )
   }
@@ -218,7 +222,7 @@ export class BackendStore implements SessionStore {
     const { mark, start } = covering(session, events)
     await writer.rewrite(session.header, events, mark)
     await writer.prepare?.({ ...log, integrity: () => start })
-    return { integrity: start, checkpointSeq: 0 }
+    return { integrity: start, checkpointSeq: 0, checkpointBytes: 0 }
   }
 
   #adopt(handle: StoreHandle, link: HookLink): StoreHandle {
@@ -256,6 +260,7 @@ function handleStart(loaded: LoadedSession): HandleStart {
   return {
     integrity: loaded.log.integrity?.(),
     checkpointSeq: loaded.log.checkpoint?.doc.seq ?? 0,
+    checkpointBytes: loaded.log.checkpoint?.bytes ?? 0,
   }
 }
 

@@ -47,7 +47,12 @@ export interface StoredLog {
    * have its CRC): `events` are then the tail, from `checkpoint.doc.seq` on, and `prefix`
    * reads the events before it on demand.
    */
-  readonly checkpoint?: { readonly doc: CheckpointDocument; readonly prefix: PrefixReader }
+  readonly checkpoint?: {
+    readonly doc: CheckpointDocument
+    readonly prefix: PrefixReader
+    /** Its stored size in bytes. */
+    readonly bytes: number
+  }
   /**
    * When asked to vouch: the seqs an integrity record of this store covers. Their lines
    * are loaded without re-checking the payload; the record's CRC is checked once its last
@@ -100,9 +105,10 @@ export interface LogWriter {
   append(batch: readonly PendingEvent[], mark?: IntegrityMark): Promise<void>
   /**
    * Stores a checkpoint at `doc.seq` (whose record was just written), atomically, in place
-   * of older ones. Need not be durable: a lost checkpoint costs a replay, nothing else.
+   * of older ones, and resolves to its size in bytes. Need not be durable: a lost
+   * checkpoint costs a replay, nothing else.
    */
-  saveCheckpoint?(doc: CheckpointInput): Promise<void>
+  saveCheckpoint?(doc: CheckpointInput): Promise<number>
   /** Releases the lock and any resource; called once. */
   close(): Promise<void>
 }

@@ -13,6 +13,13 @@ import type { SessionHandle, StoreNotice } from './store.js'
 /** Uncovered lines after which a batch gets an integrity record even inside a turn. */
 const MARK_AT_LEAST_EVERY = 4096
 
+/**
+ * A checkpoint at a turn end waits until the log grew by this many times the size of the
+ * last one: writing checkpoints then costs at most a quarter of what appending costs, however
+ * large the surface (and so the checkpoint) is.
+ */
+const CHECKPOINT_AMORTIZED = 4
+
 /** What a handle needs from the store that made it. */
 export interface HandleOwner {
   /** How long appended events wait to be written together without a flush, in ms; undefined: until the next flush. */
@@ -34,10 +41,11 @@ export class HookLink {
   }
 }
 
-/** Where a handle starts: the integrity chain to continue and the seq of the latest checkpoint. */
+/** Where a handle starts: the integrity chain to continue, the seq and size of the latest checkpoint. */
 export interface HandleStart {
   readonly integrity: IntegrityStart | undefined
   readonly checkpointSeq: number
+  readonly checkpointBytes: number
 }
 
 /**
@@ -64,6 +72,9 @@ export class StoreHandle implements SessionHandle {
   /** A `turn/end` is queued: the next batch gets an integrity record. */
   #turnEnded = false
   #checkpointSeq: number
+  #checkpointBytes: number
+  /** Bytes of the lines appended since the latest checkpoint. */
+  #bytesSince = 0
   /** The event the size check just serialized, so the subscriber does not serialize twice. */
   #checked: PendingEvent | undefined
 
@@ -80,6 +91,7 @@ export class StoreHandle implements SessionHandle {
     this.#writer = writer
     this.notices = notices
     this.#checkpointSeq = start.checkpointSeq
+    this.#checkpointBytes = start.checkpointBytes
     if (start.integrity) this.#tracker = new IntegrityTracker(start.integrity, session.nextSeq)
     this.#unsubscribe = session.subscribe((event) => this.#onCommit(event))
   }
@@ -116,7 +128,10 @@ export class StoreHandle implements SessionHandle {
     this.#pending = []
     let mark: IntegrityMark | undefined
     if (tracker) {
-      for (const item of batch) tracker.add(item.json)
+      for (const item of batch) {
+        tracker.add(item.json)
+        this.#bytesSince += item.json.length + 1
+      }
       if (this.#turnEnded || final || tracker.next - tracker.from >= MARK_AT_LEAST_EVERY)
         mark = tracker.mark()
     }
@@ -156,7 +171,8 @@ export class StoreHandle implements SessionHandle {
     if (!policy || !this.#writer.saveCheckpoint || mark.next !== this.session.nextSeq) return false
     const since = mark.next - this.#checkpointSeq
     if (since <= 0) return false
-    if (atTurnEnd && since >= policy.every) return true
+    if (atTurnEnd && since >= policy.every)
+      return this.#bytesSince >= CHECKPOINT_AMORTIZED * this.#checkpointBytes
     return final && mark.next >= policy.minEvents
   }
 
@@ -179,7 +195,7 @@ export class StoreHandle implements SessionHandle {
 
   async #save(state: SessionCheckpoint, mark: IntegrityMark): Promise<void> {
     try {
-      await this.#writer.saveCheckpoint!({
+      this.#checkpointBytes = await this.#writer.saveCheckpoint!({
         session: this.session.id,
         sessionFormat: SESSION_FORMAT_VERSION,
         seq: mark.next,
@@ -187,6 +203,7 @@ export class StoreHandle implements SessionHandle {
         state,
       })
       this.#checkpointSeq = mark.next
+      this.#bytesSince = 0
     } catch (error) {
       this.#notCheckpointed(error)
     }

@@ -157,7 +157,7 @@ export class MemoryBackend implements StoreBackend {
     }
     if (!start) return log
     const prefix = { read: (a: number, b: number) => Array.from({ length: b - a }, (_, k) => parsed(a + k)) }
-    return { ...log, checkpoint: { doc: start.doc, prefix } }
+    return { ...log, checkpoint: { doc: start.doc, prefix, bytes: record.checkpoint?.length ?? 0 } }
   }
 
   /** The stored checkpoint when its tie holds: its record is in the chain and its lines have its CRC. */
@@ -225,6 +225,7 @@ export class MemoryBackend implements StoreBackend {
         const tailFrom = Math.max(0, doc.seq - TIE_LINES)
         const locator = { tailFrom, tailCrc: linesCrc(record.lines.slice(tailFrom, doc.seq)) }
         record.checkpoint = encodeCheckpoint({ ...doc, locator })
+        return record.checkpoint.length
       },
       close: async () => {
         if (!closed) record.locked = false
