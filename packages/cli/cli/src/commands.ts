@@ -8,6 +8,7 @@ import { oneLine, summarizeArguments, summarizeResult } from './render.js'
 import { runAgentCommand } from './run.js'
 import { runDemo } from './run-demo.js'
 import { selectStore, unlockSession } from './store.js'
+import { verifySession } from './verify-command.js'
 
 /** Where a command reads its environment and writes its output. */
 export interface CliIo {
@@ -41,6 +42,7 @@ const usage = `usage: keel [flags] ["task"]          interactive, or one-shot wi
        keel sessions list [--cwd dir] [--limit n] [--store s]
        keel sessions show <id> [--json] [--store s]
        keel sessions export <id> --html [-o file] [--store s]
+       keel sessions verify <id> [--json] [--store s]  replay it all and compare with its checkpoint
        keel sessions unlock <id>          remove a stale writer lock (JSONL; e.g. one held on another host)
        keel presets list | keel presets show <id>
        keel demo [--live "task"]         the scripted demo (no key, no network)
@@ -114,6 +116,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (command === 'sessions' && sub === 'show') return await showSession(rest, io)
     if (command === 'sessions' && sub === 'unlock') return await unlockSession(rest, io)
     if (command === 'sessions' && sub === 'export') return await exportSession(rest, io)
+    if (command === 'sessions' && sub === 'verify') return await verifySession(rest, io)
     if (command === 'presets') return await presetsCommand(argv.slice(1), io)
     if (command === 'sessions') throw new UsageError(`unknown command: keel ${argv.join(' ')}`)
     if (command === 'resume') return await runAgentCommand('resume', argv.slice(1), io)
