@@ -5,8 +5,15 @@ import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
 import type { PrefixReader } from '@keel/session'
-import { type CheckpointDocument, checkpointIgnored, decodeCheckpoint, type StoreNotice } from '@keel/store'
+import {
+  type CheckpointDocument,
+  checkpointIgnored,
+  decodeCheckpoint,
+  resolveCheckpointBlobs,
+  type StoreNotice,
+} from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
+import { readBlob } from './files.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -111,7 +118,17 @@ export function readTiedCheckpoint(
   ) {
     return stale('the log no longer holds the prefix it was taken from (its last range has another CRC)')
   }
-  return { doc, bytes: stored.length, locator, mark, chainNext: locator.chainAt + placed.bytes }
+  const contents = new Map<string, Buffer>()
+  for (const sha256 of doc.blobs) {
+    const content = /^[0-9a-f]{64}$/.test(sha256) ? readBlob(dir, sha256) : undefined
+    if (content) contents.set(sha256, content)
+  }
+  const resolved = resolveCheckpointBlobs(doc, contents)
+  if (!resolved.ok) {
+    notices.push(checkpointIgnored(id, doc.seq, resolved.reason))
+    return undefined
+  }
+  return { doc: resolved.doc, bytes: stored.length, locator, mark, chainNext: locator.chainAt + placed.bytes }
 }
 
 /** CRC-32 of `file` bytes `[start, end)` (-1 when the file is shorter). */

@@ -159,7 +159,7 @@ export class JsonlWriter implements LogWriter {
       this.#index.push([mark.next, this.#size])
   }
 
-  async saveCheckpoint(doc: CheckpointInput): Promise<number> {
+  async saveCheckpoint({ blobs, ...doc }: CheckpointInput): Promise<number> {
     const last = this.#last
     if (!last || last.next !== doc.seq || last.chain !== doc.mark.chain) {
       throw new Error(`the checkpoint at seq ${doc.seq} does not end at the last integrity record written`)
@@ -172,7 +172,12 @@ export class JsonlWriter implements LogWriter {
       index: this.#index.filter((e) => e[1] < last.end),
       tail: { bytes, crc: rangeCrc(this.#file, last.end - bytes, last.end) },
     }
-    const text = encodeCheckpoint({ ...doc, locator: locator as never })
+    if (blobs.length > 0)
+      await writeBlobs(
+        this.directory,
+        blobs.map((blob) => ({ blob }) as PendingEvent),
+      )
+    const text = encodeCheckpoint({ ...doc, locator: locator as never, blobs: blobs.map((b) => b.sha256) })
     await writeCheckpoint(this.directory, text)
     return text.length
   }

@@ -11,6 +11,7 @@ import {
   LineVerifier,
   linesCrc,
   type ReadOptions,
+  resolveCheckpointBlobs,
   SessionCorrupt,
   SessionNotFound,
   type StoreLocation,
@@ -103,7 +104,7 @@ export async function readLog(
   const start = chunks[0]?.f ?? 0
   let tied: { doc: CheckpointDocument; mark: IntegrityMark } | undefined
   if (cpRow && migratedFrom === undefined) {
-    tied = tie(id, cpRow.lines, marks, start, chunks, notices)
+    tied = await withBlobs(db, s, id, tie(id, cpRow.lines, marks, start, chunks, notices), notices)
     if (!tied && start > 0) {
       // the events read start at the checkpoint's range: read the whole log instead
       const full = await readLog(db, s, tables, id, { ...options, checkpoint: false })
@@ -225,6 +226,27 @@ function tie(
     return stale('the log no longer holds the prefix it was taken from (its last lines have another CRC)')
   }
   return { doc, mark }
+}
+
+/** The tied checkpoint with its spilled events' blobs put back, or nothing (with a notice) when one is missing or differs. */
+async function withBlobs(
+  db: pg.Pool,
+  s: string,
+  id: string,
+  tied: { doc: CheckpointDocument; mark: IntegrityMark } | undefined,
+  notices: StoreNotice[],
+): Promise<{ doc: CheckpointDocument; mark: IntegrityMark } | undefined> {
+  if (!tied || tied.doc.blobs.length === 0) return tied
+  const { rows } = await db.query<{ sha256: string; json: string }>(
+    `SELECT sha256, json FROM ${s}.blobs WHERE session_id = $1 AND sha256 = ANY($2::text[])`,
+    [id, [...tied.doc.blobs]],
+  )
+  const resolved = resolveCheckpointBlobs(tied.doc, new Map(rows.map((r) => [r.sha256, r.json])))
+  if (!resolved.ok) {
+    notices.push(checkpointIgnored(id, tied.doc.seq, resolved.reason))
+    return undefined
+  }
+  return { doc: resolved.doc, mark: tied.mark }
 }
 
 /** The CRC of the first `n` lines of `chunks`. */

@@ -212,21 +212,23 @@ class PostgresBackend implements StoreBackend {
 
   /**
    * Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only),
-   * with the CRC of the lines before it that its tie covers.
+   * with the CRC of the lines before it that its tie covers and the blobs of its spilled events.
    */
-  async #saveCheckpoint(lease: Lease, doc: CheckpointInput): Promise<number> {
+  async #saveCheckpoint(lease: Lease, { blobs, ...doc }: CheckpointInput): Promise<number> {
     const tailFrom = Math.max(0, doc.seq - TIE_LINES)
     const { rows: tail } = await this.#pool.query<{ line: string }>(
       `SELECT line FROM ${this.#s}.events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
       [lease.id, tailFrom, doc.seq],
     )
     const locator = { tailFrom, tailCrc: linesCrc(tail.map((r) => r.line)) }
-    const text = encodeCheckpoint({ ...doc, locator })
+    const text = encodeCheckpoint({ ...doc, locator, blobs: blobs.map((b) => b.sha256) })
     const { rows } = await this.#pool.query<{ ok: number }>(this.#checkpointSql, [
       lease.id,
       doc.seq,
       text,
       lease.token,
+      blobs.map((b) => b.sha256),
+      blobs.map((b) => b.json),
     ])
     if (rows[0]?.ok !== 1) throw new Error(`the writer lease of session ${lease.id} was taken over`)
     return text.length

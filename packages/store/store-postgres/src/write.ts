@@ -90,11 +90,17 @@ export function createSql(schema: string): string {
 }
 
 /**
- * One statement storing the checkpoint at `$2` (text `$3`) in place of the others, if the
- * writer's lease token `$4` still holds; `ok` is 0 otherwise.
+ * One statement storing the checkpoint at `$2` (text `$3`) in place of the others, and the
+ * blobs of its spilled events (`$5` digests, `$6` texts), if the writer's lease token `$4`
+ * still holds; `ok` is 0 otherwise.
  */
 export function checkpointSql(schema: string): string {
   return `WITH s AS (SELECT id FROM ${schema}.sessions WHERE id = $1 AND lease_token = $4::integer),
+    b AS (
+      INSERT INTO ${schema}.blobs (session_id, sha256, json)
+      SELECT s.id, x.sha256, x.json FROM s, unnest($5::text[], $6::text[]) AS x(sha256, json)
+      ON CONFLICT DO NOTHING
+    ),
     d AS (DELETE FROM ${schema}.checkpoints c USING s WHERE c.session_id = s.id AND c.seq <> $2::integer),
     i AS (
       INSERT INTO ${schema}.checkpoints (session_id, seq, body) SELECT s.id, $2::integer, $3 FROM s

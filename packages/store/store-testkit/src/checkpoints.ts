@@ -8,6 +8,7 @@ import {
 } from '@keel/store'
 import { expect, it } from 'vitest'
 import { type ConformanceFixture, expectCode, plain, rejection } from './conformance.js'
+import { appendBigWriteTurn, BIG_WRITE_TURN_EVENTS } from './hardening.js'
 import { appendSampleTurn, SAMPLE_TURN_EVENTS as N } from './sample.js'
 
 /** Checkpoints at every turn end and on close, so small logs have them. */
@@ -78,6 +79,23 @@ export function checkpointCases(
     const child = await store.fork('cp', { atSeq: N - 1, childId: 'cp-child' })
     expect(plain(child.session).slice(0, N)).toEqual(plain(full).slice(0, N))
     await child.close()
+  })
+
+  it('keeps a surface event over the line cap in the checkpoint as its blob stub (the blob index)', async (ctx) => {
+    const f = await fixture()
+    const store = await reopen(f, EAGER_CHECKPOINTS)
+    const handle = await store.create({ id: 'big-cp' })
+    appendSampleTurn(handle.session)
+    appendBigWriteTurn(handle.session)
+    await handle.close()
+    const resumed = await store.load('big-cp')
+    expect(resumed.residentFrom).toBe(N + BIG_WRITE_TURN_EVENTS)
+    expect(observed(resumed)).toEqual(observed(await replayed(f, 'big-cp')))
+    if (!f.checkpointText) return ctx.skip('this fixture cannot reach checkpoints')
+    const text = (await f.checkpointText('big-cp'))!
+    expect(text.length).toBeLessThan(100_000) // the 1.2 MB event is not copied in
+    const decoded = decodeCheckpoint(text, 'big-cp')
+    expect(decoded.ok && decoded.doc.blobs.length).toBeGreaterThan(0)
   })
 
   it('writes nothing between flushes: events wait for flush() or close()', async () => {

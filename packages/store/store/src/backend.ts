@@ -74,8 +74,14 @@ export interface ReadOptions {
   readonly trust?: boolean
 }
 
-/** A checkpoint as the shared layer hands it to a writer; the backend adds its `locator`. */
-export type CheckpointInput = Omit<CheckpointDocument, 'locator'>
+/**
+ * A checkpoint as the shared layer hands it to a writer: the backend writes `blobs` (those
+ * of its spilled events) first, then stores the document with its `locator` and the blobs'
+ * digests as its index.
+ */
+export type CheckpointInput = Omit<CheckpointDocument, 'locator' | 'blobs'> & {
+  readonly blobs: readonly PendingBlob[]
+}
 
 /** The exclusive writer of one session, returned by a backend with the lock held. */
 export interface LogWriter {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { JsonValue } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionCheckpoint } from '@keel/session'
+import { isBlobStub, type PendingBlob, resolveBlobStub, spill } from './blob.js'
+import { SessionCorrupt } from './errors.js'
 import type { IntegrityMark } from './integrity.js'
 
 /** The `format` of a stored checkpoint's first line. */
@@ -23,6 +25,11 @@ export interface CheckpointDocument {
   /** The integrity record covering the log up to `seq`: the tie to exactly that prefix. */
   readonly mark: IntegrityMark
   readonly locator: JsonValue
+  /**
+   * The blob index: the digests of the blobs holding the events of `state.events` that are
+   * over the line cap (stored there as their `BlobStub`, as in the log), resolved on read.
+   */
+  readonly blobs: readonly string[]
   readonly state: SessionCheckpoint
 }
 
@@ -83,6 +90,9 @@ export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCh
       reason: `it covers a log of session format ${String(doc.sessionFormat)}; this build writes format ${SESSION_FORMAT_VERSION}`,
     }
   }
+  if (!Array.isArray(doc.blobs) || doc.blobs.some((b) => typeof b !== 'string')) {
+    return { ok: false, reason: 'its blob index is malformed' }
+  }
   if (!Number.isSafeInteger(doc.seq) || doc.mark?.next !== doc.seq) {
     return { ok: false, reason: 'its covered seq and its integrity record disagree' }
   }
@@ -97,6 +107,52 @@ function parseHead(
     return head !== null && typeof head === 'object' ? head : undefined
   } catch {
     return undefined // not a checkpoint of ours
+  }
+}
+
+/**
+ * Keeps the events of a checkpoint's state that are over the line cap as their blob stubs
+ * (the blob written beside, as for the log), so a large event on the surface is not copied
+ * into every checkpoint. Returns the state to store and the blobs to write first.
+ */
+export function spillCheckpoint(
+  state: SessionCheckpoint,
+  maxLineBytes: number,
+): { state: SessionCheckpoint; blobs: PendingBlob[] } {
+  const blobs: PendingBlob[] = []
+  const events = state.events.map((event) => {
+    const json = JSON.stringify(event)
+    if (json.length * 3 <= maxLineBytes) return event
+    const bytes = Buffer.byteLength(json)
+    if (bytes <= maxLineBytes) return event
+    const spilled = spill(event as never, json, bytes)
+    blobs.push(spilled.blob)
+    return JSON.parse(spilled.json) as JsonValue
+  })
+  return blobs.length === 0 ? { state, blobs } : { state: { ...state, events }, blobs }
+}
+
+/**
+ * Puts the blobs of a checkpoint back in place of its stubs (`contents` by digest), or says
+ * why it cannot: a blob is missing or does not match.
+ */
+export function resolveCheckpointBlobs(
+  doc: CheckpointDocument,
+  contents: ReadonlyMap<string, Uint8Array | string>,
+): { ok: true; doc: CheckpointDocument } | { ok: false; reason: string } {
+  if (doc.blobs.length === 0) return { ok: true, doc }
+  try {
+    const events = doc.state.events.map((event) => {
+      if (!isBlobStub(event)) return event
+      const content = contents.get(event.blob?.sha256)
+      return resolveBlobStub(doc.session, event, content, `blob ${event.blob?.sha256}`, {
+        seq: event.seq,
+      }) as JsonValue
+    })
+    return { ok: true, doc: { ...doc, state: { ...doc.state, events } } }
+  } catch (error) {
+    if (!(error instanceof SessionCorrupt)) throw error
+    return { ok: false, reason: `a blob it refers to cannot be used (${error.details.reason})` }
   }
 }
 

@@ -6,6 +6,7 @@ import {
   type SessionEvent,
 } from '@keel/session'
 import type { LogWriter, PendingEvent } from './backend.js'
+import { spillCheckpoint } from './checkpoint-file.js'
 import { ConcurrentAppend, SessionHandleClosed, SessionWriteFailed } from './errors.js'
 import { type IntegrityMark, type IntegrityStart, IntegrityTracker } from './integrity.js'
 import type { SessionHandle, StoreNotice } from './store.js'
@@ -26,6 +27,8 @@ export interface HandleOwner {
   readonly batchWindowMs: number | undefined
   /** When to write checkpoints (false: never). */
   readonly checkpoints: { readonly every: number; readonly minEvents: number } | false
+  /** Over this many bytes an event is stored as a blob (in checkpoints too). */
+  readonly maxLineBytes: number
   /** Serializes (and size-checks) one event of session `id`. */
   serialize(id: string, event: SessionEvent): PendingEvent
   /** Called once when the handle closed: the session may be opened here again. */
@@ -195,12 +198,14 @@ export class StoreHandle implements SessionHandle {
 
   async #save(state: SessionCheckpoint, mark: IntegrityMark): Promise<void> {
     try {
+      const spilled = spillCheckpoint(state, this.#owner.maxLineBytes)
       this.#checkpointBytes = await this.#writer.saveCheckpoint!({
         session: this.session.id,
         sessionFormat: SESSION_FORMAT_VERSION,
         seq: mark.next,
         mark,
-        state,
+        state: spilled.state,
+        blobs: spilled.blobs,
       })
       this.#checkpointSeq = mark.next
       this.#bytesSince = 0

@@ -30,6 +30,8 @@ export {
   type DecodedCheckpoint,
   decodeCheckpoint,
   encodeCheckpoint,
+  resolveCheckpointBlobs,
+  spillCheckpoint,
 } from './checkpoint-file.js'
 export {
   ConcurrentAppend,

@@ -49,18 +49,26 @@ export async function loadSession(
       const session = build(id, log, options)
       return { session, log, notices: [...log.notices, ...notices] }
     } catch (error) {
-      if (log.checkpoint && isKeelError(error, 'CHECKPOINT_MISMATCH')) {
-        notices.push(checkpointIgnored(id, log.checkpoint.doc.seq, String(error.details.reason)))
+      if (log.checkpoint) {
+        const reason = isKeelError(error, 'CHECKPOINT_MISMATCH')
+          ? String(error.details.reason)
+          : `resuming from it failed (${error instanceof Error ? error.message : String(error)})`
+        notices.push(checkpointIgnored(id, log.checkpoint.doc.seq, reason))
         log = await reread({ checkpoint: false, trust: log.trusted !== undefined })
         continue
       }
       if (log.trusted) {
-        if (error instanceof IntegrityBroken) {
-          notices.push({
-            code: 'INTEGRITY_BROKEN',
-            message: `${error.message}; every line was validated in full instead`,
-          })
-        }
+        notices.push(
+          error instanceof IntegrityBroken
+            ? {
+                code: 'INTEGRITY_BROKEN',
+                message: `${error.message}; every line was validated in full instead`,
+              }
+            : {
+                code: 'TRUSTED_LOAD_FAILED',
+                message: `session ${id}: loading the lines this store vouched for failed (${error instanceof Error ? error.message : String(error)}); every line was validated in full instead`,
+              },
+        )
         log = await reread({ checkpoint: false, trust: false })
         continue
       }

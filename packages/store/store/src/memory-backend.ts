@@ -8,7 +8,7 @@ import {
   type StoredLog,
 } from './backend.js'
 import { isBlobStub, resolveBlobStub, stubDigest } from './blob.js'
-import { decodeCheckpoint, encodeCheckpoint } from './checkpoint-file.js'
+import { decodeCheckpoint, encodeCheckpoint, resolveCheckpointBlobs } from './checkpoint-file.js'
 import {
   ConcurrentAppend,
   SessionCorrupt,
@@ -190,8 +190,13 @@ export class MemoryBackend implements StoreBackend {
       )
       return undefined
     }
+    const resolved = resolveCheckpointBlobs(doc, record.blobs)
+    if (!resolved.ok) {
+      notices.push(checkpointIgnored(id, doc.seq, resolved.reason))
+      return undefined
+    }
     const integrity: IntegrityStart = { chain: mark.chain, from: mark.next, crc: 0, last: mark }
-    return { doc, integrity }
+    return { doc: resolved.doc, integrity }
   }
 
   #writer(id: string, record: MemoryRecord): LogWriter {
@@ -221,10 +226,11 @@ export class MemoryBackend implements StoreBackend {
         record.lines.push(...batch.map((p) => p.json))
         if (mark) record.marks.push(JSON.stringify(mark))
       },
-      saveCheckpoint: async (doc) => {
+      saveCheckpoint: async ({ blobs, ...doc }) => {
+        for (const blob of blobs) record.blobs.set(blob.sha256, Buffer.from(blob.json))
         const tailFrom = Math.max(0, doc.seq - TIE_LINES)
         const locator = { tailFrom, tailCrc: linesCrc(record.lines.slice(tailFrom, doc.seq)) }
-        record.checkpoint = encodeCheckpoint({ ...doc, locator })
+        record.checkpoint = encodeCheckpoint({ ...doc, locator, blobs: blobs.map((b) => b.sha256) })
         return record.checkpoint.length
       },
       close: async () => {
