@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
-import { closeSync, promises as fs, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
@@ -153,13 +153,13 @@ export function rangeCrc(file: string, start: number, end: number): number {
  * Writes a checkpoint beside the log atomically: a temp file renamed over the old one.
  * Not fsynced: after a power loss it may be missing or damaged, and is then ignored.
  */
-export async function writeCheckpoint(dir: string, text: string): Promise<void> {
+export function writeCheckpoint(dir: string, text: string): void {
   const temp = join(dir, `.session.checkpoint.${randomBytes(6).toString('hex')}.tmp`)
   try {
-    await fs.writeFile(temp, text, { flag: 'wx' })
-    await fs.rename(temp, checkpointPath(dir))
+    writeFileSync(temp, text, { flag: 'wx' })
+    renameSync(temp, checkpointPath(dir))
   } finally {
-    await fs.rm(temp, { force: true })
+    rmSync(temp, { force: true })
   }
 }
 

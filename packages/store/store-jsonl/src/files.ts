@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import { type PendingEvent, StoreIoFailed } from '@keel/store'
@@ -109,11 +109,12 @@ export const LEFTOVER_AGE_MS = 10 * 60 * 1000
  * its log). Returns what was removed. Best effort: a file that vanished meanwhile is fine.
  */
 export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now()): Promise<string[]> {
+  // synchronous: a readdir and a stat or two, not worth a round trip each to the thread pool
   const removed: string[] = []
-  const sweep = async (folder: string, pattern: RegExp) => {
+  const sweep = (folder: string, pattern: RegExp) => {
     let names: string[]
     try {
-      names = await fs.readdir(folder)
+      names = readdirSync(folder)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
       throw error
@@ -122,18 +123,24 @@ export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now(
       if (!pattern.test(name)) continue
       const path = join(folder, name)
       try {
-        const { mtimeMs } = await fs.stat(path)
+        const { mtimeMs } = statSync(path)
         if (now - mtimeMs < ageMs) continue
-        await fs.rm(path, { force: true })
+        rmSync(path, { force: true })
         removed.push(path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
       }
     }
   }
-  await sweep(dir, LEFTOVER)
-  await sweep(join(dir, 'blobs'), BLOB_LEFTOVER)
-  if (removed.length > 0) await fs.rmdir(dir).catch(() => undefined) // only succeeds when empty
+  sweep(dir, LEFTOVER)
+  sweep(join(dir, 'blobs'), BLOB_LEFTOVER)
+  if (removed.length > 0) {
+    try {
+      rmdirSync(dir) // only succeeds when empty
+    } catch {
+      // not empty: a session lives here
+    }
+  }
   return removed
 }
 

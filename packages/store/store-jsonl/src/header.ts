@@ -17,7 +17,10 @@ export interface PhysicalHeader {
 /** Bytes read at a time. */
 export const CHUNK = 1 << 20
 
-/** Reads a file line by line with synchronous reads of 1 MiB: memory bounded by the longest line. */
+/** Bytes first read for the header line. */
+const FIRST_READ = 16 * 1024
+
+/** Reads a file line by line with synchronous reads (16 KiB, then growing): memory bounded by the longest line. */
 class LineReader {
   readonly #fd: number
   #buf: Buffer = Buffer.alloc(0)
@@ -73,7 +76,8 @@ class LineReader {
       buf = Buffer.allocUnsafe(buf.length * 2)
       this.#buf.copy(buf, 0, 0, rest)
     } else {
-      if (buf.length < CHUNK) buf = Buffer.allocUnsafe(CHUNK)
+      // the header line is short: start small (a resume or a list reads only it), grow on need
+      if (buf.length < FIRST_READ) buf = Buffer.allocUnsafe(FIRST_READ)
       this.#buf.copy(buf, 0, this.#start, this.#end)
     }
     this.#base += this.#start

@@ -1,5 +1,16 @@
-import { promises as fs, fstatSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  fdatasync,
+  promises as fs,
+  fstatSync,
+  openSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
 import type { SessionHeader } from '@keel/session'
 import {
   type CheckpointInput,
@@ -25,6 +36,8 @@ import { CHUNK } from './header.js'
 import { type HeldLock, lockUnchanged } from './lock.js'
 import type { JsonlLog } from './reader.js'
 
+const datasync = promisify(fdatasync)
+
 /**
  * The exclusive writer of one session file. Before every write it checks that the file is
  * still exactly as long as it left it (`fstat`) and that `writer.lock` is still its own
@@ -40,8 +53,9 @@ export class JsonlWriter implements LogWriter {
   readonly #id: string
   readonly #file: string
   readonly #lock: HeldLock
-  #handle: fs.FileHandle | undefined
-  #chain: fs.FileHandle | undefined
+  /** The log and `session.chain`, open for appending (plain descriptors: writes are synchronous). */
+  #fd: number | undefined
+  #chainFd: number | undefined
   /** The file length after this writer's last write. */
   #size = -1
   /** The length of `session.chain`, and where the last record's line starts in it. */
@@ -67,9 +81,9 @@ export class JsonlWriter implements LogWriter {
   /** After `create` (the log linked in place with `mark` covering its events): starts the chain and opens the file. */
   async begin(header: SessionHeader, mark: IntegrityMark | undefined): Promise<void> {
     const bodyOffset = Buffer.byteLength(physicalHeaderLine(header))
-    this.#handle = await fs.open(this.#file, 'a')
-    this.#size = (await this.#handle.stat()).size
-    await this.#startChain(header, mark && { ...mark, start: bodyOffset, end: this.#size })
+    this.#fd = openSync(this.#file, 'a')
+    this.#size = fstatSync(this.#fd).size
+    this.#startChain(header, mark && { ...mark, start: bodyOffset, end: this.#size })
     this.#markStart = mark ? this.#size : bodyOffset
     this.#index = [[0, bodyOffset]]
   }
@@ -91,24 +105,25 @@ export class JsonlWriter implements LogWriter {
     await this.begin(header, mark)
   }
 
+  /** Synchronous but for a missing newline's sync: a resume makes no round trip to the thread pool. */
   async prepare(log: StoredLog): Promise<void> {
-    if (this.#handle) return // begun by create or rewrite
+    if (this.#fd !== undefined) return // begun by create or rewrite
     const { state } = log as JsonlLog
-    const { size } = await fs.stat(this.#file)
+    const { size } = statSync(this.#file)
     if (size > state.validLength) {
       // drop the torn tail for good, so appends start on a clean line
-      await fs.truncate(this.#file, state.validLength)
+      truncateSync(this.#file, state.validLength)
     }
-    this.#handle = await fs.open(this.#file, 'a')
-    this.#size = (await this.#handle.stat()).size
+    this.#fd = openSync(this.#file, 'a')
+    this.#size = fstatSync(this.#fd).size
     // (what a crashed writer left unsynced is flushed by this writer's first fdatasync)
     if (state.needsNewline) await this.#write(Buffer.from('\n'), 0)
     const start = log.integrity?.()
     const last = start?.last as FileMark | undefined
-    if (state.chainLength === 0) await this.#startChain(log.header, undefined)
+    if (state.chainLength === 0) this.#startChain(log.header, undefined)
     else {
-      await fs.truncate(chainPath(this.directory), state.chainLength)
-      this.#chain = await fs.open(chainPath(this.directory), 'a')
+      truncateSync(chainPath(this.directory), state.chainLength)
+      this.#chainFd = openSync(chainPath(this.directory), 'a')
       this.#chainSize = state.chainLength
       this.#lastAt = last ? state.chainLength - Buffer.byteLength(markLine(last)) : -1
     }
@@ -118,11 +133,11 @@ export class JsonlWriter implements LogWriter {
   }
 
   /** Replaces `session.chain` by its header line and, when given, one record. */
-  async #startChain(header: SessionHeader, mark: FileMark | undefined): Promise<void> {
+  #startChain(header: SessionHeader, mark: FileMark | undefined): void {
     const head = chainHeaderLine(headerRoot(header))
     const text = mark ? head + markLine(mark) : head
-    await fs.writeFile(chainPath(this.directory), text)
-    this.#chain = await fs.open(chainPath(this.directory), 'a')
+    writeFileSync(chainPath(this.directory), text)
+    this.#chainFd = openSync(chainPath(this.directory), 'a')
     this.#chainSize = Buffer.byteLength(text)
     this.#lastAt = mark ? Buffer.byteLength(head) : -1
     this.#last = mark
@@ -150,7 +165,7 @@ export class JsonlWriter implements LogWriter {
   async #record(mark: IntegrityMark): Promise<void> {
     const placed: FileMark = { ...mark, start: this.#markStart, end: this.#size }
     const line = markLine(placed)
-    writeSync(this.#chain!.fd, line) // a small write to the page cache: no round trip to the thread pool
+    writeSync(this.#chainFd!, line) // a small write to the page cache: no round trip to the thread pool
     this.#lastAt = this.#chainSize
     this.#chainSize += Buffer.byteLength(line)
     this.#last = placed
@@ -178,15 +193,15 @@ export class JsonlWriter implements LogWriter {
         blobs.map((blob) => ({ blob }) as PendingEvent),
       )
     const text = encodeCheckpoint({ ...doc, locator: locator as never, blobs: blobs.map((b) => b.sha256) })
-    await writeCheckpoint(this.directory, text)
+    writeCheckpoint(this.directory, text)
     return text.length
   }
 
   /** Refuses to write when another writer touched the file or took the lock. */
   #guard(firstSeq: number): void {
-    const handle = this.#handle
-    if (!handle) throw new Error(`${this.#file} is not open for writing`)
-    const size = fstatSync(handle.fd).size
+    const fd = this.#fd
+    if (fd === undefined) throw new Error(`${this.#file} is not open for writing`)
+    const size = fstatSync(fd).size
     if (size !== this.#size) {
       throw new ConcurrentAppend(
         this.#id,
@@ -207,23 +222,23 @@ export class JsonlWriter implements LogWriter {
 
   async #write(buffer: Buffer, firstSeq: number): Promise<void> {
     this.#guard(firstSeq)
-    const handle = this.#handle!
+    const fd = this.#fd!
     // written at once (into the page cache), then made durable off the main thread
     let offset = 0
     while (offset < buffer.length) {
-      const written = writeSync(handle.fd, buffer, offset, buffer.length - offset)
+      const written = writeSync(fd, buffer, offset, buffer.length - offset)
       offset += written
       this.#size += written
     }
-    await handle.datasync()
+    await datasync(fd)
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     try {
-      await this.#handle?.close()
-      await this.#chain?.close()
+      if (this.#fd !== undefined) closeSync(this.#fd)
+      if (this.#chainFd !== undefined) closeSync(this.#chainFd)
     } finally {
       await this.#lock.release()
     }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionCheckpoint } from '@keel/session'
 import { isBlobStub, type PendingBlob, resolveBlobStub, spill } from './blob.js'
@@ -34,15 +34,21 @@ export interface CheckpointDocument {
 }
 
 /**
- * The stored form: a first line `{"format","version","bytes","sha256"}` naming the length and
- * digest of the rest, then the document as JSON. A truncated, damaged or foreign file is
- * told apart from a valid one without parsing the body.
+ * The stored form: a first line `{"format","version","bytes","crc32"}` naming the length and
+ * the CRC-32 of the rest, then the document as JSON. A truncated, damaged or foreign file is
+ * told apart from a valid one without parsing the body. (A CRC, not a cryptographic digest:
+ * it detects damage; nothing kept beside a log can detect a deliberate forgery — `verify` can,
+ * by replaying the log. The tie to the log is the integrity record's SHA-256 chain value.)
  */
 export function encodeCheckpoint(doc: CheckpointDocument): string {
   const body = JSON.stringify(doc)
-  const bytes = Buffer.byteLength(body)
-  const sha256 = createHash('sha256').update(body).digest('hex')
-  return `${JSON.stringify({ format: CHECKPOINT_FORMAT, version: CHECKPOINT_FORMAT_VERSION, bytes, sha256 })}\n${body}`
+  const head = {
+    format: CHECKPOINT_FORMAT,
+    version: CHECKPOINT_FORMAT_VERSION,
+    bytes: Buffer.byteLength(body),
+    crc32: crc32(body),
+  }
+  return `${JSON.stringify(head)}\n${body}`
 }
 
 /** Why a stored checkpoint cannot be read, in words for a notice; or the document. */
@@ -72,7 +78,7 @@ export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCh
       reason: `it is truncated or padded (${body.length} bytes where its header says ${String(head.bytes)})`,
     }
   }
-  if (createHash('sha256').update(body).digest('hex') !== head.sha256) {
+  if (crc32(body) !== head.crc32) {
     return { ok: false, reason: 'its content does not match its digest (it was damaged or edited)' }
   }
   let doc: CheckpointDocument
@@ -101,7 +107,7 @@ export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCh
 
 function parseHead(
   line: string,
-): { format?: unknown; version?: unknown; bytes?: unknown; sha256?: unknown } | undefined {
+): { format?: unknown; version?: unknown; bytes?: unknown; crc32?: unknown } | undefined {
   try {
     const head: unknown = JSON.parse(line)
     return head !== null && typeof head === 'object' ? head : undefined
