@@ -59,7 +59,7 @@ export function writeBigSession(
         type: 'tool-call',
         id,
         name: 'read_file',
-        arguments: `{"path":"src/f${turn}.ts"}`,
+        arguments: `{"path":"src/f${turn % 400}.ts"}`,
       }))
       const message = { role: 'assistant', content: [...text(filler(200, step)), ...calls] }
       surface.push(emit('assistant/message', { turn, step, message, stream }))
