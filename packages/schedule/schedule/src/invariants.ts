@@ -1,12 +1,7 @@
 import type { EventInvariant } from '@keel/session'
+import { bookCheckpoint } from './book-checkpoint.js'
 import type { ScheduleChange } from './events.js'
-import {
-  applyChange,
-  bookCheckpoint,
-  type ScheduleBook,
-  ScheduleStreamError,
-  scheduleProjection,
-} from './schedules.js'
+import { applyChange, type ScheduleBook, ScheduleStreamError, scheduleProjection } from './schedules.js'
 
 /**
  * The schedule stream's invariant, checked on every append and whenever a session is loaded

@@ -1,7 +1,7 @@
-import type { JsonValue } from '@keel/base'
 import { KeelError } from '@keel/base'
-import { type FoldCheckpoint, type Projection, registerProjection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import { Cron } from 'croner'
+import { bookCheckpoint } from './book-checkpoint.js'
 import type { ScheduleChange, ScheduleTrigger } from './events.js'
 
 /** One live schedule, as folded from its `schedule/change` events. */
@@ -59,23 +59,6 @@ export const scheduleProjection: Projection<ScheduleBook> = registerProjection<S
     event.type === 'schedule/change' ? applyChange(book, event.data, event.seq) : book,
   checkpoint: bookCheckpoint(),
 })
-
-/** How a {@link ScheduleBook} is kept in a checkpoint (its maps as entries); the projection's and the invariant's. */
-export function bookCheckpoint(): FoldCheckpoint<ScheduleBook> {
-  return {
-    version: 1,
-    save: (book) =>
-      ({ live: [...book.live], ended: [...book.ended], created: book.created }) as unknown as JsonValue,
-    restore: (saved) => {
-      const s = saved as unknown as {
-        live: [string, Schedule][]
-        ended: [string, ScheduleEnd][]
-        created: number
-      }
-      return { live: new Map(s.live), ended: new Map(s.ended), created: s.created }
-    },
-  }
-}
 
 /** One step of the schedule fold; throws {@link ScheduleStreamError} on an invalid transition. */
 export function applyChange(book: ScheduleBook, change: ScheduleChange, seq: number): ScheduleBook {
