@@ -64,7 +64,7 @@ declare module '@keel/session' {
   }
 }
 `,
-    [`${dir}/src/${name}.ts`]: `import type { Projection } from '@keel/session'
+    [`${dir}/src/${name}.ts`]: `import { type Projection, registerProjection } from '@keel/session'
 
 /** The plugin's state, folded from the log. */
 export interface ${pascal}State {
@@ -72,12 +72,16 @@ export interface ${pascal}State {
   value: string | null
 }
 
-/** Folds \`${event}\` events: the latest value wins. */
-export const ${camel}Projection: Projection<${pascal}State> = {
+/**
+ * Folds \`${event}\` events: the latest value wins. Registered, so checkpoints keep its
+ * state (plain JSON); bump \`version\` whenever the fold or its state changes.
+ */
+export const ${camel}Projection: Projection<${pascal}State> = registerProjection<${pascal}State>({
   name: '${name}',
   init: () => ({ value: null }),
   apply: (state, event) => (event.type === '${event}' ? { value: event.data.value } : state),
-}
+  checkpoint: { version: 1 },
+})
 `,
     [`${dir}/tests/${name}.test.ts`]: `import { Session } from '@keel/session'
 import { describe, expect, it } from 'vitest'

@@ -7,9 +7,11 @@
 // step is what the agent adds: adapter mapping, event validation and commits, the store
 // flush, tool dispatch, observers. Goal: ≤ 10 % or ≤ 2 ms per step, whichever is larger.
 // Measured twice: with the memory store, and with the JSONL store (a real file; every flush
-// — one before each model call and one at the turn end — is an fsync).
+// — one before each model call and one at the turn end — is an fdatasync). On JSONL the
+// raw replay persists too: it appends the same lines to a file with fdatasync at the same
+// flush points, so the disk's cost is on both sides and the difference is Keel's.
 import { fork } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { promises as fs, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -58,12 +60,29 @@ const llm = createDeepSeekAdapter({ baseURL, env: {} })
 type StoreKind = 'memory' | 'jsonl'
 const jsonlHome = mkdtempSync(join(tmpdir(), 'keel-bench-agent-'))
 
-async function agentTurn(kind: StoreKind): Promise<{ ms: number; cpu: number; bodies: unknown[] }> {
+/** What the agent persisted in a turn: its lines between flushes, in flush order. */
+type Persisted = string[]
+
+async function agentTurn(
+  kind: StoreKind,
+): Promise<{ ms: number; cpu: number; bodies: unknown[]; persisted: Persisted }> {
   const store: SessionStore = kind === 'memory' ? new MemoryStore() : new JsonlStore({ home: jsonlHome })
   const handle = await store.create()
+  const flushedAt: number[] = []
+  const recording = {
+    get session() {
+      return handle.session
+    },
+    directory: handle.directory,
+    flush: () => {
+      flushedAt.push(handle.session.nextSeq)
+      return handle.flush()
+    },
+    close: () => handle.close(),
+  }
   const agent = await createAgent({
     llm,
-    session: handle,
+    session: recording,
     tools: [noop],
     cwd: process.cwd(),
     maxSteps: STEPS + 1,
@@ -80,7 +99,15 @@ async function agentTurn(kind: StoreKind): Promise<{ ms: number; cpu: number; bo
   await store.close()
   const { bodies } = (await ask({ last: STEPS })) as { bodies: unknown[] }
   if (bodies.length !== STEPS) throw new Error(`expected ${STEPS} model calls, saw ${bodies.length}`)
-  return { ms, cpu, bodies }
+  const lines = handle.session.events.map((e) => `${JSON.stringify(e)}\n`)
+  const persisted: Persisted = []
+  let from = 0
+  for (const to of flushedAt) {
+    if (to > from) persisted.push(lines.slice(from, to).join(''))
+    else persisted.push('')
+    from = to
+  }
+  return { ms, cpu, bodies, persisted }
 }
 
 /** CPU time (user + system) this process spent since `since`, in ms. */
@@ -89,10 +116,24 @@ function cpuMs(since: NodeJS.CpuUsage): number {
   return (d.user + d.system) / 1000
 }
 
-async function rawReplay(bodies: unknown[]): Promise<{ ms: number; cpu: number }> {
+/**
+ * The agent's requests through the raw client; with `persisted` (JSONL), the agent's lines
+ * appended to a file with fdatasync at the same flush points (before each call, at the end).
+ */
+async function rawReplay(bodies: unknown[], persisted?: Persisted): Promise<{ ms: number; cpu: number }> {
+  const file = persisted
+    ? await fs.open(join(jsonlHome, `raw-${process.hrtime.bigint()}.jsonl`), 'a')
+    : undefined
+  const persist = async (i: number) => {
+    const text = persisted?.[i]
+    if (!file || text === undefined || text === '') return
+    await file.appendFile(text)
+    await file.datasync()
+  }
   const cpu0 = process.cpuUsage()
   const start = performance.now()
-  for (const body of bodies) {
+  for (const [i, body] of bodies.entries()) {
+    await persist(i)
     const stream = await raw.chat.completions.create({
       ...(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
       stream: true,
@@ -101,7 +142,10 @@ async function rawReplay(bodies: unknown[]): Promise<{ ms: number; cpu: number }
       // consume, as the adapter does
     }
   }
-  return { ms: performance.now() - start, cpu: cpuMs(cpu0) }
+  for (let i = bodies.length; i < (persisted?.length ?? 0); i++) await persist(i)
+  const result = { ms: performance.now() - start, cpu: cpuMs(cpu0) }
+  await file?.close()
+  return result
 }
 
 interface Series {
@@ -116,19 +160,22 @@ const series: Record<StoreKind, Series> = {
   jsonl: { agentMs: [], rawMs: [], overheadMs: [], agentCpu: [], rawCpu: [] },
 }
 let bodies: unknown[] = []
+const persistedOf: Partial<Record<StoreKind, Persisted>> = {}
 for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
   for (const kind of ['memory', 'jsonl'] as const) {
     // Alternate which side goes first so neither always runs on a warmer process. The agent's
     // request bodies are the same every round (the script is deterministic).
     let agent: { ms: number; cpu: number }
     let replay: { ms: number; cpu: number }
-    if (round % 2 === 0) {
+    const persisting = kind === 'jsonl'
+    if (round % 2 === 0 || persistedOf[kind] === undefined) {
       const turn = await agentTurn(kind)
       bodies = turn.bodies
+      persistedOf[kind] = turn.persisted
       agent = turn
-      replay = await rawReplay(bodies)
+      replay = await rawReplay(bodies, persisting ? turn.persisted : undefined)
     } else {
-      replay = await rawReplay(bodies)
+      replay = await rawReplay(bodies, persisting ? persistedOf[kind] : undefined)
       agent = await agentTurn(kind)
     }
     if (round >= WARMUP_ROUNDS) {
@@ -159,7 +206,11 @@ for (const kind of ['memory', 'jsonl'] as const) {
   const r = median(rawMs)
   const overhead = median(overheadMs) // median of the paired per-round differences
   const budget = Math.max(0.1 * r, 2)
-  console.log(kind === 'memory' ? 'memory store' : 'JSONL store (fsync on every flush)')
+  console.log(
+    kind === 'memory'
+      ? 'memory store (raw: the requests only)'
+      : 'JSONL store, fdatasync on every flush (raw: the requests and the same lines appended with fdatasync at the same flush points)',
+  )
   console.log(`  raw openai client   ${r.toFixed(3)} ms/step`)
   console.log(`  agent loop          ${a.toFixed(3)} ms/step`)
   console.log(

@@ -1,13 +1,17 @@
-// `pnpm bench`: runs every `scripts/bench/*.bench.ts` (or the ones named on the command line)
+// `pnpm bench [names…] [--quick]`: runs every `scripts/bench/*.bench.ts` (or the ones named)
 // in its own process, one after another, so one benchmark's heap does not skew the next.
-// Each benchmark prints its figures as ratios against a baseline measured in the same run.
+// Each benchmark prints its figures as ratios against a baseline measured in the same run,
+// and its goals as met or MISSED. Flags are passed on to every benchmark: `--quick` leaves
+// out the slowest cases (the 1M-event resume; see each benchmark's header).
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const wanted = process.argv.slice(2)
+const args = process.argv.slice(2)
+const flags = args.filter((a) => a.startsWith('--'))
+const wanted = args.filter((a) => !a.startsWith('--'))
 const all = readdirSync(here)
   .filter((f) => f.endsWith('.bench.ts'))
   .sort()
@@ -19,7 +23,7 @@ if (selected.length === 0) {
 let failed = 0
 for (const file of selected) {
   console.log(`\n=== ${file} ===`)
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, file)], {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join(here, file), ...flags], {
     stdio: 'inherit',
   })
   if (result.status !== 0) {

@@ -1,236 +1,175 @@
-// Session storage: JSONL durable append and 1M-event load vs raw baselines, and PostgreSQL
-// batched append / 100k-event load. Each load runs in its own process so peak RSS is its own.
-//   pnpm bench storage
-import { spawnSync } from 'node:child_process'
-import {
-  closeSync,
-  promises as fs,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs'
+// `pnpm bench storage [append|postgres]`: the write path of the JSONL store, and the
+// PostgreSQL store's append and load. (Loading and resuming long JSONL sessions:
+// `pnpm bench resume`.)
+//   turn appends   agent-like turns (flushes before each model call and at the turn end) on
+//                  the JSONL store — records, checkpoints and all. Baseline: JSON.stringify of
+//                  the same events, appendFile and fdatasync (Keel's durability) at the same
+//                  flush points, alternating turn by turn.
+//   batch sizes    session.append of a batch then flush(), against the same baseline per batch.
+import { promises as fs, mkdtempSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { SESSION_FORMAT_VERSION, type Session } from '@keel/session'
-import { MemoryStore } from '@keel/store'
+import '@keel/presets'
+import type { Session } from '@keel/session'
+import type { SessionHandle } from '@keel/store'
 import { JsonlStore } from '@keel/store-jsonl'
-import { appendSampleTurn, SAMPLE_TURN_EVENTS } from '@keel/store-testkit'
+import { appendSampleTurn } from '@keel/store-testkit'
+import { type Goal, printGoals } from './goals.js'
 import { postgresBench } from './storage-postgres.js'
 
-const self = fileURLToPath(import.meta.url)
-const [phase, ...args] = process.argv.slice(2)
 const secs = (ns: bigint) => Number(ns) / 1e9
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
-const peakRss = () => process.resourceUsage().maxRSS * 1024
-
-/** The JSON lines of `turns` sample turns, built through a real session (so they are valid). */
-async function sampleLines(turns: number, pad: string): Promise<string[]> {
-  const store = new MemoryStore()
-  const handle = await store.create({ id: 'sample' })
-  for (let i = 0; i < turns; i++) appendSampleTurn(handle.session, pad)
-  await handle.close()
-  return handle.session.events.map((e) => JSON.stringify(e))
-}
 
 type Recorded = { type: string; data: unknown; options: unknown }
 
-/** The 11 appends of sample turn `turn`, recorded (not yet appended). */
-function turnAppends(turn: number, pad: string): Recorded[] {
+/** The 11 appends of sample turn `turn`, recorded (not yet appended), and where the agent would flush. */
+function turnAppends(turn: number, pad: string): { calls: Recorded[]; flushAfter: ReadonlySet<number> } {
   const calls: Recorded[] = []
   const recorder = {
     lastTurn: turn - 1,
     append: (type: string, data: unknown, options: unknown) => calls.push({ type, data, options }),
   }
   appendSampleTurn(recorder as unknown as Session, pad)
-  return calls
+  // the agent flushes before each model call (after step/start) and at the turn end
+  const flushAfter = new Set(
+    calls.flatMap((c, i) => (c.type === 'step/start' || c.type === 'turn/end' ? [i] : [])),
+  )
+  return { calls, flushAfter }
+}
+
+/** One turn through the store: the appends, flushing where the agent does. */
+async function keelTurn(handle: SessionHandle, turn: ReturnType<typeof turnAppends>): Promise<bigint> {
+  const t0 = process.hrtime.bigint()
+  for (const [i, c] of turn.calls.entries()) {
+    handle.session.append(c.type as never, c.data as never, c.options as never)
+    if (turn.flushAfter.has(i)) await handle.flush()
+  }
+  return process.hrtime.bigint() - t0
 }
 
 /**
- * JSONL durable append at one batch size, end to end: `session.append` of `batch` events
- * (validation, serialization) then `flush()` (write + fsync), against the baseline
- * `JSON.stringify` of the same events + `appendFile` + `fsync`. The two alternate batch by
- * batch (and which goes first), so both see the same disk conditions.
+ * The same turn's events (as the session committed them) appended raw at the same flush
+ * points: `appendFile` + `fdatasync`, or (`sync`) a synchronous write + `fdatasync` as Keel writes.
  */
-async function jsonlAppendAtBatch(
-  batch: number,
-  batches: number,
-): Promise<{ keel: number; flush: number; raw: number }> {
-  const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
+async function rawTurn(
+  file: fs.FileHandle,
+  events: readonly unknown[],
+  turn: ReturnType<typeof turnAppends>,
+  sync = false,
+) {
+  const t0 = process.hrtime.bigint()
+  let text = ''
+  for (const [i, event] of events.entries()) {
+    text += `${JSON.stringify(event)}\n`
+    if (turn.flushAfter.has(i)) {
+      if (sync) writeSync(file.fd, text)
+      else await file.appendFile(text)
+      await file.datasync()
+      text = ''
+    }
+  }
+  return process.hrtime.bigint() - t0
+}
+
+/** Agent-like turns on the JSONL store against the raw baseline; checkpoints every 2,000 events as by default. */
+async function turnBench(turns: number): Promise<Goal> {
+  const home = mkdtempSync(join(tmpdir(), 'keel-bench-turns-'))
   try {
-    const warmup = Math.max(3, Math.ceil(batches / 10))
-    const pad = 'x'.repeat(300)
     const store = new JsonlStore({ home })
-    const handle = await store.create({ id: 'append' })
-    const session = handle.session
-    const rawFile = await fs.open(join(home, 'raw.jsonl'), 'a')
+    const handle = await store.create({ id: 'turns' })
+    const raw = await fs.open(join(home, 'raw.jsonl'), 'a')
+    const pad = 'x'.repeat(300)
+    let keel = 0n
+    let base = 0n
+    let syncBase = 0n
+    const warmup = 20
+    for (let t = 1; t <= warmup + turns; t++) {
+      const turn = turnAppends(t, pad)
+      const from = handle.session.nextSeq
+      let k: bigint
+      let r: bigint
+      if (t % 2 === 0 || t === 1) {
+        k = await keelTurn(handle, turn)
+        r = await rawTurn(raw, handle.session.events.slice(from), turn)
+      } else {
+        // the previous turn's events again (same size) first, then this turn through Keel
+        r = await rawTurn(raw, handle.session.events.slice(from - turn.calls.length, from), turn)
+        k = await keelTurn(handle, turn)
+      }
+      const s = await rawTurn(raw, handle.session.events.slice(from), turn, true)
+      if (t > warmup) {
+        keel += k
+        base += r
+        syncBase += s
+      }
+    }
+    await handle.close()
+    await raw.close()
+    const ratio = Number(keel) / Number(base)
+    console.log(
+      `jsonl turn appends, ${turns} turns of 11 events, 3 flushes each: keel ${secs(keel).toFixed(2)} s (validation, serialization, write + fdatasync, integrity records, checkpoints as by default), raw appendFile + fdatasync ${secs(base).toFixed(2)} s -> ${ratio.toFixed(2)}x; raw synchronous write + fdatasync (as Keel writes) ${secs(syncBase).toFixed(2)} s -> ${(Number(keel) / Number(syncBase)).toFixed(2)}x`,
+    )
+    return { name: 'jsonl turn appends / raw appendFile + fdatasync', value: ratio, limit: 1.25 }
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+/** session.append of `batch` events then flush(), against the raw baseline for the same lines, alternating. */
+async function batchBench(batch: number, batches: number): Promise<void> {
+  const home = mkdtempSync(join(tmpdir(), 'keel-bench-batch-'))
+  try {
+    const handle = await new JsonlStore({ home }).create({ id: 'append' })
+    const raw = await fs.open(join(home, 'raw.jsonl'), 'a')
     const queue: Recorded[] = []
     let turns = 0
     let keel = 0n
     let flush = 0n
-    let raw = 0n
+    let base = 0n
+    const warmup = Math.max(3, Math.ceil(batches / 10))
     for (let i = 0; i < warmup + batches; i++) {
-      while (queue.length < batch) queue.push(...turnAppends(++turns, pad))
+      while (queue.length < batch) queue.push(...turnAppends(++turns, 'x'.repeat(300)).calls)
       const todo = queue.splice(0, batch)
-      const keelBatch = async () => {
-        const t0 = process.hrtime.bigint()
-        for (const c of todo) session.append(c.type as never, c.data as never, c.options as never)
-        const f0 = process.hrtime.bigint()
-        await handle.flush()
-        const t1 = process.hrtime.bigint()
-        return [t1 - t0, t1 - f0] as const
-      }
-      const rawBatch = async () => {
-        // the same events, as the session committed them (the last `batch` of the log)
-        const events = session.events
-        const from = Math.max(0, events.length - batch)
-        const r0 = process.hrtime.bigint()
-        let text = ''
-        for (let j = from; j < events.length; j++) text += `${JSON.stringify(events[j])}\n`
-        await rawFile.appendFile(text)
-        await rawFile.sync()
-        return process.hrtime.bigint() - r0
-      }
-      let k: readonly [bigint, bigint]
-      let r: bigint
-      if (i % 2 === 0 || i < 1) {
-        k = await keelBatch()
-        r = await rawBatch()
-      } else {
-        r = await rawBatch() // the previous batch's lines again (same size), then Keel's new batch
-        k = await keelBatch()
-      }
+      const t0 = process.hrtime.bigint()
+      for (const c of todo) handle.session.append(c.type as never, c.data as never, c.options as never)
+      const f0 = process.hrtime.bigint()
+      await handle.flush()
+      const t1 = process.hrtime.bigint()
+      const events = handle.session.events.slice(-batch)
+      const r0 = process.hrtime.bigint()
+      await raw.appendFile(events.map((e) => `${JSON.stringify(e)}\n`).join(''))
+      await raw.datasync()
+      const r1 = process.hrtime.bigint()
       if (i >= warmup) {
-        keel += k[0]
-        flush += k[1]
-        raw += r
+        keel += t1 - t0
+        flush += t1 - f0
+        base += r1 - r0
       }
     }
     await handle.close()
-    await rawFile.close()
-    return { keel: secs(keel), flush: secs(flush), raw: secs(raw) }
+    await raw.close()
+    console.log(
+      `  batches of ${String(batch).padStart(4)}: end to end ${(Number(keel) / Number(base)).toFixed(2)}x, flush() alone ${(Number(flush) / Number(base)).toFixed(2)}x (raw ${secs(base).toFixed(3)} s for ${batches} batches)`,
+    )
   } finally {
     rmSync(home, { recursive: true, force: true })
   }
 }
 
-/** JSONL durable append end to end at batch sizes 1, 11, 100 and 1000, as ratios to the raw baseline. */
-async function appendBench(): Promise<Record<string, number>> {
-  const ratios: Record<string, number> = {}
+const part = process.argv.slice(2).find((a) => !a.startsWith('--'))
+const goals: Goal[] = []
+if (!part || part === 'append') {
+  goals.push(await turnBench(400))
+  console.log(
+    'jsonl durable append by batch size (session.append + flush() vs JSON.stringify + appendFile + fdatasync):',
+  )
   for (const [batch, batches] of [
-    [1, 400],
-    [11, 240],
-    [100, 60],
-    [1000, 16],
+    [1, 300],
+    [11, 200],
+    [100, 50],
+    [1000, 12],
   ] as const) {
-    const { keel, flush, raw } = await jsonlAppendAtBatch(batch, batches)
-    const ratio = keel / raw
-    ratios[`jsonl append, batch ${batch}`] = ratio
-    ratios[`jsonl flush() only, batch ${batch}`] = flush / raw
-    console.log(
-      `jsonl durable append, batches of ${batch} (${batches} fsynced batches): keel end to end (session.append validation + flush) ${keel.toFixed(3)} s, of which flush() (the store's write path: serialize check, write, fsync) ${flush.toFixed(3)} s; raw JSON.stringify+appendFile+fsync ${raw.toFixed(3)} s -> ratio ${ratio.toFixed(2)}x end to end (goal <= 1.25x), ${(flush / raw).toFixed(2)}x flush only`,
-    )
-  }
-  return ratios
-}
-
-/** Writes a valid 1M-event session file directly (templated sample turns with renumbered seqs). */
-async function writeBigSession(home: string, id: string, events: number): Promise<string> {
-  const template = (await sampleLines(1, 'y'.repeat(120))).map(
-    (l) => JSON.parse(l) as Record<string, unknown>,
-  )
-  const dir = join(home, 'sessions', id)
-  await fs.mkdir(dir, { recursive: true })
-  const file = join(dir, 'session.jsonl')
-  const fd = openSync(file, 'w')
-  const header = { version: SESSION_FORMAT_VERSION, id, createdAt: Date.now() }
-  writeSync(
-    fd,
-    `${JSON.stringify({ format: 'keel-session', formatVersion: SESSION_FORMAT_VERSION, header })}\n`,
-  )
-  let seq = 0
-  let chunk = ''
-  for (let turn = 1; seq < events; turn++) {
-    for (const t of template) {
-      if (seq === events) break
-      const data = JSON.parse(JSON.stringify(t.data)) as Record<string, unknown>
-      if ('turn' in data) data.turn = turn
-      const message = data.message as { toolCallId?: string; content?: { id?: string }[] } | undefined
-      if (message?.toolCallId) message.toolCallId = `call-${turn}`
-      for (const block of message?.content ?? []) if (block.id) block.id = `call-${turn}`
-      if (typeof data.callId === 'string') data.callId = `call-${turn}`
-      chunk += `${JSON.stringify({ ...t, seq, data })}\n`
-      seq++
-    }
-    if (chunk.length > 1 << 22) {
-      writeSync(fd, chunk)
-      chunk = ''
-    }
-  }
-  writeSync(fd, chunk)
-  closeSync(fd)
-  return file
-}
-
-function runPhase(name: string, ...rest: string[]): Record<string, number> {
-  const result = spawnSync(
-    process.execPath,
-    ['--max-old-space-size=8192', '--import', 'tsx', '--expose-gc', self, name, ...rest],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
-  )
-  if (result.status !== 0) throw new Error(`phase ${name} failed (${result.status ?? result.signal})`)
-  return JSON.parse(result.stdout.trim().split('\n').pop()!) as Record<string, number>
-}
-
-async function loadBench(): Promise<Record<string, number>> {
-  const home = mkdtempSync(join(tmpdir(), 'keel-bench-'))
-  try {
-    const events = 1_000_000 - (1_000_000 % SAMPLE_TURN_EVENTS)
-    const file = await writeBigSession(home, 'big', events)
-    const size = statSync(file).size
-    const raw = runPhase('raw-load', file)
-    const keel = runPhase('keel-load', home, 'big')
-    if (keel.events !== events || raw.events !== events + 1)
-      throw new Error(`event counts differ: ${JSON.stringify({ raw, keel })}`)
-    const ratio = keel.seconds! / raw.seconds!
-    console.log(
-      `jsonl load of ${events} events (${mib(size)}): keel ${keel.seconds!.toFixed(2)} s, peak RSS ${mib(keel.rss!)}; raw read+split+JSON.parse ${raw.seconds!.toFixed(2)} s, peak RSS ${mib(raw.rss!)} -> ratio ${ratio.toFixed(2)}x (goal <= 1.5x)`,
-    )
-    return { 'jsonl load': ratio }
-  } finally {
-    rmSync(home, { recursive: true, force: true })
+    await batchBench(batch, batches)
   }
 }
-
-/** All measured ratios in one block at the end of the run. */
-function printRatios(ratios: Record<string, number>): void {
-  if (Object.keys(ratios).length === 0) return
-  console.log('\nratios (keel / raw baseline):')
-  for (const [name, ratio] of Object.entries(ratios)) console.log(`  ${name.padEnd(28)} ${ratio.toFixed(2)}x`)
-}
-
-if (phase === 'raw-load') {
-  const t0 = process.hrtime.bigint()
-  const text = readFileSync(args[0]!, 'utf8')
-  const parsed = text
-    .split('\n')
-    .filter((l) => l.length > 0)
-    .map((l) => JSON.parse(l) as unknown)
-  const seconds = secs(process.hrtime.bigint() - t0)
-  console.log(JSON.stringify({ seconds, rss: peakRss(), events: parsed.length }))
-} else if (phase === 'keel-load') {
-  const t0 = process.hrtime.bigint()
-  const session = await new JsonlStore({ home: args[0]! }).load(args[1]!)
-  const seconds = secs(process.hrtime.bigint() - t0)
-  console.log(JSON.stringify({ seconds, rss: peakRss(), events: session.nextSeq }))
-} else {
-  // `storage.bench.ts [append|load|postgres]` runs one part; no argument runs all
-  const ratios: Record<string, number> = {}
-  if (!phase || phase === 'append') Object.assign(ratios, await appendBench())
-  if (!phase || phase === 'load') Object.assign(ratios, await loadBench())
-  if (!phase || phase === 'postgres') await postgresBench()
-  printRatios(ratios)
-}
+if (!part || part === 'postgres') goals.push(...(await postgresBench()))
+printGoals(goals)

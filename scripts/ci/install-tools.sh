@@ -2,7 +2,8 @@
 # Sourced by .ci/run (and usable locally as root): installs from Debian the programs the
 # tests use when they are missing — ripgrep (the grep tool's fast path), bubblewrap and socat
 # (the OS sandbox of @anthropic-ai/sandbox-runtime), python3 (hook scripts), tmux, chromium
-# (the HTML export is checked in a real headless browser).
+# (the HTML export is checked in a real headless browser), strace (the JSONL store's write
+# path is checked syscall by syscall).
 # Quiet on success, loud on failure.
 
 keel_install_tools() {
@@ -13,6 +14,7 @@ keel_install_tools() {
   command -v python3 >/dev/null 2>&1 || missing+=(python3)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v strace >/dev/null 2>&1 || missing+=(strace)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "install-tools: missing ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2

@@ -10,10 +10,11 @@ import { firstPromptTitle, latestTitle } from './session-titles.js'
 import { childOfLine, delegationLabel, nestSessions } from './session-tree.js'
 import { checkKeelHome, selectStore, unlockSession } from './store.js'
 import { closest, parseFlags, UsageError } from './usage.js'
+import { verifySession } from './verify-command.js'
 
-const SUBCOMMANDS = ['list', 'show', 'export', 'unlock'] as const
+const SUBCOMMANDS = ['list', 'show', 'export', 'verify', 'unlock'] as const
 
-/** `keel sessions list|show|export|unlock …`. */
+/** `keel sessions list|show|export|verify|unlock …`. */
 export async function sessionsCommand(argv: readonly string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv
   const home = keelHome(io.env as NodeJS.ProcessEnv)
@@ -23,6 +24,10 @@ export async function sessionsCommand(argv: readonly string[], io: CliIo): Promi
     await checkKeelHome(home, io.env, 'read')
     return exportSession(rest, io)
   }
+  if (sub === 'verify') {
+    await checkKeelHome(home, io.env, 'read')
+    return verifySession(rest, io)
+  }
   if (sub === 'unlock') {
     await checkKeelHome(home, io.env, 'read')
     return unlockSession(rest, io)
@@ -30,8 +35,8 @@ export async function sessionsCommand(argv: readonly string[], io: CliIo): Promi
   const near = sub === undefined ? undefined : closest(sub, SUBCOMMANDS)
   throw new UsageError(
     sub === undefined
-      ? 'keel sessions needs a subcommand: list, show, export or unlock'
-      : `keel sessions ${sub} is not a command${near ? `; did you mean keel sessions ${near}?` : ''}; keel sessions takes list, show, export or unlock`,
+      ? 'keel sessions needs a subcommand: list, show, export, verify or unlock'
+      : `keel sessions ${sub} is not a command${near ? `; did you mean keel sessions ${near}?` : ''}; keel sessions takes list, show, export, verify or unlock`,
   )
 }
 

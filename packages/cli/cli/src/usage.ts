@@ -121,6 +121,7 @@ export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-
        keel sessions list [--cwd dir] [--limit n] [--json]   newest activity first
        keel sessions show <id> [--json]
        keel sessions export <id> --html [-o file]
+       keel sessions verify <id> [--json]  replay it all, check its integrity and its checkpoint
        keel sessions unlock <id>          remove a stale writer lock (JSONL; e.g. one held on another host)
        keel presets list | keel presets show <id>
        keel mcp list [--preset id] [--project] [--tools]   MCP servers: state and tools

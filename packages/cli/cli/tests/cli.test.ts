@@ -68,7 +68,7 @@ describe('keel sessions', () => {
     const y = io({ KEEL_HOME: home })
     expect(await runCli(['sessions', 'frobnicate'], y)).toBe(2)
     expect(y.stderr.join('')).toBe(
-      'keel: keel sessions frobnicate is not a command; keel sessions takes list, show, export or unlock (see keel --help)\n',
+      'keel: keel sessions frobnicate is not a command; keel sessions takes list, show, export, verify or unlock (see keel --help)\n',
     )
     const empty = io({ KEEL_HOME: await mkdtemp(join(tmpdir(), 'keel-cli-empty-')) })
     expect(await runCli(['sessions', 'list'], empty)).toBe(0)

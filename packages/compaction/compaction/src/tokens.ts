@@ -1,5 +1,5 @@
 import type { Message } from '@keel/llm'
-import type { Projection, Session, SessionEvent } from '@keel/session'
+import { type Projection, registerProjection, type Session, type SessionEvent } from '@keel/session'
 import type { TokenSource } from './events.js'
 
 /**
@@ -74,7 +74,7 @@ export interface MeterState {
 }
 
 /** Folds {@link MeterState}. */
-export const meterProjection: Projection<MeterState> = {
+export const meterProjection: Projection<MeterState> = registerProjection<MeterState>({
   name: '@keel/compaction/meter',
   init: () => ({ lastReplace: -1, latestUsage: -1, gap: 0 }),
   apply(state, event) {
@@ -87,7 +87,8 @@ export const meterProjection: Projection<MeterState> = {
     const lastReplace = replaceSeq(event, state.lastReplace)
     return lastReplace === state.lastReplace ? state : { ...state, lastReplace }
   },
-}
+  checkpoint: { version: 1 },
+})
 
 function replaceSeq(event: SessionEvent, last: number): number {
   return 'surfaceOp' in event && typeof event.surfaceOp === 'object' && event.surfaceOp !== null

@@ -1,3 +1,4 @@
+import type { JsonValue } from '@keel/base'
 import type { Projection, Session, SessionEvent } from '@keel/session'
 
 /** Which tools read and which modify files, and the argument naming the path. */
@@ -43,9 +44,15 @@ export interface WorkingState {
   readonly filesModified: readonly string[]
 }
 
+/** A `tool/call` of a file tool whose result is not in yet. */
+interface PendingFile {
+  kind: 'read' | 'modify'
+  path: string
+}
+
 /** The files read and modified so far, folded from the log. */
 export interface FileState {
-  readonly pending: ReadonlyMap<string, { kind: 'read' | 'modify'; path: string }>
+  readonly pending: ReadonlyMap<string, PendingFile>
   readonly read: readonly string[]
   readonly modified: readonly string[]
 }
@@ -56,7 +63,8 @@ const withPath = (list: readonly string[], path: string): readonly string[] =>
 /** Folds the files read and modified from `tool/call` and `tool/result` events of `tools`. */
 export function fileActivityProjection(tools: FileToolNames): Projection<FileState> {
   return {
-    name: '@keel/compaction/files',
+    // one state per tool configuration: a checkpoint keeps each under its own name
+    name: `@keel/compaction/files(${tools.read.join(',')};${tools.modify.join(',')};${tools.pathArgument})`,
     init: () => ({ pending: new Map(), read: [], modified: [] }),
     apply(state, event: SessionEvent) {
       if (event.type === 'tool/call') {
@@ -84,6 +92,15 @@ export function fileActivityProjection(tools: FileToolNames): Projection<FileSta
       }
       if (event.type === 'turn/end' && state.pending.size > 0) return { ...state, pending: new Map() }
       return state
+    },
+    checkpoint: {
+      version: 1,
+      save: (state) =>
+        ({ pending: [...state.pending], read: state.read, modified: state.modified }) as unknown as JsonValue,
+      restore: (saved) => {
+        const s = saved as unknown as { pending: [string, PendingFile][]; read: string[]; modified: string[] }
+        return { pending: new Map(s.pending), read: s.read, modified: s.modified }
+      },
     },
   }
 }

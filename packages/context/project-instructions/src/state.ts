@@ -1,4 +1,4 @@
-import type { Projection, SessionEventMap } from '@keel/session'
+import { type Projection, registerProjection, type SessionEventMap } from '@keel/session'
 import type { DeliveryReason } from './events.js'
 import { INSTRUCTIONS_SOURCE } from './render.js'
 
@@ -23,7 +23,7 @@ export interface InstructionsState {
  * `developer/message` of source {@link INSTRUCTIONS_SOURCE} after it (the agent appends the
  * injected message before the next step), and every approved import.
  */
-export const instructionsProjection: Projection<InstructionsState> = {
+export const instructionsProjection: Projection<InstructionsState> = registerProjection<InstructionsState>({
   name: '@keel/project-instructions',
   init: () => ({ approved: [] }),
   apply: (state, event) => {
@@ -45,7 +45,8 @@ export const instructionsProjection: Projection<InstructionsState> = {
     }
     return state
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** The facts a delivery decision needs besides the log's state. */
 export interface DeliveryFacts {

@@ -103,6 +103,7 @@ export class Agent {
         enqueue: (message, opts) => agent.#enqueueFromPlugin(message, opts?.source),
         inject: (message, opts) => agent.inject(message, opts),
         display: (notice) => agent.#emit('onDisplay', notice),
+        flush: () => agent.flush(),
         tools: () => agent.#board.registry.list(),
         toolSet: (plugin) => agent.#board.set(plugin),
         answerers: () => agent.#runtime?.answerers ?? [],
@@ -340,6 +341,16 @@ export class Agent {
    */
   abort(reason?: unknown): void {
     this.#controller?.abort(reason)
+  }
+
+  /**
+   * Makes every event appended so far durable (the store handle's `flush()`; a session
+   * without a store has nothing to write). The loop flushes at its own durability points;
+   * a caller that appends between them — a message queued while a turn runs — flushes
+   * here so a crash cannot lose what was accepted.
+   */
+  flush(): Promise<void> {
+    return this.#handle ? this.#handle.flush() : Promise.resolve()
   }
 
   /** Resolves once no turn is running or queued. */

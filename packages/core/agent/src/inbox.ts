@@ -1,6 +1,12 @@
 import { canonicalJson } from '@keel/base'
 import type { UserMessage } from '@keel/llm'
-import type { EventInvariant, Projection, Session, SessionEventMap } from '@keel/session'
+import {
+  type EventInvariant,
+  type Projection,
+  registerProjection,
+  type Session,
+  type SessionEventMap,
+} from '@keel/session'
 import { AgentError } from './errors.js'
 import type { InboxTarget } from './events.js'
 import { toUserMessage } from './options.js'
@@ -84,11 +90,14 @@ export function normalizeSplice(list: readonly UserMessage[], edit: InboxEdit): 
 }
 
 /** The pending `next-turn` messages: the fold of `agent/inbox/spliced`, oldest first. */
-export const inboxProjection: Projection<readonly UserMessage[]> = {
-  name: '@keel/agent/inbox',
-  init: () => [],
-  apply: (list, event) => (event.type === 'agent/inbox/spliced' ? applySplice(list, event.data) : list),
-}
+export const inboxProjection: Projection<readonly UserMessage[]> = registerProjection<readonly UserMessage[]>(
+  {
+    name: '@keel/agent/inbox',
+    init: () => [],
+    apply: (list, event) => (event.type === 'agent/inbox/spliced' ? applySplice(list, event.data) : list),
+    checkpoint: { version: 1 },
+  },
+)
 
 /**
  * The invariant of @keel/agent's events, checked on every append and load: each inbox
@@ -103,6 +112,7 @@ export const inboxInvariant: EventInvariant<readonly UserMessage[]> = {
     if (problem !== undefined) return { ok: false, reason: problem, code: 'INBOX_SPLICE_INVALID' }
     return { ok: true, state: applySplice(list, splice) }
   },
+  checkpoint: { version: 1 },
 }
 
 /** The messages waiting in the session's inbox, oldest first. */

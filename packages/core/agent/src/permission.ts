@@ -2,7 +2,7 @@
 // `deny` refuses the call; an `ask` comes here: hook answerers, then the session rules, then
 // interactive answerers, then fail closed (`unavailable`). Each question is logged as one
 // `approval/asked` and one `approval/decided`.
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { ApprovalAnswerSource, ApprovalOutcome, SessionRule } from './events.js'
 import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
 
@@ -103,7 +103,9 @@ export function describeRule(rule: SessionRule): string {
  * `allowed-session`, in order, without duplicates. Folded from the log, so a resumed
  * session keeps them and a fork inherits those made before the fork point.
  */
-export const sessionRulesProjection: Projection<readonly SessionRule[]> = {
+export const sessionRulesProjection: Projection<readonly SessionRule[]> = registerProjection<
+  readonly SessionRule[]
+>({
   name: '@keel/agent/session-rules',
   init: () => [],
   apply: (rules, event) => {
@@ -118,7 +120,8 @@ export const sessionRulesProjection: Projection<readonly SessionRule[]> = {
     }
     return [...rules, rule]
   },
-}
+  checkpoint: { version: 1 },
+})
 
 const cancelled: Settlement = { outcome: 'cancelled', by: 'none', reason: 'the turn was cancelled' }
 

@@ -31,6 +31,8 @@ export interface AgentFacilities {
   enqueue(message: UserMessage, options?: { source?: string }): void
   inject(message: DeveloperMessage, options?: { source?: string }): void
   display(notice: DisplayNotice): void
+  /** Makes the events appended so far durable (none to write without a store). */
+  flush?(): Promise<void>
   /** The agent's tools (empty until every plugin is set up). */
   tools(): ReadonlyArray<Tool<unknown>>
   /** The agent's answerer chain (empty until every plugin is set up; none without it). */
@@ -203,6 +205,7 @@ export function createPluginContext(
       if (sink.closed()) return
       services.display({ source: name, kind, text })
     },
+    flush: () => services.flush?.() ?? Promise.resolve(),
   }
   return {
     context,

@@ -319,6 +319,13 @@ export interface PluginContext<Config> {
   inject(message: DeveloperMessage, options?: { source?: string }): void
   /** Shows something to the user through the agent's observers. */
   display(kind: string, text: string): void
+  /**
+   * Makes every event appended so far durable now, rather than at the loop's next
+   * durability point (before a model call, once a step's tool calls are logged, at the turn end):
+   * for what a plugin appends during a long tool run that a crash must not lose, such as a
+   * child session's start. Resolves at once without a store.
+   */
+  flush(): Promise<void>
 }
 
 /**

@@ -1,6 +1,6 @@
 import { canonicalDigest, canonicalJson } from '@keel/base'
 import type { Message, ToolSpec } from '@keel/llm'
-import type { Projection, Session, SessionEventMap } from '@keel/session'
+import { type Projection, registerProjection, type Session, type SessionEventMap } from '@keel/session'
 import type { ModelRoute } from './model-route.js'
 
 type Header = SessionEventMap['request/header']
@@ -19,7 +19,7 @@ function withoutStep(data: Header | Context): string {
 }
 
 /** Folds the latest recorded request context and header. */
-export const requestLogProjection: Projection<RequestLogState> = {
+export const requestLogProjection: Projection<RequestLogState> = registerProjection<RequestLogState>({
   name: '@keel/agent/request-log',
   init: () => ({ context: null, header: null }),
   apply(state, event) {
@@ -27,7 +27,8 @@ export const requestLogProjection: Projection<RequestLogState> = {
     if (event.type === 'request/header') return { ...state, header: withoutStep(event.data) }
     return state
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** `sha256:` over the texts of the system messages that open `messages` (what a provider takes as the system prompt). */
 export function systemDigestOf(messages: readonly Message[]): string {

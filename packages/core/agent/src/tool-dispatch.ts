@@ -55,6 +55,9 @@ export async function runTools(
       arguments: call.arguments,
     })
   }
+  // Durable before anything runs: a crash during a long tool leaves its call in the log,
+  // answered `TOOL_INTERRUPTED` on the next open rather than forgotten.
+  await rt.flush()
   const prepared = calls.map((call) => prepare(rt, call, settled.get(call.id)))
   const batches: number[][] = []
   for (let i = 0; i < prepared.length; i++) {

@@ -6,9 +6,9 @@
 // latest wins), and compared with the log, not with memory, so a resumed agent notices a
 // tool that went or changed while the session was closed.
 import { createHash } from 'node:crypto'
-import { canonicalJson, errorMessage } from '@keel/base'
+import { canonicalJson, errorMessage, type JsonValue } from '@keel/base'
 import type { ToolSpec } from '@keel/llm'
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import { type Tool, ToolRegistry, ToolRegistryError, toToolSpec } from '@keel/tools'
 import type { OfferedTool } from './events.js'
 
@@ -58,16 +58,22 @@ export function toolDigest(spec: ToolSpec): string {
  * The latest `tool/list-changed` of each plugin: what the model was last offered from each
  * plugin's tool set (absent: never recorded, i.e. empty).
  */
-export const offeredToolsProjection: Projection<ReadonlyMap<string, readonly OfferedTool[]>> = {
-  name: '@keel/agent/offered-tools',
-  init: () => new Map(),
-  apply: (state, event) => {
-    if (event.type !== 'tool/list-changed') return state
-    const next = new Map(state)
-    next.set(event.data.plugin, event.data.tools)
-    return next
-  },
-}
+export const offeredToolsProjection: Projection<ReadonlyMap<string, readonly OfferedTool[]>> =
+  registerProjection<ReadonlyMap<string, readonly OfferedTool[]>>({
+    name: '@keel/agent/offered-tools',
+    init: () => new Map(),
+    apply: (state, event) => {
+      if (event.type !== 'tool/list-changed') return state
+      const next = new Map(state)
+      next.set(event.data.plugin, event.data.tools)
+      return next
+    },
+    checkpoint: {
+      version: 1,
+      save: (state) => [...state] as unknown as JsonValue,
+      restore: (saved) => new Map(saved as unknown as [string, readonly OfferedTool[]][]),
+    },
+  })
 
 /** What changed from `before` to `after` (both lists of one plugin). */
 export function diffOffered(

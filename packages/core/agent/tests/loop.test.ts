@@ -40,7 +40,7 @@ describe('backoffDelay', () => {
 })
 
 describe('durability and plumbing', () => {
-  it('flushes the store before every model call and at the turn end', async () => {
+  it('flushes the store before every model call, before tools run, and at the turn end', async () => {
     const session = Session.create('flushes')
     const flushedAt: number[] = []
     const requestsAtFlush: number[] = []
@@ -68,8 +68,13 @@ describe('durability and plumbing', () => {
     const types = session.events.map((e) => e.type)
     // before call 1 (after the first step/start and its request header), before call 2 (after
     // the second step/start: its header is unchanged, so not recorded again), after turn/end
-    expect(flushedAt.map((seq) => types[seq - 1])).toEqual(['request/header', 'step/start', 'turn/end'])
-    expect(requestsAtFlush).toEqual([0, 1, 2])
+    expect(flushedAt.map((seq) => types[seq - 1])).toEqual([
+      'request/header',
+      'tool/call',
+      'step/start',
+      'turn/end',
+    ])
+    expect(requestsAtFlush).toEqual([0, 1, 1, 2])
   })
 
   it('stores an over-cap tool output aside in toolOutputDir and records where', async () => {

@@ -15,6 +15,7 @@ export type { Brand } from './brand.js'
 export { canonicalDigest, canonicalJson } from './canonical.js'
 export { errorMessage, errorRecordOf, isKeelError, KeelError } from './errors.js'
 export {
+  assertPlainJson,
   deepFreezeJson,
   type JsonObject,
   type JsonValue,

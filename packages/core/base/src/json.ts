@@ -158,7 +158,33 @@ export function deepFreezeJson<T>(value: T, root = 'data', what = 'value'): T {
 function freezeTo(value: unknown, levels: number): boolean {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return true
   if (levels === 0) return false
-  for (const key in value) if (!freezeTo((value as Record<string, unknown>)[key], levels - 1)) return false
+  if (Array.isArray(value)) {
+    // by index: `for…in` over an array makes a string per index
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+    }
+  } else {
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key]
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+    }
+  }
   Object.freeze(value)
   return true
+}
+
+/**
+ * Throws {@link NonJsonValueError} naming the first offending path when `value` is not
+ * plain JSON (see {@link toFrozenJson} for what is refused). Copies and freezes nothing.
+ */
+export function assertPlainJson(value: unknown, root = 'value', what = 'value'): void {
+  const found = diagnose(value, root, [])
+  if (found) {
+    throw new NonJsonValueError(
+      'NON_JSON_DATA',
+      `${what}: ${found.at} is ${found.reason}; only plain JSON may be stored`,
+      { path: found.at, reason: found.reason },
+    )
+  }
 }

@@ -1,6 +1,6 @@
 import { boundIssues, deepFreezeJson, formatJsonPath, NonJsonValueError, toFrozenJson } from '@keel/base'
-import type { z } from 'zod'
 import { SessionError } from './errors.js'
+import type { EventRegistration } from './registry.js'
 import { SURFACE_TYPES } from './surface.js'
 import type { SessionSeq, SurfaceOp } from './types.js'
 
@@ -54,11 +54,59 @@ export function checkStoredShape(raw: unknown, seq: number): StoredEnvelope {
       { seq, type, storedSeq: stored.seq },
     )
   }
-  for (const key of Object.keys(stored)) {
+  for (const key in stored) {
     if (!ENVELOPE_KEYS.has(key)) throw envelopeError(seq, `has an unknown envelope field '${key}'`, type)
   }
   if (!('data' in stored)) throw envelopeError(seq, 'has no `data`', type)
   return stored as StoredEnvelope
+}
+
+/**
+ * Checks one stored event at index `seq` in place — shape, time, `ignorable`, surface
+ * fields — and returns the same object as the event (its surface fields frozen, `data` not
+ * yet checked). A load builds nothing per event: the parsed value becomes the event.
+ */
+export function adoptStored(raw: unknown, seq: number): AnyEvent {
+  const stored = checkStoredShape(raw, seq)
+  const type = stored.type
+  if (typeof stored.time !== 'number' || !Number.isFinite(stored.time) || stored.time < 0) {
+    throw envelopeError(seq, timeReason(stored.time), type)
+  }
+  if (stored.ignorable !== undefined && stored.ignorable !== true) {
+    throw envelopeError(seq, 'has `ignorable` other than true', type)
+  }
+  if (stored.surfaceOp !== undefined || stored.sourceEventSeqs !== undefined) {
+    checkSurfaceFields(stored)
+    if (stored.surfaceOp !== undefined) checkSurfaceOp(type, seq, stored.surfaceOp, true)
+    if (stored.sourceEventSeqs !== undefined) Object.freeze(stored.sourceEventSeqs)
+  }
+  return stored as AnyEvent
+}
+
+function timeReason(time: unknown): string {
+  return `has time ${typeof time === 'string' ? JSON.stringify(time) : String(time)}; expected Unix epoch milliseconds (a finite number ≥ 0)`
+}
+
+/** Surface fields only on surface types, `sourceEventSeqs` only earlier seqs. */
+function checkSurfaceFields(e: StoredEnvelope): void {
+  const { type, seq } = e
+  if (!SURFACE_TYPES.has(type)) {
+    throw new SessionError(
+      'SURFACE_FIELDS_NOT_ALLOWED',
+      `event '${type}' (seq ${seq}) carries ${e.surfaceOp !== undefined ? 'surfaceOp' : 'sourceEventSeqs'}, but only surface events (${[...SURFACE_TYPES].join(', ')}) may`,
+      { type, seq },
+    )
+  }
+  const sources = e.sourceEventSeqs
+  if (sources !== undefined) {
+    if (!Array.isArray(sources) || sources.some((s) => !Number.isInteger(s) || s < 0 || s >= seq)) {
+      throw new SessionError(
+        'SURFACE_SOURCES_INVALID',
+        `event '${type}' (seq ${seq}): sourceEventSeqs must be earlier seqs (integers 0..${seq - 1})`,
+        { type, seq, sourceEventSeqs: sources },
+      )
+    }
+  }
 }
 
 /**
@@ -68,7 +116,7 @@ export function checkStoredShape(raw: unknown, seq: number): StoredEnvelope {
 export function buildEvent(e: StoredEnvelope, live: boolean): AnyEvent {
   const { type, seq } = e
   if (typeof e.time !== 'number' || !Number.isFinite(e.time) || e.time < 0) {
-    const reason = `has time ${typeof e.time === 'string' ? JSON.stringify(e.time) : String(e.time)}; expected Unix epoch milliseconds (a finite number ≥ 0)`
+    const reason = timeReason(e.time)
     if (!live) throw envelopeError(seq, reason, type)
     throw new SessionError('EVENT_ENVELOPE_INVALID', `cannot append '${type}' at seq ${seq}: it ${reason}`, {
       seq,
@@ -85,41 +133,23 @@ export function buildEvent(e: StoredEnvelope, live: boolean): AnyEvent {
       ? { type, seq, time: e.time, data: e.data, ignorable: true }
       : { type, seq, time: e.time, data: e.data }
   }
-  if (!SURFACE_TYPES.has(type)) {
-    throw new SessionError(
-      'SURFACE_FIELDS_NOT_ALLOWED',
-      `event '${type}' (seq ${seq}) carries ${e.surfaceOp !== undefined ? 'surfaceOp' : 'sourceEventSeqs'}, but only surface events (${[...SURFACE_TYPES].join(', ')}) may`,
-      { type, seq },
-    )
-  }
+  checkSurfaceFields(e)
   const event: AnyEvent = { type, seq, time: e.time, data: e.data }
   if (e.ignorable) event.ignorable = true
   if (e.surfaceOp !== undefined) event.surfaceOp = checkSurfaceOp(type, seq, e.surfaceOp)
-  if (e.sourceEventSeqs !== undefined) {
-    const sources = e.sourceEventSeqs
-    if (!Array.isArray(sources) || sources.some((s) => !Number.isInteger(s) || s < 0 || s >= seq)) {
-      throw new SessionError(
-        'SURFACE_SOURCES_INVALID',
-        `event '${type}' (seq ${seq}): sourceEventSeqs must be earlier seqs (integers 0..${seq - 1})`,
-        { type, seq, sourceEventSeqs: sources },
-      )
-    }
-    event.sourceEventSeqs = Object.freeze([...sources])
-  }
+  if (e.sourceEventSeqs !== undefined) event.sourceEventSeqs = Object.freeze([...e.sourceEventSeqs])
   return event
 }
 
-function checkSurfaceOp(type: string, seq: number, op: unknown): SurfaceOp {
+/** A valid `surfaceOp`, frozen: the stored object itself (`inPlace`, a load) or a copy (an append). */
+function checkSurfaceOp(type: string, seq: number, op: unknown, inPlace = false): SurfaceOp {
   if (op === 'append') return op
   if (op !== null && typeof op === 'object' && (op as { op?: unknown }).op === 'replace') {
     const { startSeq, endSeq } = op as { startSeq?: unknown; endSeq?: unknown }
     const keys = Object.keys(op)
     if (Number.isInteger(startSeq) && Number.isInteger(endSeq) && keys.length === 3) {
-      return Object.freeze({
-        op: 'replace',
-        startSeq: startSeq as SessionSeq,
-        endSeq: endSeq as SessionSeq,
-      })
+      if (inPlace) return Object.freeze(op) as SurfaceOp
+      return Object.freeze({ op: 'replace', startSeq: startSeq as SessionSeq, endSeq: endSeq as SessionSeq })
     }
   }
   throw new SessionError(
@@ -132,13 +162,14 @@ function checkSurfaceOp(type: string, seq: number, op: unknown): SurfaceOp {
 /**
  * Checks `data` is plain JSON and returns it frozen (copied, or frozen in place when
  * `parsed`: values straight from `JSON.parse`), then runs the registered schema (none for a
- * known type whose plugin is not loaded: plain JSON only).
+ * known type whose plugin is not loaded: plain JSON only) — its allocation-free check
+ * first, `safeParse` only to describe a refusal.
  */
 export function checkData(
   type: string,
   seq: number,
   data: unknown,
-  schema: z.ZodType<unknown> | undefined,
+  registration: EventRegistration | undefined,
   parsed: boolean,
 ): unknown {
   let frozen: unknown
@@ -149,8 +180,8 @@ export function checkData(
   } catch (error) {
     throw asSessionError(error, type, seq)
   }
-  if (schema) {
-    const result = schema.safeParse(frozen)
+  if (registration && !registration.check(frozen)) {
+    const result = registration.schema.safeParse(frozen)
     if (!result.success) {
       // Paths, keys and messages are bounded: the data may carry a megabyte key.
       const { issues, more } = boundIssues(result.error.issues, 'data')

@@ -53,6 +53,8 @@ export type SessionErrorCode =
   | 'HEADER_INVALID'
   /** A fork cut that falls inside an open turn or outside the log. */
   | 'FORK_CUT_INVALID'
+  /** A checkpoint this build cannot resume from (other format, folds or event types); the log must be replayed. */
+  | 'CHECKPOINT_MISMATCH'
 
 /** A refused session operation. `details` names the event type, seq and JSON path involved. */
 export class SessionError extends KeelError<SessionErrorCode> {}

@@ -13,10 +13,16 @@ export type {
 
 import './events.js'
 
+export {
+  CHECKPOINT_RECENT_EVENTS,
+  CHECKPOINT_STATE_VERSION,
+  type Interpretation,
+  type SessionCheckpoint,
+} from './checkpoint.js'
 export { sessionHeaderValidator } from './events.generated.js'
-
 export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
 export type { OpenTurn, UnansweredCall } from './lifecycle.js'
+export type { PrefixReader } from './log.js'
 export {
   migrateEvent,
   migrationChain,
@@ -27,7 +33,14 @@ export {
   type StoredEventJson,
 } from './migrations.js'
 export type { AppendOptions, SessionHeaderInit, SessionOptions } from './options.js'
-export type { Projection } from './projections.js'
+export {
+  type FoldCheckpoint,
+  type Projection,
+  ProjectionRegistrationError,
+  registeredProjections,
+  registerProjection,
+  type SavedFold,
+} from './projections.js'
 export {
   type CheckedEventSchema,
   EVENT_TYPE_PATTERN,
@@ -36,11 +49,13 @@ export {
   EventRegistrationError,
   getEventRegistration,
   type InvariantStep,
+  invariantOf,
   registerEvents,
   registeredEventTypes,
   sessionIdSchema,
   sessionSeqSchema,
 } from './registry.js'
+export { compileCheck, type SchemaCheck } from './schema-check.js'
 export { Session } from './session.js'
 export type { SessionListener } from './subscribers.js'
 export {

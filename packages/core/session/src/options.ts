@@ -43,4 +43,11 @@ export interface SessionOptions {
    * instead of checked and copied. Schemas and every other rule still apply.
    */
   parsedSeed?: boolean
+  /**
+   * With `parsedSeed`: the stored events the store vouches for — written by this store
+   * under the current format, their bytes checked intact (its integrity records). Their
+   * `data` skips the schema; the envelope, plain-JSON, lifecycle, surface and invariant
+   * rules still run. Every other stored event is validated in full.
+   */
+  trusted?: (seq: number) => boolean
 }

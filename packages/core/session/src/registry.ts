@@ -1,6 +1,8 @@
 import { KeelError } from '@keel/base'
 import { z } from 'zod'
 import type { SessionEventMap } from './events.js'
+import type { FoldCheckpoint } from './projections.js'
+import { compileCheck, type SchemaCheck } from './schema-check.js'
 import type { SessionEventType, SessionId, SessionSeq } from './types.js'
 
 /** Runtime schema of {@link SessionId}: 1–128 characters of `[A-Za-z0-9._-]`, not starting with `.`. */
@@ -45,6 +47,12 @@ export interface EventInvariant<State = unknown> {
   init(): State
   /** Checks `event` against the state folded so far. Must not mutate `state`. */
   check(state: State, event: { type: string; seq: number; data: unknown }): InvariantStep<State>
+  /**
+   * Present when the fold's state can be kept in a session checkpoint (see
+   * {@link FoldCheckpoint}). A log that uses an invariant without it is always replayed in
+   * full on load.
+   */
+  readonly checkpoint?: FoldCheckpoint<State>
 }
 
 /** One registered event type. */
@@ -53,6 +61,8 @@ export interface EventRegistration {
   /** The npm package that declares and owns the event. */
   readonly owner: string
   readonly schema: z.ZodType<unknown>
+  /** `schema` as a yes/no check that allocates nothing on success (the hot path; `schema` gives the message). */
+  readonly check: SchemaCheck
   /** The owner's invariant fold, shared by all of its event types. */
   readonly invariant?: EventInvariant<unknown>
 }
@@ -99,7 +109,16 @@ export function registerEvents<
         { type, owner, existingOwner: existing.owner },
       )
     }
-    registry.set(type, Object.freeze({ type, owner, schema, ...(invariant ? { invariant } : {}) }))
+    registry.set(
+      type,
+      Object.freeze({
+        type,
+        owner,
+        schema,
+        check: compileCheck(schema),
+        ...(invariant ? { invariant } : {}),
+      }),
+    )
   }
 }
 
@@ -111,4 +130,12 @@ export function getEventRegistration(type: string): EventRegistration | undefine
 /** Every registered event type, in registration order. */
 export function registeredEventTypes(): EventRegistration[] {
   return [...registry.values()]
+}
+
+/** The invariant fold registered by `owner`, if any. */
+export function invariantOf(owner: string): EventInvariant<unknown> | undefined {
+  for (const registration of registry.values()) {
+    if (registration.owner === owner && registration.invariant) return registration.invariant
+  }
+  return undefined
 }

@@ -1,6 +1,12 @@
-import { toFrozenJson } from '@keel/base'
 import type { Message } from '@keel/llm'
-import { type AnyEvent, asSessionError, buildEvent, checkData, checkStoredShape } from './envelope.js'
+import {
+  assertResumable,
+  captureCheckpoint,
+  type Interpretation,
+  interpretationOf,
+  type SessionCheckpoint,
+} from './checkpoint.js'
+import { type AnyEvent, buildEvent, checkData } from './envelope.js'
 import { SessionError } from './errors.js'
 import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
@@ -18,9 +24,12 @@ import {
   type UnansweredCall,
   unansweredCalls,
 } from './lifecycle.js'
+import { EventLog, type PrefixReader } from './log.js'
 import type { AppendOptions, SessionHeaderInit, SessionOptions } from './options.js'
 import { type Projection, ProjectionCache } from './projections.js'
 import { getEventRegistration } from './registry.js'
+import { restoreCheckpoint } from './resume.js'
+import { opaqueEvent, readStored, type StoredReading } from './stored.js'
 import { type SessionListener, Subscribers } from './subscribers.js'
 import { SURFACE_TYPES, Surface, type SurfaceNode, type SurfaceReplace } from './surface.js'
 import type {
@@ -45,29 +54,37 @@ import type {
  */
 export class Session {
   readonly #header: SessionHeader
-  readonly #events: SessionEvent[] = []
+  #log: EventLog
   readonly #clock: () => number
   readonly #beforeCommit: ((event: SessionEvent, session: Session) => void) | undefined
-  readonly #parsedSeed: boolean
+  readonly #reading: StoredReading
   readonly #known: Readonly<Record<string, KnownEventType>>
   readonly #subscribers = new Subscribers()
   readonly #projections = new ProjectionCache()
   readonly #invariants = new InvariantFolds()
   /** Seqs of stored events whose type this build does not know (ignorable ones only). */
   readonly #opaque = new Set<number>()
-  readonly #lifecycle = initialLifecycle()
+  /** How each event type met so far was read (a checkpoint records it). */
+  readonly #types = new Map<string, Interpretation>()
+  #lifecycle = initialLifecycle()
   readonly #surface = new Surface()
   /** The interpreted (not opaque) event at a seq, for the rules that look back. */
   readonly #interpreted = (seq: number): SessionEvent | undefined =>
-    this.#opaque.has(seq) ? undefined : this.#events[seq]
+    this.#opaque.has(seq) || seq < 0 || seq >= this.#log.length ? undefined : this.#log.at(seq)
   readonly #isOpaque = (seq: number): boolean => this.#opaque.has(seq)
 
   private constructor(header: SessionHeader, options: SessionOptions) {
     this.#header = header
+    this.#log = new EventLog()
     this.#clock = options.clock ?? Date.now
     this.#beforeCommit = options.beforeCommit
-    this.#parsedSeed = options.parsedSeed === true
     this.#known = options.knownEventTypes ?? KNOWN_EVENT_TYPES
+    this.#reading = {
+      id: header.id,
+      known: this.#known,
+      parsed: options.parsedSeed === true,
+      trusted: options.trusted,
+    }
   }
 
   /**
@@ -88,6 +105,59 @@ export class Session {
     return session
   }
 
+  /**
+   * Continues a session from a checkpoint (see {@link checkpoint}) instead of replaying its
+   * first `checkpoint.nextSeq` events, then loads `tail` (the stored events after them) as
+   * {@link create} loads a seed. Events before the checkpoint that are not held in memory
+   * (the surface and the most recent ones are) are read through `prefix` when asked for,
+   * and checked as a load checks them. Throws `CHECKPOINT_MISMATCH` when this build cannot
+   * use the checkpoint (another format, other folds, an event type read differently); the
+   * caller then replays the log instead.
+   */
+  static resume(
+    id: string,
+    header: SessionHeaderInit,
+    checkpoint: SessionCheckpoint,
+    tail: Iterable<unknown>,
+    options: SessionOptions & { prefix: PrefixReader },
+  ): Session {
+    const known = options.knownEventTypes ?? KNOWN_EVENT_TYPES
+    assertResumable(id, checkpoint, known)
+    const session = new Session(buildHeader(id, header, options.clock ?? Date.now), options)
+    const restored = restoreCheckpoint(checkpoint, options.prefix, {
+      id: session.id,
+      known,
+      surface: session.#surface,
+      opaque: session.#opaque,
+      types: session.#types,
+      invariants: session.#invariants,
+      projections: session.#projections,
+    })
+    session.#log = restored.log
+    session.#lifecycle = restored.lifecycle
+    for (const raw of tail) session.#load(raw)
+    return session
+  }
+
+  /**
+   * The folded state of this session as plain JSON — lifecycle, surface, invariant folds,
+   * the states of every registered (and every other checkpointable) projection, advanced to
+   * the end of the log first — for a store to keep as a checkpoint. Throws `NON_JSON_DATA`
+   * when a projection's saved state is not plain JSON.
+   */
+  checkpoint(): SessionCheckpoint {
+    return captureCheckpoint({
+      log: this.#log,
+      lifecycle: this.#lifecycle,
+      surface: this.#surface,
+      opaque: this.#opaque,
+      types: this.#types,
+      invariants: this.#invariants,
+      projections: this.#projections,
+      isOpaque: this.#isOpaque,
+    })
+  }
+
   /** The logical header. */
   get header(): SessionHeader {
     return this.#header
@@ -97,14 +167,23 @@ export class Session {
     return this.#header.id
   }
 
-  /** The log, in seq order. A live read-only view: it grows as events are appended. */
+  /**
+   * The log, in seq order. A live read-only view: it grows as events are appended. On a
+   * session resumed from a checkpoint, events before it that are not in memory are read
+   * from the store when indexed (in blocks, a few cached).
+   */
   get events(): readonly SessionEvent[] {
-    return this.#events
+    return this.#log.view()
   }
 
   /** The seq the next append gets. */
   get nextSeq(): number {
-    return this.#events.length
+    return this.#log.length
+  }
+
+  /** The first seq held in memory as a dense run: 0, or the checkpoint a session was resumed from. */
+  get residentFrom(): number {
+    return this.#log.base
   }
 
   /**
@@ -165,7 +244,7 @@ export class Session {
       )
     }
     const opts = (options ?? {}) as AppendOptions<SessionEventType> & SurfaceFields
-    const seq = this.#events.length
+    const seq = this.#log.length
     const event = buildEvent(
       {
         type,
@@ -178,7 +257,7 @@ export class Session {
       },
       true,
     )
-    event.data = checkData(type, seq, event.data, registration.schema, false)
+    event.data = checkData(type, seq, event.data, registration, false)
     checkLiveLifecycle(
       this.#lifecycle,
       type,
@@ -227,7 +306,7 @@ export class Session {
    * advanced incrementally: a call after N new events costs N applies.
    */
   project<S>(projection: Projection<S>): S {
-    return this.#projections.project(projection, this.#events, this.#isOpaque)
+    return this.#projections.project(projection, this.#log, this.#isOpaque)
   }
 
   /**
@@ -237,12 +316,12 @@ export class Session {
    */
   fork(childId: string, atSeq?: number, options: SessionOptions = {}): Session {
     const plan = planFork(
-      { header: this.#header, length: this.#events.length, clock: this.#clock, knownEventTypes: this.#known },
+      { header: this.#header, length: this.#log.length, clock: this.#clock, knownEventTypes: this.#known },
       atSeq,
       options,
     )
     const child = Session.create(childId, plan.header, undefined, plan.options)
-    for (let i = 0; i < plan.seedLength; i++) child.#adopt(this.#events[i]!, this.#opaque.has(i))
+    for (let i = 0; i < plan.seedLength; i++) child.#adopt(this.#log.at(i), this.#opaque.has(i))
     const open = child.#lifecycle.openTurn
     if (open !== null) throw forkInsideTurnError(this.#header, plan.last, open)
     child.append('session/end-seed', { parentSession: this.id, parentSeq: plan.last as SessionSeq })
@@ -251,39 +330,18 @@ export class Session {
 
   /** Loads one stored event (seed replay). */
   #load(raw: unknown): void {
-    const seq = this.#events.length
-    const stored = checkStoredShape(raw, seq)
-    const type = stored.type
-    const registration = getEventRegistration(type)
-    if (!registration && !Object.hasOwn(this.#known, type)) {
-      if (stored.ignorable !== true) {
-        throw new SessionError(
-          'UNKNOWN_REQUIRED_EVENT',
-          `session ${this.id}: event '${type}' at seq ${seq} is unknown to this build and not marked ignorable; it may change how the rest of the log reads, so the session is refused (update Keel or load the plugin that owns '${type}')`,
-          { type, seq },
-        )
-      }
-      let frozen: SessionEvent
-      try {
-        frozen = toFrozenJson(
-          stored,
-          `event[${seq}]`,
-          `ignorable event '${type}' at seq ${seq}`,
-        ) as unknown as SessionEvent
-      } catch (error) {
-        throw asSessionError(error, type, seq)
-      }
+    const seq = this.#log.length
+    const type = (raw as { type?: unknown } | null)?.type
+    const registration = typeof type === 'string' ? getEventRegistration(type) : undefined
+    if (!registration && typeof type === 'string' && !Object.hasOwn(this.#known, type)) {
+      this.#log.push(opaqueEvent(this.id, raw, seq))
       this.#opaque.add(seq)
-      this.#events.push(frozen)
+      this.#types.set(type, 'opaque')
       return
     }
-    // The event built from `stored` gets its checked data in place (no intermediate
-    // copies: this is the load hot path).
-    const event = buildEvent(stored, false)
-    event.data = checkData(type, seq, event.data, registration?.schema, this.#parsedSeed)
-    const frozen = Object.freeze(event) as SessionEvent
-    const advance = this.#invariants.check(frozen, registration, true)
-    this.#commit(frozen, true)
+    const event = readStored(raw, seq, this.#reading, registration)
+    const advance = this.#invariants.check(event, registration, true)
+    this.#commit(event, true)
     this.#invariants.commit(advance)
   }
 
@@ -325,7 +383,8 @@ export class Session {
     beforeCommit?.(event, this)
     // commit: nothing below may throw
     if (change !== null) applyLifecycle(this.#lifecycle, change)
-    this.#events.push(event)
+    this.#log.push(event)
+    if (!this.#types.has(type)) this.#types.set(type, interpretationOf(type, this.#known))
     if (isSurface) {
       const message = (data as { message: Message }).message
       if (replaced) this.#surface.replace(replaced, seq, message)

@@ -11,6 +11,13 @@ export const SURFACE_TYPES: ReadonlySet<string> = new Set<SurfaceEventType>([
   'tool/result',
 ])
 
+/** Whether `sources` starts with exactly the seqs of `nodes`, in order (how a compaction cites them). */
+function citesInOrder(sources: readonly number[] | undefined, nodes: readonly SurfaceNode[]): boolean {
+  if (!sources || sources.length < nodes.length) return false
+  for (let i = 0; i < nodes.length; i++) if (sources[i] !== nodes[i]!.seq) return false
+  return true
+}
+
 /** One node of the surface: the message of the event at `seq`. */
 export interface SurfaceNode {
   readonly seq: number
@@ -35,10 +42,13 @@ export interface SurfaceReplace {
  */
 export class Surface {
   /**
-   * The current node of each seq, null where there is none. Dense and indexed by seq
-   * (seqs only grow), which is cheaper to grow than a map on the append hot path.
+   * The current node of each seq from `#denseFrom` on, null where there is none. Dense and
+   * indexed by seq (seqs only grow), which is cheaper to grow than a map on the append hot
+   * path. Nodes restored from a checkpoint (seqs before `#denseFrom`) are in `#restored`.
    */
   readonly #bySeq: (SurfaceNode | null)[] = []
+  #denseFrom = 0
+  readonly #restored = new Map<number, SurfaceNode>()
   #head: SurfaceNode | null = null
   #tail: SurfaceNode | null = null
   #messages: Message[] = []
@@ -96,7 +106,7 @@ export class Surface {
     }
     if (!node) return fail(`seq ${op.endSeq} comes before seq ${op.startSeq} on the surface`)
     nodes.push(node)
-    if (validate) {
+    if (validate && !citesInOrder(event.sourceEventSeqs, nodes)) {
       const cited = new Set<number>(event.sourceEventSeqs ?? [])
       const missing = nodes.filter((n) => !cited.has(n.seq)).map((n) => n.seq)
       if (missing.length > 0) {
@@ -129,19 +139,41 @@ export class Surface {
     else this.#head = node
     if (last.next) last.next.prev = node
     else this.#tail = node
-    for (const n of nodes) this.#bySeq[n.seq] = null
+    for (const n of nodes) {
+      if (n.seq >= this.#denseFrom) this.#bySeq[n.seq - this.#denseFrom] = null
+      else this.#restored.delete(n.seq)
+    }
     this.#index(seq, node)
     this.#messagesValid = false
   }
 
+  /**
+   * Rebuilds a blank surface from its nodes in surface order (a checkpoint's), all of them
+   * before `end`; later appends index from `end` on.
+   */
+  restore(nodes: readonly { readonly seq: number; readonly message: Message }[], end: number): void {
+    for (const { seq, message } of nodes) {
+      const node: SurfaceNode = { seq, message, prev: this.#tail, next: null }
+      if (this.#tail) this.#tail.next = node
+      else this.#head = node
+      this.#tail = node
+      this.#restored.set(seq, node)
+      this.#messages.push(message)
+    }
+    this.#denseFrom = end
+  }
+
   #node(seq: number): SurfaceNode | null {
-    return this.#bySeq[seq] ?? null
+    return seq >= this.#denseFrom
+      ? (this.#bySeq[seq - this.#denseFrom] ?? null)
+      : (this.#restored.get(seq) ?? null)
   }
 
   /** Records `node` at `seq`, which is after every seq indexed so far. */
   #index(seq: number, node: SurfaceNode): void {
     const bySeq = this.#bySeq
-    while (bySeq.length < seq) bySeq.push(null)
+    const at = seq - this.#denseFrom
+    while (bySeq.length < at) bySeq.push(null)
     bySeq.push(node)
   }
 }

@@ -2,71 +2,8 @@ import type { Message } from '@keel/llm'
 import { Session, type SessionEvent, type SessionSeq } from '@keel/session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { assistantText, callId, toolResult, userText } from './helpers.js'
-
-type Action =
-  | { kind: 'user'; text: string }
-  | { kind: 'turn'; steps: number; tools: number; text: string }
-  | { kind: 'replace'; a: number; b: number; text: string }
-
-const action: fc.Arbitrary<Action> = fc.oneof(
-  fc.record({ kind: fc.constant('user' as const), text: fc.string({ maxLength: 8 }) }),
-  fc.record({
-    kind: fc.constant('turn' as const),
-    steps: fc.integer({ min: 1, max: 3 }),
-    tools: fc.integer({ min: 0, max: 3 }),
-    text: fc.string({ maxLength: 8 }),
-  }),
-  fc.record({
-    kind: fc.constant('replace' as const),
-    a: fc.nat(),
-    b: fc.nat(),
-    text: fc.string({ maxLength: 8 }),
-  }),
-)
-
-/** Turns abstract actions into a valid log through the public API. */
-function build(actions: Action[]): Session {
-  const s = Session.create('prop', {}, undefined, { clock: () => 42 })
-  s.append('system/message', { message: { role: 'system', content: [{ type: 'text', text: 'sys' }] } })
-  for (const act of actions) {
-    if (act.kind === 'user') s.append('user/message', userText(act.text))
-    else if (act.kind === 'turn') {
-      const turn = s.lastTurn + 1
-      s.append('turn/start', { turn })
-      s.append('user/message', userText(act.text))
-      for (let step = 1; step <= act.steps; step++) {
-        s.append('step/start', { turn, step })
-        const calls = step < act.steps ? act.tools : 0
-        const ids = Array.from({ length: calls }, (_, i) => callId(`t${turn}s${step}c${i}`))
-        s.append('assistant/message', {
-          ...assistantText(turn, step, act.text),
-          message: {
-            role: 'assistant',
-            content: [
-              { type: 'text', text: act.text },
-              ...ids.map((id) => ({ type: 'tool-call' as const, id, name: 'echo', arguments: '{}' })),
-            ],
-          },
-        })
-        for (const id of ids) s.append('tool/call', { turn, step, callId: id, name: 'echo', arguments: '{}' })
-        for (const id of ids) s.append('tool/result', toolResult(turn, step, id, act.text))
-        s.append('step/end', { turn, step })
-      }
-      s.append('turn/end', { turn, reason: 'completed' })
-    } else {
-      const surface = s.surfaceSeqs()
-      const i = act.a % surface.length
-      const j = i + (act.b % (surface.length - i))
-      const shadowed = surface.slice(i, j + 1)
-      s.append('user/message', userText(act.text), {
-        surfaceOp: { op: 'replace', startSeq: surface[i]!, endSeq: surface[j]! },
-        sourceEventSeqs: shadowed,
-      })
-    }
-  }
-  return s
-}
+import { userText } from './helpers.js'
+import { action, build, forkCuts } from './random-log.js'
 
 /** Reference derivation from scratch: a plain array with splices, no incremental state. */
 function deriveFromScratch(events: readonly SessionEvent[]): Message[] {
@@ -124,13 +61,7 @@ describe('properties', () => {
       fc.property(fc.array(action, { minLength: 1, maxLength: 20 }), fc.nat(), (actions, pick) => {
         const parent = build(actions)
         // cut points outside any open turn: every seq where no turn is open after it
-        const cuts: number[] = []
-        let open = false
-        for (const e of parent.events) {
-          if (e.type === 'turn/start') open = true
-          if (e.type === 'turn/end') open = false
-          if (!open) cuts.push(e.seq as number)
-        }
+        const cuts = forkCuts(parent)
         const at = cuts[pick % cuts.length]!
         const child = parent.fork('child', at)
         const prefix = parent.events.slice(0, at + 1)

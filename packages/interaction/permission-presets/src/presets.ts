@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/base'
-import type { Projection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import type { ApprovalPolicy, SandboxMode } from '@keel/user-approval'
 
 /** One permission preset: a bundle of the two knobs of `@keel/user-approval`. */
@@ -71,11 +71,18 @@ export function resolvePreset(
 }
 
 /** The latest `permission/preset`, or undefined before the first. */
-export const selectedPresetProjection: Projection<string | undefined> = {
+export const selectedPresetProjection: Projection<string | undefined> = registerProjection<
+  string | undefined
+>({
   name: '@keel/permission-presets/selected',
   init: () => undefined,
   apply: (selected, event) => (event.type === 'permission/preset' ? event.data.preset : selected),
-}
+  checkpoint: {
+    version: 1,
+    save: (selected) => selected ?? null,
+    restore: (saved) => (typeof saved === 'string' ? saved : undefined),
+  },
+})
 
 /** What a UI shows: the preset in force, or `custom` with the two knobs. */
 export interface PresetView {

@@ -1,4 +1,4 @@
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { RunPolicy } from './decide.js'
 import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
 import type { ApprovalPolicy, SandboxMode } from './events.js'
@@ -10,7 +10,7 @@ export interface RecordedPolicy {
 }
 
 /** Folds the policy switches; the latest of each kind wins. */
-export const recordedPolicyProjection: Projection<RecordedPolicy> = {
+export const recordedPolicyProjection: Projection<RecordedPolicy> = registerProjection<RecordedPolicy>({
   name: '@keel/user-approval/policy',
   init: () => ({}),
   apply: (state, event) => {
@@ -18,7 +18,8 @@ export const recordedPolicyProjection: Projection<RecordedPolicy> = {
     if (event.type === 'sandbox/mode') return { ...state, sandboxMode: event.data.sandboxMode }
     return state
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** The policy in force: the latest switch in the log over the configured default. */
 export function effectivePolicy(session: Session, configured: RunPolicy): RunPolicy {

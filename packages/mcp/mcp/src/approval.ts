@@ -1,8 +1,9 @@
+import type { JsonValue } from '@keel/base'
 // A project's `.mcp.json` is code from the repository: its stdio servers are programs that
 // would run with the person's rights. They start only once a person approved them in this
 // session (`/mcp approve`), recorded in the log like the session's approval rules, and
 // only for the exact entry approved.
-import type { Projection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import type { ConfiguredServer } from './config.js'
 import type { McpApprovalDecision } from './events.js'
 
@@ -13,7 +14,7 @@ export type ProjectApprovals = ReadonlyMap<
 >
 
 /** Folds `mcp/project-approval` (latest per server wins); resume and fork rebuild it exactly. */
-export const projectApprovalsProjection: Projection<ProjectApprovals> = {
+export const projectApprovalsProjection: Projection<ProjectApprovals> = registerProjection<ProjectApprovals>({
   name: '@keel/mcp/project-approvals',
   init: () => new Map(),
   apply: (state, event) => {
@@ -22,7 +23,13 @@ export const projectApprovalsProjection: Projection<ProjectApprovals> = {
     next.set(event.data.server, { digest: event.data.configDigest, decision: event.data.decision })
     return next
   },
-}
+  checkpoint: {
+    version: 1,
+    save: (state) => [...state] as unknown as JsonValue,
+    restore: (saved) =>
+      new Map(saved as unknown as [string, { digest: string; decision: McpApprovalDecision }][]),
+  },
+})
 
 /** Whether a server may start: every non-project server may; a project one per the log. */
 export type Gate = 'open' | 'needs-approval' | 'rejected' | 'disabled'

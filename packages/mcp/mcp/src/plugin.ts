@@ -1,8 +1,8 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type PluginDefinition } from '@keel/agent'
-import { errorMessage } from '@keel/base'
-import type { Projection } from '@keel/session'
+import { errorMessage, type JsonValue } from '@keel/base'
+import { type Projection, registerProjection } from '@keel/session'
 import { z } from 'zod'
 import { projectApprovalsProjection } from './approval.js'
 import { mcpCommand } from './command.js'
@@ -63,11 +63,18 @@ export function defaultKeelHome(env: NodeJS.ProcessEnv): string {
 }
 
 /** The latest `mcp/servers` record (what the last step was sent with). */
-const lastServersProjection: Projection<readonly McpServerRecord[] | undefined> = {
+const lastServersProjection: Projection<readonly McpServerRecord[] | undefined> = registerProjection<
+  readonly McpServerRecord[] | undefined
+>({
   name: '@keel/mcp/servers',
   init: () => undefined,
   apply: (state, event) => (event.type === 'mcp/servers' ? event.data.servers : state),
-}
+  checkpoint: {
+    version: 1,
+    save: (servers) => (servers ?? null) as unknown as JsonValue,
+    restore: (saved) => (saved === null ? undefined : (saved as unknown as readonly McpServerRecord[])),
+  },
+})
 
 function startupNotes(status: readonly McpServerStatus[], servers: McpServers, headless: boolean): string[] {
   const notes = servers.problems.map((p) => `MCP config: ${renderProblem(p)}`)

@@ -1,5 +1,5 @@
 import type { ModelChoice, ModelInfo } from '@keel/agent'
-import type { Projection, SessionEventMap } from '@keel/session'
+import { type Projection, registerProjection, type SessionEventMap } from '@keel/session'
 
 /** A recorded selection, as `model/selection` holds it. */
 export type Selection = SessionEventMap['model/selection']
@@ -12,7 +12,7 @@ export interface SelectionState {
 }
 
 /** Folds `model/selection`: the latest wins. */
-export const selectionProjection: Projection<SelectionState> = {
+export const selectionProjection: Projection<SelectionState> = registerProjection<SelectionState>({
   name: '@keel/model-selection/selection',
   init: () => ({ latest: null, used: [] }),
   apply(state, event) {
@@ -23,7 +23,8 @@ export const selectionProjection: Projection<SelectionState> = {
       used: event.data.default === true || state.used.includes(model) ? state.used : [...state.used, model],
     }
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** The choice the agent's `model.active` answers with: the latest selection, unless it ended (`default`). */
 export function choiceOf(state: SelectionState): ModelChoice | undefined {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { BeforeToolDecision } from '@keel/agent'
-import type { Projection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import type { ToolAnnotations } from '@keel/tools'
 
 /** The tool the model calls to propose its plan and ask to leave plan mode. */
@@ -13,11 +13,12 @@ export const MAX_PLAN_SHOWN = 8000
 const PLAN_QUOTED = 240
 
 /** Folds `plan/mode`: the latest wins; a log without one is not in plan mode. */
-export const planModeProjection: Projection<boolean> = {
+export const planModeProjection: Projection<boolean> = registerProjection<boolean>({
   name: '@keel/plan-mode',
   init: () => false,
   apply: (active, event) => (event.type === 'plan/mode' ? event.data.active : active),
-}
+  checkpoint: { version: 1 },
+})
 
 /** What the vote needs to know about one call. */
 export interface PlanCall {

@@ -1,7 +1,7 @@
 import { type PluginEntry, usePlugin } from '@keel/agent'
 import { canonicalDigest } from '@keel/base'
 import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
-import type { AgentComposition, ComposedPlugin, Session } from '@keel/session'
+import { type AgentComposition, type ComposedPlugin, registerProjection, type Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
 import type { Tool } from '@keel/tools'
 import { sandboxShellTool } from '@keel/user-approval'
@@ -242,9 +242,13 @@ export function buildComposition(
  * header's `agentComposition`; `undefined` for a session created without a preset.
  */
 export function recordedComposition(session: Session): AgentComposition | undefined {
-  for (let i = session.events.length - 1; i >= 0; i--) {
-    const event = session.events[i]!
-    if (event.type === 'agent-preset/selected') return event.data.composition
-  }
-  return session.header.agentComposition
+  return session.project(selectedComposition) ?? session.header.agentComposition
 }
+
+/** The composition of the latest `agent-preset/selected`, folded (a checkpoint keeps it: no scan of the log). */
+const selectedComposition = registerProjection<AgentComposition | null>({
+  name: '@keel/presets/selected',
+  init: () => null,
+  apply: (selected, event) => (event.type === 'agent-preset/selected' ? event.data.composition : selected),
+  checkpoint: { version: 1 },
+})

@@ -1,4 +1,5 @@
 import type { EventInvariant } from '@keel/session'
+import { bookCheckpoint } from './book-checkpoint.js'
 import type { ScheduleChange } from './events.js'
 import { applyChange, type ScheduleBook, ScheduleStreamError, scheduleProjection } from './schedules.js'
 
@@ -17,4 +18,5 @@ export const invariant: EventInvariant<ScheduleBook> = {
       throw error
     }
   },
+  checkpoint: bookCheckpoint(),
 }

@@ -1,6 +1,7 @@
 import { KeelError } from '@keel/base'
-import type { Projection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import { Cron } from 'croner'
+import { bookCheckpoint } from './book-checkpoint.js'
 import type { ScheduleChange, ScheduleTrigger } from './events.js'
 
 /** One live schedule, as folded from its `schedule/change` events. */
@@ -51,12 +52,13 @@ export class ScheduleStreamError extends KeelError<ScheduleStreamErrorCode> {}
  * {@link ScheduleStreamError} at the first invalid transition, so `session.project()`
  * refuses an invalid stream every time it is asked, on load and after.
  */
-export const scheduleProjection: Projection<ScheduleBook> = {
+export const scheduleProjection: Projection<ScheduleBook> = registerProjection<ScheduleBook>({
   name: '@keel/schedule/book',
   init: () => ({ live: new Map(), ended: new Map(), created: 0 }),
   apply: (book, event) =>
     event.type === 'schedule/change' ? applyChange(book, event.data, event.seq) : book,
-}
+  checkpoint: bookCheckpoint(),
+})
 
 /** One step of the schedule fold; throws {@link ScheduleStreamError} on an invalid transition. */
 export function applyChange(book: ScheduleBook, change: ScheduleChange, seq: number): ScheduleBook {

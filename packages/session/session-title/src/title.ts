@@ -1,5 +1,5 @@
 import { messageText, type SystemMessage, type UserMessage } from '@keel/llm'
-import type { Projection, SessionEvent } from '@keel/session'
+import { type Projection, registerProjection, type SessionEvent } from '@keel/session'
 import { eventValidators } from './events.generated.js'
 import type { SessionTitleSource } from './events.js'
 
@@ -32,7 +32,7 @@ export function foldTitle(
 }
 
 /** The title of a session and its requests, folded from the log. */
-export const sessionTitleProjection: Projection<TitleState> = {
+export const sessionTitleProjection: Projection<TitleState> = registerProjection<TitleState>({
   name: '@keel/session-title',
   init: () => ({ requests: 0 }),
   apply: (state, event) => {
@@ -40,7 +40,8 @@ export const sessionTitleProjection: Projection<TitleState> = {
     if (event.type === 'session/title-llm-request') return { ...state, requests: state.requests + 1 }
     return state
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /**
  * The title of stored events read outside a session (a listing reads only the title lines

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
+import { promises as fs, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import { type PendingEvent, StoreIoFailed } from '@keel/store'
-import { FORMAT_NAME, type PhysicalHeader } from './reader.js'
+import { FORMAT_NAME, type PhysicalHeader } from './header.js'
 
 /** The folder of a session's blobs (spilled events): `<session dir>/blobs/<sha256>.json`. */
 export function blobPath(dir: string, sha256: string): string {
@@ -84,15 +84,20 @@ export async function writeTempLog(
   events: readonly PendingEvent[],
 ): Promise<string> {
   await writeBlobs(dir, events)
-  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
-  let text = `${JSON.stringify(physical)}\n`
+  let text = physicalHeaderLine(header)
   for (const item of events) text += `${item.json}\n`
   return writeTemp(join(dir, '.session.jsonl'), text)
 }
 
-/** Leftovers of a process killed mid-create/fork/lock: `<name>.<random>.tmp`, stale-lock moves. */
+/** The first line of a session file (in the current format), newline included. */
+export function physicalHeaderLine(header: SessionHeader): string {
+  const physical: PhysicalHeader = { format: FORMAT_NAME, formatVersion: SESSION_FORMAT_VERSION, header }
+  return `${JSON.stringify(physical)}\n`
+}
+
+/** Leftovers of a process killed mid-create/fork/lock/checkpoint: `<name>.<random>.tmp`, stale-lock moves. */
 const LEFTOVER =
-  /^(?:\.session\.jsonl\.[0-9a-f]+\.tmp|writer\.lock\.[0-9a-f]+\.tmp|writer\.lock\.stale\.[0-9a-f]+)$/
+  /^(?:\.session\.(?:jsonl|checkpoint)\.[0-9a-f]+\.tmp|writer\.lock\.[0-9a-f]+\.tmp|writer\.lock\.stale\.[0-9a-f]+)$/
 const BLOB_LEFTOVER = /^[0-9a-f]{64}\.json\.[0-9a-f]+\.tmp$/
 
 /** How old a temp file must be before it counts as a leftover (a live create takes ms). */
@@ -104,11 +109,12 @@ export const LEFTOVER_AGE_MS = 10 * 60 * 1000
  * its log). Returns what was removed. Best effort: a file that vanished meanwhile is fine.
  */
 export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now()): Promise<string[]> {
+  // synchronous: a readdir and a stat or two, not worth a round trip each to the thread pool
   const removed: string[] = []
-  const sweep = async (folder: string, pattern: RegExp) => {
+  const sweep = (folder: string, pattern: RegExp) => {
     let names: string[]
     try {
-      names = await fs.readdir(folder)
+      names = readdirSync(folder)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
       throw error
@@ -117,18 +123,24 @@ export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now(
       if (!pattern.test(name)) continue
       const path = join(folder, name)
       try {
-        const { mtimeMs } = await fs.stat(path)
+        const { mtimeMs } = statSync(path)
         if (now - mtimeMs < ageMs) continue
-        await fs.rm(path, { force: true })
+        rmSync(path, { force: true })
         removed.push(path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
       }
     }
   }
-  await sweep(dir, LEFTOVER)
-  await sweep(join(dir, 'blobs'), BLOB_LEFTOVER)
-  if (removed.length > 0) await fs.rmdir(dir).catch(() => undefined) // only succeeds when empty
+  sweep(dir, LEFTOVER)
+  sweep(join(dir, 'blobs'), BLOB_LEFTOVER)
+  if (removed.length > 0) {
+    try {
+      rmdirSync(dir) // only succeeds when empty
+    } catch {
+      // not empty: a session lives here
+    }
+  }
   return removed
 }
 

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readFileSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
-import { fsyncDir } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
 
 /** The content of a writer lock file. */
@@ -35,10 +33,10 @@ function parseLock(text: string): LockRecord | 'unreadable' {
     : 'unreadable'
 }
 
-async function readLock(path: string): Promise<ReadLock> {
+function readLock(path: string): ReadLock {
   let text: string
   try {
-    text = await fs.readFile(path, 'utf8')
+    text = readFileSync(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
     throw error
@@ -46,23 +44,22 @@ async function readLock(path: string): Promise<ReadLock> {
   return parseLock(text)
 }
 
-/** Whether the lock at `path` is still the one with `nonce` (synchronous: checked before each write). */
-export function lockIsHeld(path: string, nonce: string): boolean {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw error
-  }
-  const record = parseLock(text)
-  return typeof record === 'object' && record.nonce === nonce
+/**
+ * Whether the lock file at `lock.path` is still the one this writer created: the same
+ * inode, unchanged since (a takeover renames it away, a removal unlinks it, a new lock is
+ * another file). One `stat`, no read: checked before each write.
+ */
+export function lockUnchanged(lock: HeldLock): boolean {
+  const st = statSync(lock.path, { bigint: true, throwIfNoEntry: false })
+  return st !== undefined && st.ino === lock.identity.ino && st.ctimeNs === lock.identity.ctimeNs
 }
 
 /** A held writer lock. */
 export interface HeldLock {
   readonly record: LockRecord
   readonly path: string
+  /** The lock file's inode and change time once in place (see {@link lockUnchanged}). */
+  readonly identity: { readonly ino: bigint; readonly ctimeNs: bigint }
   release(): Promise<void>
 }
 
@@ -90,12 +87,14 @@ function foreignHint(id: string): string {
 }
 
 /**
- * Takes the writer lock of a session: `path` is created atomically (written to a temp file
- * and fsynced, then hard-linked into place, which fails if it exists, and the folder
- * fsynced), carrying pid, host, boot id and process start time. A lock of a process that no
- * longer runs on this host (by pid, start time and boot id), or an empty/unreadable one (a
- * power loss before it reached the disk), is taken over with a notice; a live one, or one
- * from another host, gives `SessionLocked`.
+ * Takes the writer lock of a session (with synchronous calls: a few metadata operations,
+ * not worth a round trip each to the thread pool): `path` is created atomically (written to
+ * a temp file, then hard-linked into place, which fails if it exists), carrying pid, host, boot id and
+ * process start time. It is not fsynced: other processes see it at once, and after a power
+ * loss every lock is stale anyway (another boot id, or an empty or missing file). A lock of
+ * a process that no longer runs on this host (by pid, start time and boot id), or an
+ * empty/unreadable one, is taken over with a notice; a live one, or one from another host,
+ * gives `SessionLocked`.
  */
 export async function acquireLock(id: string, path: string, notices: StoreNotice[]): Promise<HeldLock> {
   const record: LockRecord = {
@@ -106,32 +105,27 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
   }
   const temp = `${path}.${record.nonce}.tmp`
   try {
-    const file = await fs.open(temp, 'wx')
-    try {
-      await file.writeFile(JSON.stringify(record))
-      await file.sync()
-    } finally {
-      await file.close()
-    }
+    writeFileSync(temp, JSON.stringify(record), { flag: 'wx' })
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        await fs.link(temp, path)
+        linkSync(temp, path)
         HELD.add(record.nonce)
-        await fsyncDir(dirname(path))
+        rmSync(temp, { force: true }) // before the identity: unlinking it changes the inode's ctime
+        const st = statSync(path, { bigint: true })
         return {
           record,
           path,
+          identity: { ino: st.ino, ctimeNs: st.ctimeNs },
           release: async () => {
             HELD.delete(record.nonce)
-            const current = await readLock(path)
-            if (typeof current === 'object' && current.nonce === record.nonce)
-              await fs.rm(path, { force: true })
+            const current = readLock(path)
+            if (typeof current === 'object' && current.nonce === record.nonce) rmSync(path, { force: true })
           },
         }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       }
-      const holder = await readLock(path)
+      const holder = readLock(path)
       if (holder === 'missing') continue
       if (holder !== 'unreadable') {
         if (holder.host !== HOST) throw new SessionLocked(id, holderOf(holder), unlockHint(id, holder.host))
@@ -147,7 +141,7 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
           )
         }
       }
-      if (!(await takeOver(path, record.nonce, holder))) continue
+      if (!takeOver(path, record.nonce, holder)) continue
       notices.push({
         code: 'STALE_LOCK_TAKEN_OVER',
         message:
@@ -158,7 +152,7 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
     }
     throw new SessionLocked(id, {}, `its lock file ${path} keeps changing; try again`)
   } finally {
-    await fs.rm(temp, { force: true })
+    rmSync(temp, { force: true })
   }
 }
 
@@ -166,26 +160,30 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
  * Moves a stale lock aside under a name only we use, then checks we moved the lock we
  * judged; if another process replaced it in between, puts theirs back. True when removed.
  */
-async function takeOver(path: string, nonce: string, judged: LockRecord | 'unreadable'): Promise<boolean> {
+function takeOver(path: string, nonce: string, judged: LockRecord | 'unreadable'): boolean {
   const aside = `${path}.stale.${nonce}`
   try {
-    await fs.rename(path, aside)
+    renameSync(path, aside)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
     throw error
   }
-  const moved = await readLock(aside)
+  const moved = readLock(aside)
   const same =
     judged === 'unreadable'
       ? moved === 'unreadable'
       : typeof moved === 'object' && moved.nonce === judged.nonce
   if (!same) {
     // Someone else took over in between and we moved their live lock: put it back.
-    await fs.link(aside, path).catch(() => undefined)
-    await fs.rm(aside, { force: true })
+    try {
+      linkSync(aside, path)
+    } catch {
+      // a third lock took the place meanwhile: theirs stands, ours is dropped
+    }
+    rmSync(aside, { force: true })
     return false
   }
-  await fs.rm(aside, { force: true })
+  rmSync(aside, { force: true })
   return true
 }
 
@@ -198,7 +196,7 @@ export type BrokenLock = { removed: false } | { removed: true; holder: LockHolde
  * process on this host is refused with `SessionLocked`; a stale local one is removed too.
  */
 export async function breakLock(id: string, path: string): Promise<BrokenLock> {
-  const holder = await readLock(path)
+  const holder = readLock(path)
   if (holder === 'missing') return { removed: false }
   if (holder !== 'unreadable' && holder.host === HOST && liveness(holder) === 'alive') {
     throw new SessionLocked(
@@ -207,7 +205,7 @@ export async function breakLock(id: string, path: string): Promise<BrokenLock> {
       'it runs on this host, so it is not stale; close it there first',
     )
   }
-  if (!(await takeOver(path, randomBytes(8).toString('hex'), holder))) {
+  if (!takeOver(path, randomBytes(8).toString('hex'), holder)) {
     throw new SessionLocked(id, {}, `its lock file ${path} changed while unlocking; try again`)
   }
   return { removed: true, holder: holder === 'unreadable' ? 'unreadable' : holderOf(holder) }

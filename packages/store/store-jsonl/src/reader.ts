@@ -1,14 +1,13 @@
 import { isUtf8 } from 'node:buffer'
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { boundIssues, previewJson } from '@keel/base'
-import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import {
-  checkFormatVersion,
+  headerRoot,
+  type IntegrityStart,
   isBlobStub,
-  lineTime,
   migratedNotice,
   migrateStored,
+  type ReadOptions,
   resolveBlobStub,
   SessionCorrupt,
   type StoredLog,
@@ -16,137 +15,13 @@ import {
   type StoreNotice,
   stubDigest,
 } from '@keel/store'
+import { type ChainRead, readChain } from './chain.js'
+import { type IndexEntry, JsonlPrefix, readTiedCheckpoint, type TiedCheckpoint } from './checkpoint.js'
 import { blobPath, readBlob } from './files.js'
+import { CHUNK, readHeader } from './header.js'
+import { ByteVerifier } from './verify-bytes.js'
 
-/** The name in the physical header's `format` field. */
-export const FORMAT_NAME = 'keel-session'
-
-/** The first line of a session file. */
-export interface PhysicalHeader {
-  format: typeof FORMAT_NAME
-  /** The physical format version (equal to the logical `SESSION_FORMAT_VERSION`). */
-  formatVersion: number
-  header: SessionHeader
-}
-
-const CHUNK = 1 << 20
-
-/** Reads a file line by line with synchronous reads of 1 MiB: memory bounded by the longest line. */
-class LineReader {
-  readonly #fd: number
-  #buf: Buffer = Buffer.alloc(0)
-  #start = 0
-  #end = 0
-  /** File offset of `#buf[0]`. */
-  #base: number
-  #eof = false
-
-  constructor(fd: number, from: number) {
-    this.#fd = fd
-    this.#base = from
-  }
-
-  /** The next line: its text, file offset, and whether it ended with a newline. Null at end. */
-  next(): { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean } | null {
-    let searchFrom = this.#start
-    for (;;) {
-      const nl = this.#buf.indexOf(10, searchFrom)
-      if (nl !== -1 && nl < this.#end) {
-        const line = {
-          text: this.#buf.toString('utf8', this.#start, nl),
-          offset: this.#base + this.#start,
-          bytes: nl - this.#start,
-          newline: true,
-          utf8: isUtf8(this.#buf.subarray(this.#start, nl)),
-        }
-        this.#start = nl + 1
-        return line
-      }
-      if (this.#eof) {
-        if (this.#start >= this.#end) return null
-        const line = {
-          text: this.#buf.toString('utf8', this.#start, this.#end),
-          offset: this.#base + this.#start,
-          bytes: this.#end - this.#start,
-          newline: false,
-          utf8: isUtf8(this.#buf.subarray(this.#start, this.#end)),
-        }
-        this.#start = this.#end
-        return line
-      }
-      searchFrom = this.#end - this.#start
-      this.#refill()
-    }
-  }
-
-  #refill(): void {
-    const rest = this.#end - this.#start
-    let buf = this.#buf
-    if (rest > 0 && this.#start === 0 && this.#end === buf.length) {
-      // one line longer than the buffer: grow
-      buf = Buffer.allocUnsafe(buf.length * 2)
-      this.#buf.copy(buf, 0, 0, rest)
-    } else {
-      if (buf.length < CHUNK) buf = Buffer.allocUnsafe(CHUNK)
-      this.#buf.copy(buf, 0, this.#start, this.#end)
-    }
-    this.#base += this.#start
-    this.#buf = buf
-    this.#start = 0
-    this.#end = rest
-    const read = readSync(this.#fd, buf, rest, buf.length - rest, this.#base + rest)
-    if (read === 0) this.#eof = true
-    this.#end += read
-  }
-}
-
-/** Reads and checks the physical header (line 1) of a session file. */
-export function readHeader(
-  id: string,
-  file: string,
-): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
-  const fd = openSync(file, 'r')
-  let line: ReturnType<LineReader['next']>
-  try {
-    line = new LineReader(fd, 0).next()
-  } finally {
-    closeSync(fd)
-  }
-  const corrupt = (reason: string) => new SessionCorrupt(id, { file, line: 1, offset: 0 }, reason)
-  if (!line) throw corrupt('the file is empty (no physical header)')
-  if (!line.newline) throw corrupt('the physical header line is incomplete')
-  if (!line.utf8) throw corrupt('the physical header is not valid UTF-8')
-  let parsed: Partial<PhysicalHeader>
-  try {
-    parsed = JSON.parse(line.text) as Partial<PhysicalHeader>
-  } catch (error) {
-    throw corrupt(`the physical header is not valid JSON (${(error as Error).message})`)
-  }
-  if (parsed === null || typeof parsed !== 'object' || parsed.format !== FORMAT_NAME) {
-    throw corrupt(`the first line is not a ${FORMAT_NAME} header`)
-  }
-  const migratedFrom = checkFormatVersion(id, parsed.formatVersion, file)
-  const header = parsed.header
-  if (header === null || typeof header !== 'object' || Array.isArray(header))
-    throw corrupt('`header` is not an object')
-  if (header.id !== id) {
-    throw corrupt(`the header names session ${previewJson(header.id)}, but the file is stored as ${id}`)
-  }
-  const checked = sessionHeaderValidator.safeParse(
-    migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
-  )
-  if (!checked.success) {
-    const issue = boundIssues(checked.error.issues, 'header').issues[0]!
-    throw corrupt(`${issue.path}: ${issue.message}`)
-  }
-  return {
-    header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
-    bodyOffset: line.bytes + 1,
-    migratedFrom,
-  }
-}
-
-/** What reading the body found out about the file's valid prefix (for repair on open). */
+/** What reading the body found out about the file (for repair on open and for the writer). */
 export interface ReadState {
   /** Bytes of the file that hold kept lines; a dropped torn tail starts here. */
   validLength: number
@@ -156,21 +31,68 @@ export interface ReadState {
   complete: boolean
   /** The stored format version, when older than the current one (upgraded while reading). */
   migratedFrom?: number
+  /** The byte offset of the first event line. */
+  bodyOffset: number
+  /** Sparse seq → offset entries of the lines (one at least every MiB). */
+  index: IndexEntry[]
+  /** Once complete: bytes of `session.chain` that hold (0: it must be started afresh). */
+  chainLength: number
+  /** Once complete: where the writer continues the integrity chain. */
+  integrity?: IntegrityStart
 }
+
+/** A session file read as a {@link StoredLog}, with what its writer needs. */
+export type JsonlLog = StoredLog & { readonly state: ReadState }
 
 /**
  * A session file as a {@link StoredLog}: the header is read and checked now (a newer
- * format is refused before any event is parsed); events are parsed lazily, streaming.
+ * format is refused before any event is parsed); events are parsed lazily, streaming. With
+ * `options.checkpoint`, events start after the checkpoint beside the file when its tie to
+ * the log holds (events before it read on demand); with `options.trust`, lines covered by
+ * `session.chain` records are vouched for, each record's CRC checked as its bytes stream by.
  */
-export function readLog(id: string, file: string): StoredLog & { state: ReadState } {
+export function readLog(id: string, file: string, options: ReadOptions = {}): JsonlLog {
   const { header, bodyOffset, migratedFrom } = readHeader(id, file)
   const notices: StoreNotice[] = migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)]
-  const state: ReadState = { validLength: bodyOffset, needsNewline: false, complete: false }
+  const dir = dirname(file)
+  const currentFormat = migratedFrom === undefined
+  const size = statSync(file).size
+  const root = { chain: headerRoot(header), from: 0, crc: 0 }
+  const tied =
+    options.checkpoint && currentFormat ? readTiedCheckpoint(id, dir, file, size, notices) : undefined
+  const begin: IntegrityStart = tied
+    ? { chain: tied.mark.chain, from: tied.mark.next, crc: 0, last: tied.mark }
+    : root
+  const startOffset = tied ? tied.mark.end : bodyOffset
+  const chain: ChainRead = currentFormat
+    ? readChain(dir, { chain: begin.chain, next: begin.from, end: startOffset }, size, tied?.chainNext ?? 0)
+    : { marks: [], validLength: 0, rooted: false, headerEnd: 0 }
+  const trust = options.trust === true && currentFormat && (chain.rooted || tied !== undefined)
+  const verifier = new ByteVerifier(
+    id,
+    file,
+    begin,
+    chain.marks.map((p) => p.mark),
+    trust,
+  )
+  const state: ReadState = {
+    validLength: startOffset,
+    needsNewline: false,
+    complete: false,
+    bodyOffset,
+    index: tied ? indexFrom(tied, bodyOffset) : [],
+    chainLength: 0,
+  }
   if (migratedFrom !== undefined) state.migratedFrom = migratedFrom
   /** The line being read: enough to compute its byte offset lazily (only errors need it). */
-  let current = { line: 1, text: '', start: 0, base: 0 }
+  const current = { line: 1, text: '', start: 0, base: 0 }
+  const at = (line: number, text: string, start: number, base: number) => {
+    current.line = line
+    current.text = text
+    current.start = start
+    current.base = base
+  }
   const offsetOf = (c: typeof current) => c.base + Buffer.byteLength(c.text.slice(0, c.start))
-  const dir = dirname(file)
   /** Puts a spilled event's blob in place of its stub line (digest checked). */
   const resolve = (raw: unknown, at: StoreLocation): unknown => {
     if (!isBlobStub(raw)) return raw
@@ -178,13 +100,26 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
     const sha256 = stubDigest(id, raw, where)
     return resolveBlobStub(id, raw, readBlob(dir, sha256), blobPath(dir, sha256), where)
   }
+  const finish = () => {
+    state.complete = true
+    state.integrity = verifier.start(state.needsNewline ? '\n' : undefined)
+    const last = verifier.last
+    const placed = last && chain.marks.find((p) => p.mark === last)
+    state.chainLength = placed
+      ? placed.at + placed.bytes
+      : last && tied && last === tied.mark
+        ? tied.chainNext
+        : chain.rooted
+          ? chain.headerEnd
+          : 0
+  }
   function* events(): Generator<unknown> {
     const fd = openSync(file, 'r')
     try {
-      let pos = bodyOffset
+      let pos = startOffset
       let carry = Buffer.alloc(0)
       let chunk = CHUNK
-      let lineNo = 1
+      let lineNo = (tied?.doc.seq ?? 0) + 1
       for (;;) {
         // Decode whole chunks up to their last newline (a newline byte never sits inside a
         // multi-byte character), then cut lines out of the string: no per-line decoding.
@@ -205,7 +140,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
             // The final line has no newline: a write cut short, never acknowledged.
             lineNo++
             const text = buf.toString('utf8', 0, length)
-            current = { line: lineNo, text, start: 0, base }
+            at(lineNo, text, 0, base)
             let parsed: unknown
             if (isUtf8(buf.subarray(0, length))) {
               try {
@@ -221,6 +156,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
               })
               state.validLength = base + length
               state.needsNewline = true
+              verifier.feed(buf, 0, length, base)
               yield resolve(parsed, { file, line: lineNo, offset: base })
             } else {
               state.validLength = base
@@ -240,6 +176,9 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
             'the line is not valid UTF-8 (a byte sequence that is no character; the file was damaged or written by another program)',
           )
         }
+        const last = state.index[state.index.length - 1]
+        if (!last || base - last[1] >= CHUNK) state.index.push([lineNo - 1, base])
+        verifier.feed(buf, 0, lastNewline + 1, base)
         const text = buf.toString('utf8', 0, lastNewline + 1)
         carry = Buffer.from(buf.subarray(lastNewline + 1, length))
         state.validLength = base + lastNewline + 1
@@ -247,7 +186,7 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
         while (start < text.length) {
           const newline = text.indexOf('\n', start)
           lineNo++
-          current = { line: lineNo, text, start, base }
+          at(lineNo, text, start, base)
           let parsed: unknown
           try {
             parsed = JSON.parse(text.slice(start, newline))
@@ -265,12 +204,12 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
           yield parsed
         }
       }
-      state.complete = true
+      finish()
     } finally {
       closeSync(fd)
     }
   }
-  return {
+  const log: JsonlLog = {
     header,
     events: migratedFrom === undefined ? events() : migrateStored(events(), migratedFrom),
     notices,
@@ -281,7 +220,32 @@ export function readLog(id: string, file: string): StoredLog & { state: ReadStat
       const line = seq + 2
       return current.line === line ? { file, line, offset: offsetOf(current), seq } : { file, line, seq }
     },
+    integrity: () => {
+      if (!state.integrity) throw new Error(`${file} was not read to the end`)
+      return state.integrity
+    },
+    ...(trust ? { trusted: verifier.trusted } : {}),
   }
+  if (!tied) return log
+  const parseLine = (text: string, seq: number, offset: number, utf8: boolean): unknown => {
+    const at = { file, line: seq + 2, offset, seq }
+    if (!utf8) throw new SessionCorrupt(id, at, 'the line is not valid UTF-8')
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (error) {
+      throw new SessionCorrupt(id, at, `the line is not valid JSON (${(error as Error).message})`)
+    }
+    return resolve(parsed, at)
+  }
+  const prefix = new JsonlPrefix(file, indexFrom(tied, bodyOffset), parseLine)
+  return { ...log, checkpoint: { doc: tied.doc, prefix, bytes: tied.bytes } }
+}
+
+/** The checkpoint's index of the lines before it, starting with the first line. */
+function indexFrom(tied: TiedCheckpoint, bodyOffset: number): IndexEntry[] {
+  const index = tied.locator.index.filter((e) => e[1] < tied.mark.end)
+  return index[0]?.[0] === 0 ? [...index] : [[0, bodyOffset], ...index]
 }
 
 /** The index (0-based) and start byte of the first line in `buf[0, end)` that is not valid UTF-8. */
@@ -294,76 +258,4 @@ function firstInvalidLine(buf: Buffer, end: number): { index: number; start: num
     start = newline + 1
   }
   return { index: 0, start: 0 }
-}
-
-/**
- * The number of events in a session file, without parsing: its complete lines after the
- * header (a torn or unterminated last line is not counted). Reads the file in 1 MiB chunks.
- */
-export function countEvents(file: string, bodyOffset: number): number | undefined {
-  let fd: number
-  try {
-    fd = openSync(file, 'r')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK)
-    let count = 0
-    for (let pos = bodyOffset; ; ) {
-      const read = readSync(fd, buf, 0, CHUNK, pos)
-      if (read === 0) return count
-      pos += read
-      for (let at = buf.indexOf(10, 0); at !== -1 && at < read; at = buf.indexOf(10, at + 1)) count++
-    }
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** How far back {@link lastEventTime} reads (a line is at most the store's line cap, 1 MiB by default). */
-const MAX_TAIL_BYTES = 8 << 20
-
-/**
- * The `time` of the last event of a session file, reading back from its end: the last
- * line, or the one before it when the last is a torn, unparsable tail. `undefined` when
- * there is none or it cannot be read. For listing only: nothing is validated.
- */
-export function lastEventTime(file: string, bodyOffset: number): number | undefined {
-  let fd: number
-  try {
-    fd = openSync(file, 'r')
-  } catch {
-    return undefined
-  }
-  try {
-    let pos = fstatSync(fd).size
-    let tail = Buffer.alloc(0)
-    // Read back until two line starts are known (or the body's start is reached).
-    const newlines = () => {
-      const end = tail.at(-1) === 10 ? tail.length - 1 : tail.length
-      let count = 0
-      for (let at = tail.indexOf(10); at !== -1 && at < end; at = tail.indexOf(10, at + 1)) count++
-      return count
-    }
-    while (pos > bodyOffset && tail.length < MAX_TAIL_BYTES && newlines() < 2) {
-      const from = Math.max(bodyOffset, pos - 64 * 1024)
-      const piece = Buffer.allocUnsafe(pos - from)
-      const read = readSync(fd, piece, 0, piece.length, from)
-      tail = Buffer.concat([piece.subarray(0, read), tail])
-      pos = from
-    }
-    const text = tail.toString('utf8')
-    const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n')
-    // The first piece is a whole line only when reading reached the body's start.
-    const whole = pos === bodyOffset ? lines : lines.slice(1)
-    for (let i = whole.length - 1; i >= Math.max(0, whole.length - 2); i--) {
-      const time = lineTime(whole[i])
-      if (time !== undefined) return time
-    }
-    return undefined
-  } finally {
-    closeSync(fd)
-  }
 }

@@ -5,8 +5,10 @@ import { type SessionHeader, sessionIdSchema } from '@keel/session'
 import {
   BackendStore,
   checkSessionId,
+  type IntegrityMark,
   type ListOptions,
   type PendingEvent,
+  type ReadOptions,
   SessionExists,
   SessionLocked,
   SessionNotFound,
@@ -19,8 +21,9 @@ import {
   summaryOf,
 } from '@keel/store'
 import { cleanLeftovers, fsyncDir, LEFTOVER_AGE_MS, mapIoError, writeTempLog } from './files.js'
+import { countEvents, lastEventTime, readHeader } from './header.js'
 import { acquireLock, type BrokenLock, breakLock } from './lock.js'
-import { countEvents, lastEventTime, readHeader, readLog } from './reader.js'
+import { readLog } from './reader.js'
 import { JsonlWriter } from './writer.js'
 
 /** Options of {@link JsonlStore}. */
@@ -92,7 +95,7 @@ class JsonlBackend implements StoreBackend {
     return { dir, file: join(dir, 'session.jsonl'), lock: join(dir, 'writer.lock') }
   }
 
-  async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+  async create(header: SessionHeader, initial: readonly PendingEvent[], mark?: IntegrityMark) {
     const id = header.id
     const { dir, file, lock: lockPath } = this.#paths(id)
     let madeDir = false
@@ -131,7 +134,7 @@ class JsonlBackend implements StoreBackend {
         if (madeDir) await fsyncDir(this.#dir)
         const writer = new JsonlWriter(id, file, lock)
         try {
-          await writer.prepare()
+          await writer.begin(header, mark)
         } catch (error) {
           // the log is durable: keep it, release the lock, report the failure
           await writer.close().catch(() => undefined)
@@ -151,7 +154,7 @@ class JsonlBackend implements StoreBackend {
     }
   }
 
-  async openForWrite(id: string) {
+  async openForWrite(id: string, options: ReadOptions = {}) {
     const { dir, file, lock: lockPath } = this.#paths(id)
     if (!existsSync(file)) throw new SessionNotFound(id, this.where)
     const notices: StoreNotice[] = []
@@ -159,8 +162,8 @@ class JsonlBackend implements StoreBackend {
       await cleanLeftovers(dir, this.#leftoverAgeMs)
       const lock = await acquireLock(id, lockPath, notices)
       try {
-        const log = readLog(id, file)
-        return { log, writer: new JsonlWriter(id, file, lock, log.state), notices }
+        const log = readLog(id, file, options)
+        return { log, writer: new JsonlWriter(id, file, lock, log.migratedFrom), notices }
       } catch (error) {
         await lock.release()
         throw error
@@ -170,10 +173,10 @@ class JsonlBackend implements StoreBackend {
     }
   }
 
-  async read(id: string): Promise<StoredLog> {
+  async read(id: string, options: ReadOptions = {}): Promise<StoredLog> {
     const { file } = this.#paths(id)
     try {
-      return readLog(id, file)
+      return readLog(id, file, options)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFound(id, this.where)
       throw mapIoError(error, id, 'reading the session')
@@ -184,7 +187,7 @@ class JsonlBackend implements StoreBackend {
     const { writer, log } = await this.openForWrite(id)
     try {
       const { pending } = build(log)
-      await writer.prepare()
+      await writer.prepare(log)
       if (pending.length > 0) await writer.append(pending)
     } finally {
       await writer.close()

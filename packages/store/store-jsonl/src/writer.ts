@@ -1,89 +1,207 @@
-import { promises as fs, fstatSync } from 'node:fs'
+import {
+  closeSync,
+  fdatasync,
+  promises as fs,
+  fstatSync,
+  openSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
 import type { SessionHeader } from '@keel/session'
-import { ConcurrentAppend, type LogWriter, type PendingEvent } from '@keel/store'
-import { fsyncDir, writeBlobs, writeTempLog } from './files.js'
-import { type HeldLock, lockIsHeld } from './lock.js'
-import type { ReadState } from './reader.js'
+import {
+  type CheckpointInput,
+  ConcurrentAppend,
+  encodeCheckpoint,
+  headerRoot,
+  type IntegrityMark,
+  type LogWriter,
+  type PendingEvent,
+  type StoredLog,
+} from '@keel/store'
+import { chainHeaderLine, chainPath, type FileMark, markLine } from './chain.js'
+import {
+  checkpointPath,
+  type IndexEntry,
+  type JsonlLocator,
+  rangeCrc,
+  TIE_BYTES,
+  writeCheckpoint,
+} from './checkpoint.js'
+import { fsyncDir, physicalHeaderLine, writeBlobs, writeTempLog } from './files.js'
+import { CHUNK } from './header.js'
+import { type HeldLock, lockUnchanged } from './lock.js'
+import type { JsonlLog } from './reader.js'
+
+const datasync = promisify(fdatasync)
 
 /**
  * The exclusive writer of one session file. Before every write it checks that the file is
- * still exactly as long as it left it and that `writer.lock` is still its own: a writer
- * whose lock was deleted by hand, or whose file another process appended to, fails with
- * `ConcurrentAppend` before writing anything, so the log stays readable.
+ * still exactly as long as it left it (`fstat`) and that `writer.lock` is still its own
+ * (`stat`: same inode, unchanged): a writer whose lock was deleted or taken over, or whose
+ * file another process appended to, fails with `ConcurrentAppend` before writing anything.
+ * Each batch is one write (synchronous: it only fills the page cache) and one `fdatasync`
+ * (off the main thread); its integrity record goes to
+ * `session.chain` after it (not synced: a lost record only means those lines are checked
+ * in full next time), its checkpoint to `session.checkpoint`.
  */
 export class JsonlWriter implements LogWriter {
   readonly directory: string
   readonly #id: string
   readonly #file: string
   readonly #lock: HeldLock
-  #state: ReadState | undefined
-  #handle: fs.FileHandle | undefined
+  /** The log and `session.chain`, open for appending (plain descriptors: writes are synchronous). */
+  #fd: number | undefined
+  #chainFd: number | undefined
   /** The file length after this writer's last write. */
   #size = -1
+  /** The length of `session.chain`, and where the last record's line starts in it. */
+  #chainSize = 0
+  #lastAt = -1
+  #last: FileMark | undefined
+  /** Where the lines of the next record start. */
+  #markStart = 0
+  #index: IndexEntry[] = []
   #closed = false
 
-  constructor(id: string, file: string, lock: HeldLock, state?: ReadState) {
+  /** The format version of the file as read, when a migration will rewrite it. */
+  readonly #migratedFrom: number | undefined
+
+  constructor(id: string, file: string, lock: HeldLock, migratedFrom?: number) {
     this.directory = dirname(file)
     this.#id = id
     this.#file = file
     this.#lock = lock
-    this.#state = state
+    this.#migratedFrom = migratedFrom
   }
 
-  async rewrite(header: SessionHeader, events: readonly PendingEvent[]): Promise<void> {
+  /** After `create` (the log linked in place with `mark` covering its events): starts the chain and opens the file. */
+  async begin(header: SessionHeader, mark: IntegrityMark | undefined): Promise<void> {
+    const bodyOffset = Buffer.byteLength(physicalHeaderLine(header))
+    this.#fd = openSync(this.#file, 'a')
+    this.#size = fstatSync(this.#fd).size
+    this.#startChain(header, mark && { ...mark, start: bodyOffset, end: this.#size })
+    this.#markStart = mark ? this.#size : bodyOffset
+    this.#index = [[0, bodyOffset]]
+  }
+
+  async rewrite(header: SessionHeader, events: readonly PendingEvent[], mark: IntegrityMark | undefined) {
     const dir = this.directory
     const temp = await writeTempLog(dir, header, events)
     try {
       // keep the pre-migration file beside the new one
-      await fs
-        .link(this.#file, join(dir, `session.v${this.#state?.migratedFrom ?? 'old'}.jsonl`))
-        .catch((error) => {
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-        })
+      await fs.link(this.#file, join(dir, `session.v${this.#migratedFrom ?? 'old'}.jsonl`)).catch((error) => {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      })
       await fs.rename(temp, this.#file)
     } finally {
       await fs.rm(temp, { force: true })
     }
     await fsyncDir(dir)
-    this.#state = undefined
+    await fs.rm(checkpointPath(dir), { force: true })
+    await this.begin(header, mark)
   }
 
-  async prepare(): Promise<void> {
-    const state = this.#state
-    if (state) {
-      const { size } = await fs.stat(this.#file)
-      if (size > state.validLength) {
-        // drop the torn tail for good, so appends start on a clean line
-        await fs.truncate(this.#file, state.validLength)
+  /** Synchronous but for a missing newline's sync: a resume makes no round trip to the thread pool. */
+  async prepare(log: StoredLog): Promise<void> {
+    if (this.#fd !== undefined) return // begun by create or rewrite
+    const { state } = log as JsonlLog
+    const { size } = statSync(this.#file)
+    if (size > state.validLength) {
+      // drop the torn tail for good, so appends start on a clean line
+      truncateSync(this.#file, state.validLength)
+    }
+    this.#fd = openSync(this.#file, 'a')
+    this.#size = fstatSync(this.#fd).size
+    // (what a crashed writer left unsynced is flushed by this writer's first fdatasync)
+    if (state.needsNewline) await this.#write(Buffer.from('\n'), 0)
+    const start = log.integrity?.()
+    const last = start?.last as FileMark | undefined
+    if (state.chainLength === 0) this.#startChain(log.header, undefined)
+    else {
+      truncateSync(chainPath(this.directory), state.chainLength)
+      this.#chainFd = openSync(chainPath(this.directory), 'a')
+      this.#chainSize = state.chainLength
+      this.#lastAt = last ? state.chainLength - Buffer.byteLength(markLine(last)) : -1
+    }
+    this.#last = last
+    this.#markStart = last?.end ?? state.bodyOffset
+    this.#index = state.index.length > 0 ? state.index : [[0, state.bodyOffset]]
+  }
+
+  /** Replaces `session.chain` by its header line and, when given, one record. */
+  #startChain(header: SessionHeader, mark: FileMark | undefined): void {
+    const head = chainHeaderLine(headerRoot(header))
+    const text = mark ? head + markLine(mark) : head
+    writeFileSync(chainPath(this.directory), text)
+    this.#chainFd = openSync(chainPath(this.directory), 'a')
+    this.#chainSize = Buffer.byteLength(text)
+    this.#lastAt = mark ? Buffer.byteLength(head) : -1
+    this.#last = mark
+  }
+
+  async append(batch: readonly PendingEvent[], mark?: IntegrityMark): Promise<void> {
+    const firstSeq = batch[0]?.event.seq ?? mark?.next ?? 0
+    if (batch.length > 0) {
+      let text = ''
+      let blobs = false
+      for (const item of batch) {
+        text += `${item.json}\n`
+        if (item.blob) blobs = true
       }
+      if (blobs) {
+        this.#guard(firstSeq)
+        await writeBlobs(this.directory, batch)
+      }
+      await this.#write(Buffer.from(text), firstSeq)
     }
-    this.#handle = await fs.open(this.#file, 'a')
-    this.#size = (await this.#handle.stat()).size
-    if (state?.needsNewline) await this.#write(Buffer.from('\n'), 0)
-    else if (state) await this.#handle.sync()
+    if (mark) await this.#record(mark)
   }
 
-  async append(batch: readonly PendingEvent[]): Promise<void> {
-    const firstSeq = batch[0]?.event.seq ?? 0
-    let text = ''
-    let blobs = false
-    for (const item of batch) {
-      text += `${item.json}\n`
-      if (item.blob) blobs = true
+  /** Appends the record of `[markStart, size)` to `session.chain`. */
+  async #record(mark: IntegrityMark): Promise<void> {
+    const placed: FileMark = { ...mark, start: this.#markStart, end: this.#size }
+    const line = markLine(placed)
+    writeSync(this.#chainFd!, line) // a small write to the page cache: no round trip to the thread pool
+    this.#lastAt = this.#chainSize
+    this.#chainSize += Buffer.byteLength(line)
+    this.#last = placed
+    this.#markStart = this.#size
+    if (this.#size - this.#index[this.#index.length - 1]![1] >= CHUNK)
+      this.#index.push([mark.next, this.#size])
+  }
+
+  async saveCheckpoint({ blobs, ...doc }: CheckpointInput): Promise<number> {
+    const last = this.#last
+    if (!last || last.next !== doc.seq || last.chain !== doc.mark.chain) {
+      throw new Error(`the checkpoint at seq ${doc.seq} does not end at the last integrity record written`)
     }
-    if (blobs) {
-      this.#guard(firstSeq)
-      await writeBlobs(this.directory, batch)
+    const bytes = Math.min(TIE_BYTES, last.end - this.#index[0]![1])
+    const locator: JsonlLocator = {
+      start: last.start,
+      end: last.end,
+      chainAt: this.#lastAt,
+      index: this.#index.filter((e) => e[1] < last.end),
+      tail: { bytes, crc: rangeCrc(this.#file, last.end - bytes, last.end) },
     }
-    await this.#write(Buffer.from(text), firstSeq)
+    if (blobs.length > 0)
+      await writeBlobs(
+        this.directory,
+        blobs.map((blob) => ({ blob }) as PendingEvent),
+      )
+    const text = encodeCheckpoint({ ...doc, locator: locator as never, blobs: blobs.map((b) => b.sha256) })
+    writeCheckpoint(this.directory, text)
+    return text.length
   }
 
   /** Refuses to write when another writer touched the file or took the lock. */
   #guard(firstSeq: number): void {
-    const handle = this.#handle
-    if (!handle) throw new Error(`${this.#file} is not open for writing`)
-    const size = fstatSync(handle.fd).size
+    const fd = this.#fd
+    if (fd === undefined) throw new Error(`${this.#file} is not open for writing`)
+    const size = fstatSync(fd).size
     if (size !== this.#size) {
       throw new ConcurrentAppend(
         this.#id,
@@ -92,7 +210,7 @@ export class JsonlWriter implements LogWriter {
         `the file ${this.#file}, which is ${size} bytes long where this writer left it at ${this.#size}: another process wrote to it (was writer.lock deleted while this session was open?)`,
       )
     }
-    if (!lockIsHeld(this.#lock.path, this.#lock.record.nonce)) {
+    if (!lockUnchanged(this.#lock)) {
       throw new ConcurrentAppend(
         this.#id,
         firstSeq,
@@ -104,21 +222,23 @@ export class JsonlWriter implements LogWriter {
 
   async #write(buffer: Buffer, firstSeq: number): Promise<void> {
     this.#guard(firstSeq)
-    const handle = this.#handle!
+    const fd = this.#fd!
+    // written at once (into the page cache), then made durable off the main thread
     let offset = 0
     while (offset < buffer.length) {
-      const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset)
-      offset += bytesWritten
-      this.#size += bytesWritten
+      const written = writeSync(fd, buffer, offset, buffer.length - offset)
+      offset += written
+      this.#size += written
     }
-    await handle.sync()
+    await datasync(fd)
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     try {
-      await this.#handle?.close()
+      if (this.#fd !== undefined) closeSync(this.#fd)
+      if (this.#chainFd !== undefined) closeSync(this.#chainFd)
     } finally {
       await this.#lock.release()
     }

@@ -324,7 +324,7 @@ describe('jsonl create races and leftovers', () => {
     writeFileSync(join(orphan, '.session.jsonl.abcdef.tmp'), 'x')
     utimesSync(join(orphan, '.session.jsonl.abcdef.tmp'), past, past)
     expect((await store.list()).map((s) => s.id)).toEqual(['s'])
-    expect(readdirSync(dir).sort()).toEqual(['blobs', young, 'session.jsonl'].sort())
+    expect(readdirSync(dir).sort()).toEqual(['blobs', young, 'session.chain', 'session.jsonl'].sort())
     expect(readdirSync(join(dir, 'blobs'))).toEqual([])
     expect(existsSync(orphan)).toBe(false)
     utimesSync(join(dir, young), past, past)
@@ -403,7 +403,7 @@ describe('jsonl OS errors (tiny tmpfs)', () => {
     expect(error.code).toBe('STORE_IO_FAILED')
     expect(error.details.errno).toBe('ENOSPC')
     expect(readdirSync(join(dir, 'sessions'))).toEqual(['small'])
-    expect(readdirSync(join(dir, 'sessions', 'small')).sort()).toEqual(['session.jsonl'])
+    expect(readdirSync(join(dir, 'sessions', 'small')).sort()).toEqual(['session.chain', 'session.jsonl'])
     expect((await store.load('small')).nextSeq).toBe(N)
   })
 
@@ -415,7 +415,7 @@ describe('jsonl OS errors (tiny tmpfs)', () => {
     await exited(run.proc)
     expect(run.out).toEqual(['error STORE_IO_FAILED EMFILE'])
     expect(readdirSync(join(h, 'sessions'))).toEqual(['kept'])
-    expect(readdirSync(join(h, 'sessions', 'kept'))).toEqual(['session.jsonl'])
+    expect(readdirSync(join(h, 'sessions', 'kept')).sort()).toEqual(['session.chain', 'session.jsonl'])
   }, 60_000)
 
   it('create on a read-only file system gives STORE_IO_FAILED EROFS and leaves no empty folder', async (ctx) => {

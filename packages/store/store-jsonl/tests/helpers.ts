@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,7 +17,7 @@ export async function jsonlFixture(): Promise<ConformanceFixture> {
   const store = new JsonlStore({ home })
   return {
     store,
-    reopen: () => new JsonlStore({ home }),
+    reopen: (options) => new JsonlStore({ ...options, home }),
     appendRaw: async (id, events) => {
       const file = store.fileOf(id)
       writeFileSync(file, readFileSync(file, 'utf8') + events.map((e) => `${JSON.stringify(e)}\n`).join(''))
@@ -46,6 +46,21 @@ export async function jsonlFixture(): Promise<ConformanceFixture> {
         bytes[bytes.length >> 1]! ^= 1
         writeFileSync(path, bytes)
       }
+    },
+    checkpointText: async (id) => {
+      const path = join(store.sessionsDir, id, 'session.checkpoint')
+      return existsSync(path) ? readFileSync(path, 'utf8') : undefined
+    },
+    setCheckpointText: async (id, text) => {
+      const path = join(store.sessionsDir, id, 'session.checkpoint')
+      if (text === undefined) rmSync(path, { force: true })
+      else writeFileSync(path, text)
+    },
+    editLines: async (id, edit) => {
+      const file = store.fileOf(id)
+      const [header, ...body] = readFileSync(file, 'utf8').split('\n')
+      const lines = body.filter((l) => l !== '')
+      writeFileSync(file, [header, ...edit(lines)].map((l) => `${l}\n`).join(''))
     },
     cleanup: async () => rmSync(home, { recursive: true, force: true }),
   }

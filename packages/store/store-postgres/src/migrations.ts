@@ -88,6 +88,34 @@ export const MIGRATIONS: ReadonlyArray<{
       CREATE INDEX sessions_last_event_at ON ${s}.sessions (last_event_at DESC);
       CREATE INDEX sessions_cwd_last_event_at ON ${s}.sessions (cwd, last_event_at DESC);`,
   },
+  {
+    version: 4,
+    description:
+      'integrity records (marks: a CRC-32 per range of lines and a SHA-256 chain) and checkpoints (the folded session state at a seq); both removed with their session',
+    sql: (s) => `
+      CREATE TABLE ${s}.marks (
+        session_id text NOT NULL,
+        next integer NOT NULL,
+        seq integer NOT NULL,
+        crc bigint NOT NULL,
+        chain text NOT NULL,
+        PRIMARY KEY (session_id, next)
+      );
+      CREATE TABLE ${s}.checkpoints (
+        session_id text NOT NULL,
+        seq integer NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE OR REPLACE FUNCTION ${s}.keel_delete_session_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        DELETE FROM ${s}.events e USING deleted d WHERE e.session_id = d.id;
+        DELETE FROM ${s}.blobs b USING deleted d WHERE b.session_id = d.id;
+        DELETE FROM ${s}.marks m USING deleted d WHERE m.session_id = d.id;
+        DELETE FROM ${s}.checkpoints c USING deleted d WHERE c.session_id = d.id;
+        RETURN NULL;
+      END $$;`,
+  },
 ]
 
 /** Quotes a schema name after checking it is a plain identifier. */

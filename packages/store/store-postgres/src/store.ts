@@ -2,14 +2,19 @@ import { KeelError } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   BackendStore,
+  type CheckpointInput,
   ConcurrentAppend,
   checkSessionId,
+  encodeCheckpoint,
+  type IntegrityMark,
   type ListOptions,
   type LockHolder,
   type LogWriter,
+  linesCrc,
   migratedNotice,
   migrateStored,
   type PendingEvent,
+  type ReadOptions,
   SessionExists,
   SessionLocked,
   SessionNotFound,
@@ -19,6 +24,7 @@ import {
   type StoreNotice,
   type StoreOptions,
   summaryOf,
+  TIE_LINES,
 } from '@keel/store'
 import {
   Db,
@@ -30,8 +36,10 @@ import { isUniqueViolation } from './errors.js'
 import { parseHeader, textStorable } from './header.js'
 import { type Lease, Leases, LOCKED_HINT } from './lease.js'
 import { migrate, quoteSchema } from './migrations.js'
+import { prefixReader } from './prefix.js'
 import { type ReadLog, readLog, type Tables } from './read.js'
-import { appendSql, batchParams, createSql } from './write.js'
+import { SyncQueries } from './sync-reader.js'
+import { appendSql, batchParams, checkpointSql, createSql, markParams } from './write.js'
 
 /** Options of {@link PostgresStore}. */
 export interface PostgresStoreOptions extends StoreOptions {
@@ -105,6 +113,9 @@ class PostgresBackend implements StoreBackend {
   readonly #leases: Leases
   readonly #appendSql: string
   readonly #createSql: string
+  readonly #checkpointSql: string
+  /** Synchronous reads of events before a checkpoint (started on first use). */
+  readonly #sync: SyncQueries
   #ready: Promise<void> | undefined
 
   constructor(options: PostgresStoreOptions) {
@@ -130,6 +141,8 @@ class PostgresBackend implements StoreBackend {
     this.#leases = new Leases(this.#db, this.#s, options.leaseTtlMs ?? 30_000)
     this.#appendSql = appendSql(this.#s)
     this.#createSql = createSql(this.#s)
+    this.#checkpointSql = checkpointSql(this.#s)
+    this.#sync = new SyncQueries(url)
   }
 
   #init(): Promise<void> {
@@ -146,7 +159,18 @@ class PostgresBackend implements StoreBackend {
   #writer(lease: Lease): LogWriter {
     let closed = false
     return {
-      append: (batch) => this.#append(lease.id, batch, lease),
+      append: (batch, mark) => this.#append(lease.id, batch, lease, 0, mark),
+      saveCheckpoint: (doc) => this.#saveCheckpoint(lease, doc),
+      // records after the last that held (a log cut or changed behind them) go: the chain continues there
+      prepare: async (log) => {
+        const last = log.integrity?.().last
+        await this.#db.query(
+          { what: `preparing session ${lease.id} for writing`, id: lease.id },
+          `DELETE FROM ${this.#s}.marks m USING ${this.#s}.sessions s
+            WHERE m.session_id = $1 AND m.next > $2 AND s.id = m.session_id AND s.lease_token = $3`,
+          [lease.id, last?.next ?? 0, lease.token],
+        )
+      },
       close: async () => {
         if (closed) return
         closed = true
@@ -163,10 +187,20 @@ class PostgresBackend implements StoreBackend {
    * answer was lost (a frozen or restarting server): only this lease can write with that
    * token, so it is this very batch, and the append succeeds.
    */
-  async #append(id: string, batch: readonly PendingEvent[], lease: Lease | undefined, token = 0) {
-    const first = batch[0]!.event.seq
+  async #append(
+    id: string,
+    batch: readonly PendingEvent[],
+    lease: Lease | undefined,
+    token = 0,
+    mark?: IntegrityMark,
+  ) {
+    const first = batch[0]?.event.seq ?? mark!.next
     const p = batchParams(batch)
-    const op = { what: `appending events ${first}..${first + p.count - 1} to session ${id}`, id }
+    const what =
+      p.count > 0
+        ? `appending events ${first}..${first + p.count - 1} to session ${id}`
+        : `storing the integrity record at seq ${first} of session ${id}`
+    const op = { what, id }
     let ok: number
     try {
       // A named statement: parsed and planned once per pooled connection.
@@ -183,6 +217,7 @@ class PostgresBackend implements StoreBackend {
           p.blobShas,
           p.blobJsons,
           lease !== undefined,
+          ...markParams(mark),
           p.lastTime,
         ],
       )
@@ -210,7 +245,33 @@ class PostgresBackend implements StoreBackend {
     )
   }
 
-  async create(header: SessionHeader, initial: readonly PendingEvent[]) {
+  /**
+   * Stores a checkpoint if this writer's lease still holds (a lost one costs a replay only),
+   * with the CRC of the lines before it that its tie covers and the blobs of its spilled events.
+   */
+  async #saveCheckpoint(lease: Lease, { blobs, ...doc }: CheckpointInput): Promise<number> {
+    const op = { what: `storing the checkpoint at seq ${doc.seq} of session ${lease.id}`, id: lease.id }
+    const tailFrom = Math.max(0, doc.seq - TIE_LINES)
+    const { rows: tail } = await this.#db.query<{ line: string }>(
+      op,
+      `SELECT line FROM ${this.#s}.events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+      [lease.id, tailFrom, doc.seq],
+    )
+    const locator = { tailFrom, tailCrc: linesCrc(tail.map((r) => r.line)) }
+    const text = encodeCheckpoint({ ...doc, locator, blobs: blobs.map((b) => b.sha256) })
+    const { rows } = await this.#db.query<{ ok: number }>(op, this.#checkpointSql, [
+      lease.id,
+      doc.seq,
+      text,
+      lease.token,
+      blobs.map((b) => b.sha256),
+      blobs.map((b) => b.json),
+    ])
+    if (rows[0]?.ok !== 1) throw new Error(`the writer lease of session ${lease.id} was taken over`)
+    return text.length
+  }
+
+  async create(header: SessionHeader, initial: readonly PendingEvent[], mark?: IntegrityMark) {
     checkSessionId(header.id, this.where)
     await this.#init()
     const p = batchParams(initial)
@@ -231,6 +292,7 @@ class PostgresBackend implements StoreBackend {
         this.#leases.ttlMs,
         SESSION_FORMAT_VERSION,
         initial.length,
+        ...markParams(mark),
         p.lastTime,
       ],
     )
@@ -240,12 +302,12 @@ class PostgresBackend implements StoreBackend {
     return { writer: this.#writer(lease), notices: [] as StoreNotice[] }
   }
 
-  async openForWrite(id: string) {
+  async openForWrite(id: string, options: ReadOptions = {}) {
     checkSessionId(id, this.where)
     await this.#init()
     const { lease, notices } = await this.#leases.acquire(id, this.where)
     try {
-      const log = await this.#read(id)
+      const log = await this.#read(id, options)
       return { log, writer: this.#writer(lease), notices }
     } catch (error) {
       // The read's failure is the one to report; a release that fails with it is kept and
@@ -255,23 +317,29 @@ class PostgresBackend implements StoreBackend {
     }
   }
 
-  async read(id: string): Promise<StoredLog> {
+  async read(id: string, options: ReadOptions = {}): Promise<StoredLog> {
     checkSessionId(id, this.where)
     await this.#init()
-    return this.#read(id)
+    return this.#read(id, options)
   }
 
-  async #read(id: string): Promise<StoredLog> {
+  async #read(id: string, options: ReadOptions = {}): Promise<StoredLog> {
     const db = this.#db.for({ what: `loading session ${id}`, id })
-    const read: ReadLog = await readLog(db, this.#s, this.#tables, id)
+    const read: ReadLog = await readLog(db, this.#s, this.#tables, id, options)
     const { header, migratedFrom, events } = read
-    return {
+    const log: StoredLog = {
       header,
       events: migratedFrom === undefined ? events : migrateStored(events, migratedFrom),
-      notices: migratedFrom === undefined ? [] : [migratedNotice(id, migratedFrom)],
+      notices:
+        migratedFrom === undefined ? read.notices : [...read.notices, migratedNotice(id, migratedFrom)],
       ...(migratedFrom === undefined ? {} : { migratedFrom }),
       where: (seq) => (seq < 0 ? { file: this.#tables.sessions } : { file: this.#tables.events, seq }),
+      integrity: () => read.integrity,
+      ...(read.trusted ? { trusted: read.trusted } : {}),
     }
+    if (!read.checkpoint) return log
+    const prefix = prefixReader(this.#sync, this.#s, this.#tables, id)
+    return { ...log, checkpoint: { doc: read.checkpoint, prefix, bytes: read.checkpointBytes ?? 0 } }
   }
 
   async appendStored(id: string, build: (log: StoredLog) => { firstSeq: number; pending: PendingEvent[] }) {
@@ -320,6 +388,7 @@ class PostgresBackend implements StoreBackend {
 
   async close(): Promise<void> {
     await this.#leases.stop()
+    this.#sync.close()
     await this.#db.end()
   }
 }

@@ -1,4 +1,4 @@
-import type { PendingEvent } from '@keel/store'
+import type { IntegrityMark, PendingEvent } from '@keel/store'
 
 /** One batch as statement parameters: the lines joined by newlines (JSON never holds a raw one). */
 export interface BatchParams {
@@ -29,20 +29,30 @@ export function batchParams(batch: readonly PendingEvent[]): BatchParams {
   return { lines: lines.join('\n'), count: batch.length, lastTime, blobShas, blobJsons }
 }
 
+/** A batch's integrity record as statement parameters (all null without one). */
+export function markParams(mark: IntegrityMark | undefined): (number | string | null)[] {
+  return mark ? [mark.next, mark.seq, mark.crc, mark.chain] : [null, null, null, null]
+}
+
 /**
  * The rows of a batch, inserted from the session row `s` of the same statement: nothing
  * is inserted when `s` is empty (the guard of the statement did not match). Parameters:
- * `$2` first seq, `$6` lines, `$7` blob digests, `$8` blob texts.
+ * `$2` first seq, `$6` lines, `$7` blob digests, `$8` blob texts; `$m`…`$m+3` the integrity
+ * record (next, seq, crc, chain; null without one).
  */
-function insertRows(schema: string): string {
-  return `b AS (
+function insertRows(schema: string, m: number): string {
+  return `r AS (
+    INSERT INTO ${schema}.marks (session_id, next, seq, crc, chain)
+    SELECT s.id, $${m}::integer, $${m + 1}::integer, $${m + 2}::bigint, $${m + 3}::text FROM s
+     WHERE $${m}::integer IS NOT NULL
+  ), b AS (
     INSERT INTO ${schema}.blobs (session_id, sha256, json)
     SELECT s.id, x.sha256, x.json FROM s, unnest($7::text[], $8::text[]) AS x(sha256, json)
     ON CONFLICT DO NOTHING
   ), e AS (
     INSERT INTO ${schema}.events (session_id, seq, line)
     SELECT s.id, $2::integer + x.n::integer - 1, x.line
-      FROM s, unnest(string_to_array($6::text, E'\\n')) WITH ORDINALITY AS x(line, n)
+      FROM s, unnest(string_to_array(nullif($6::text, ''), E'\\n')) WITH ORDINALITY AS x(line, n)
   )
   SELECT count(*)::int AS ok FROM s`
 }
@@ -52,34 +62,55 @@ function insertRows(schema: string): string {
  * session's `event_count` only when it is `$2` (the batch's first seq) and the lease
  * token is `$3`, and inserts events and blobs only then. `$5` is the lease duration in ms
  * (renewed by the write); with `$9` false (a low-level append) the writer is cleared and
- * the token moves on, fencing out an expired holder. `$10` is the time of the batch's last
- * event (`last_event_at`). Returns `ok` 1 or 0.
+ * the token moves on, fencing out an expired holder. `$10`…`$13` the batch's integrity
+ * record, `$14` the time of the batch's last event (`last_event_at`). Returns `ok` 1 or 0.
  */
 export function appendSql(schema: string): string {
   return `WITH s AS (
     UPDATE ${schema}.sessions
        SET event_count = event_count + $4::integer,
-           last_event_at = greatest(last_event_at, $10::double precision),
            lease_expires = CASE WHEN $9::boolean THEN now() + $5::double precision * interval '1 millisecond' END,
            writer = CASE WHEN $9::boolean THEN writer END,
-           lease_token = CASE WHEN $9::boolean THEN lease_token ELSE lease_token + 1 END
+           lease_token = CASE WHEN $9::boolean THEN lease_token ELSE lease_token + 1 END,
+           last_event_at = greatest(last_event_at, $14::double precision)
      WHERE id = $1 AND event_count = $2::integer AND lease_token = $3::integer
     RETURNING id
-  ), ${insertRows(schema)}`
+  ), ${insertRows(schema, 10)}`
 }
 
 /**
  * One statement creating a session with its writer lease and initial events; `ok` is 0
  * when the id exists. `$1` id, `$3` header text, `$4` created_at, `$5` cwd, `$9` writer,
- * `$10` lease ms, `$11` format version, `$12` event count, `$13` the last initial event's time.
+ * `$10` lease ms, `$11` format version, `$12` event count, `$13`…`$16` the integrity record,
+ * `$17` the last initial event's time.
  */
 export function createSql(schema: string): string {
   return `WITH s AS (
     INSERT INTO ${schema}.sessions
       (id, format_version, header_json, created_at, cwd, event_count, writer, lease_token, lease_expires, last_event_at)
     VALUES ($1, $11::integer, $3, $4::double precision, $5, $12::integer, $9::jsonb, 1, now() + $10::double precision * interval '1 millisecond',
-            greatest($4::double precision, coalesce($13::double precision, $4::double precision)))
+            greatest($4::double precision, coalesce($17::double precision, $4::double precision)))
     ON CONFLICT (id) DO NOTHING
     RETURNING id
-  ), ${insertRows(schema)}`
+  ), ${insertRows(schema, 13)}`
+}
+
+/**
+ * One statement storing the checkpoint at `$2` (text `$3`) in place of the others, and the
+ * blobs of its spilled events (`$5` digests, `$6` texts), if the writer's lease token `$4`
+ * still holds; `ok` is 0 otherwise.
+ */
+export function checkpointSql(schema: string): string {
+  return `WITH s AS (SELECT id FROM ${schema}.sessions WHERE id = $1 AND lease_token = $4::integer),
+    b AS (
+      INSERT INTO ${schema}.blobs (session_id, sha256, json)
+      SELECT s.id, x.sha256, x.json FROM s, unnest($5::text[], $6::text[]) AS x(sha256, json)
+      ON CONFLICT DO NOTHING
+    ),
+    d AS (DELETE FROM ${schema}.checkpoints c USING s WHERE c.session_id = s.id AND c.seq <> $2::integer),
+    i AS (
+      INSERT INTO ${schema}.checkpoints (session_id, seq, body) SELECT s.id, $2::integer, $3 FROM s
+      ON CONFLICT (session_id, seq) DO UPDATE SET body = excluded.body
+    )
+  SELECT count(*)::int AS ok FROM s`
 }

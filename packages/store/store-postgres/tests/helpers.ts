@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { StoreOptions } from '@keel/store'
 import type { ConformanceFixture } from '@keel/store-testkit'
 import pg from 'pg'
 import { PostgresStore } from '../src/index.js'
@@ -26,11 +27,45 @@ export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
 
 export async function pgFixture(tag: string): Promise<ConformanceFixture & { schema: string }> {
   const schema = uniqueSchema(tag)
-  const make = () => new PostgresStore({ url: PG_URL!, schema, poolSize: 2 })
+  const make = (options: StoreOptions = {}) =>
+    new PostgresStore({ ...options, url: PG_URL!, schema, poolSize: 2 })
   return {
     schema,
     store: make(),
     reopen: make,
+    checkpointText: async (id) => {
+      const rows = await sql<{ body: string }>(
+        `SELECT body FROM ${schema}.checkpoints WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`,
+        [id],
+      )
+      return rows[0]?.body
+    },
+    setCheckpointText: async (id, text) => {
+      const rows = await sql<{ seq: number }>(
+        `DELETE FROM ${schema}.checkpoints WHERE session_id = $1 RETURNING seq`,
+        [id],
+      )
+      if (text !== undefined) {
+        await sql(`INSERT INTO ${schema}.checkpoints (session_id, seq, body) VALUES ($1, $2, $3)`, [
+          id,
+          rows[0]?.seq ?? 0,
+          text,
+        ])
+      }
+    },
+    editLines: async (id, edit) => {
+      const rows = await sql<{ line: string }>(
+        `SELECT line FROM ${schema}.events WHERE session_id = $1 ORDER BY seq`,
+        [id],
+      )
+      const lines = edit(rows.map((r) => r.line))
+      await sql(`DELETE FROM ${schema}.events WHERE session_id = $1`, [id])
+      await sql(
+        `INSERT INTO ${schema}.events (session_id, seq, line) SELECT $1, n - 1, line FROM unnest($2::text[]) WITH ORDINALITY AS x(line, n)`,
+        [id, lines],
+      )
+      await sql(`UPDATE ${schema}.sessions SET event_count = $2 WHERE id = $1`, [id, lines.length])
+    },
     appendRaw: async (id, events) => {
       for (const raw of events) {
         const { seq } = raw as { seq: number }

@@ -1,7 +1,8 @@
 import { isKeelError } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type Session } from '@keel/session'
-import type { SessionStore } from '@keel/store'
+import type { SessionStore, StoreOptions } from '@keel/store'
 import { afterEach, describe, expect, it } from 'vitest'
+import { checkpointCases } from './checkpoints.js'
 import { hardeningCases } from './hardening.js'
 import { appendEveryCoreEvent, appendSampleTurn, SAMPLE_TURN_EVENTS as N } from './sample.js'
 
@@ -9,8 +10,8 @@ import { appendEveryCoreEvent, appendSampleTurn, SAMPLE_TURN_EVENTS as N } from 
 export interface ConformanceFixture {
   /** A store over a fresh, empty location. */
   store: SessionStore
-  /** Another store over the same location (stands for a second process or host). */
-  reopen(): SessionStore | Promise<SessionStore>
+  /** Another store over the same location (stands for a second process or host), with `options`. */
+  reopen(options?: StoreOptions): SessionStore | Promise<SessionStore>
   /**
    * Appends raw event envelopes to a stored session that no handle has open, bypassing
    * validation (used to plant an unknown required event or an unclosed turn).
@@ -28,6 +29,15 @@ export interface ConformanceFixture {
    * Optional: cases that need it are skipped without.
    */
   damageBlob?(id: string, sha256: string, how: 'missing' | 'altered'): Promise<void>
+  /** The stored checkpoint of a session, as stored (undefined when it has none). Optional, with the next. */
+  checkpointText?(id: string): Promise<string | undefined>
+  /** Replaces (undefined: removes) the stored checkpoint of a session, without checks. */
+  setCheckpointText?(id: string, text: string | undefined): Promise<void>
+  /**
+   * Replaces the stored event lines of a session no handle has open (each the JSON of one
+   * event, as stored), leaving its integrity records and checkpoint as they are. Optional.
+   */
+  editLines?(id: string, edit: (lines: string[]) => string[]): Promise<void>
   /** Removes the location; called after the test (stores are closed by the suite). */
   cleanup?(): Promise<void>
 }
@@ -72,8 +82,8 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       stores.push(f.store)
       return f
     }
-    const reopen = async (f: ConformanceFixture) => {
-      const s = await f.reopen()
+    const reopen = async (f: ConformanceFixture, options?: StoreOptions) => {
+      const s = await f.reopen(options)
       stores.push(s)
       return s
     }
@@ -266,6 +276,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
     })
 
     hardeningCases(fixture, reopen)
+    checkpointCases(fixture, reopen)
 
     it('refuses an unknown required event with its type and seq, keeps unknown ignorable ones', async () => {
       const f = await fixture()

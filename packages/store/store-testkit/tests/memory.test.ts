@@ -8,7 +8,7 @@ runStoreConformance('memory', async () => {
   const storage = new MemoryStorage()
   return {
     store: new MemoryStore({ storage }),
-    reopen: () => new MemoryStore({ storage }),
+    reopen: (options) => new MemoryStore({ ...options, storage }),
     appendRaw: async (id, events) =>
       storage.appendRawLines(
         id,
@@ -17,6 +17,9 @@ runStoreConformance('memory', async () => {
     setFormatVersion: async (id, version) => storage.setFormatVersion(id, version),
     patchStoredHeader: async (id, patch) => storage.patchHeader(id, patch),
     damageBlob: async (id, sha256, how) => storage.damageBlob(id, sha256, how),
+    checkpointText: async (id) => storage.checkpointOf(id),
+    setCheckpointText: async (id, text) => storage.setCheckpoint(id, text),
+    editLines: async (id, edit) => storage.setLines(id, edit([...storage.records.get(id)!.lines])),
   }
 })
 

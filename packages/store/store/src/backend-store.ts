@@ -4,13 +4,17 @@ import {
   type LogWriter,
   newSessionId,
   type PendingEvent,
+  type ReadOptions,
   type StoreBackend,
   type StoredLog,
 } from './backend.js'
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_LINE_BYTES } from './blob.js'
+import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_MIN_EVENTS } from './checkpoint-file.js'
 import { SessionFormatUnsupported, SessionLocked } from './errors.js'
-import { HookLink, StoreHandle } from './handle.js'
+import { type HandleStart, HookLink, StoreHandle } from './handle.js'
+import { headerRoot, type IntegrityMark, type IntegrityStart, IntegrityTracker } from './integrity.js'
 import { closeInterruptedTurn, interruptedTurnNotice } from './interrupted-turn.js'
+import { type LoadedSession, loadSession, verifySession } from './load.js'
 import { serializeEvent } from './serialize.js'
 import type {
   CreateSessionInit,
@@ -20,21 +24,25 @@ import type {
   SessionInspection,
   SessionStore,
   SessionSummary,
+  SessionVerification,
   StoreOptions,
 } from './store.js'
-import { headerInit, materialize, validateAppend } from './validate.js'
+import { headerInit, validateAppend } from './validate.js'
 
 /**
  * A {@link SessionStore} over a {@link StoreBackend}: the logic every backend shares.
  * Handles subscribe to their session; appended events are serialized (and size-checked)
- * before commit, batched for `batchWindowMs`, and written one batch at a time.
+ * before commit, written at each flush, and each batch that ends a turn carries an
+ * integrity record; checkpoints are written at turn ends and on close, and loads start
+ * from the latest one that holds.
  */
 export class BackendStore implements SessionStore {
   readonly kind: string
   readonly backend: StoreBackend
   readonly maxEventBytes: number
   readonly maxLineBytes: number
-  readonly batchWindowMs: number
+  readonly batchWindowMs: number | undefined
+  readonly checkpoints: { readonly every: number; readonly minEvents: number } | false
   readonly #handles = new Map<string, StoreHandle>()
 
   constructor(backend: StoreBackend, options: StoreOptions = {}) {
@@ -42,7 +50,20 @@ export class BackendStore implements SessionStore {
     this.backend = backend
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     this.maxLineBytes = Math.min(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, this.maxEventBytes)
-    this.batchWindowMs = options.batchWindowMs ?? 2
+    this.batchWindowMs = options.batchWindowMs
+    const policy = options.checkpoints
+    this.checkpoints =
+      policy === false
+        ? false
+        : {
+            every: policy?.every ?? DEFAULT_CHECKPOINT_EVERY,
+            minEvents: policy?.minEvents ?? DEFAULT_CHECKPOINT_MIN_EVENTS,
+          }
+  }
+
+  /** How a load reads the log first: from the latest checkpoint, vouching for covered lines. */
+  get #readFirst(): ReadOptions {
+    return { checkpoint: this.checkpoints !== false, trust: true }
   }
 
   async create(init: CreateSessionInit = {}): Promise<SessionHandle> {
@@ -53,28 +74,40 @@ export class BackendStore implements SessionStore {
       ? Session.create(id, headerInit(init.from.header), init.from.events, options)
       : Session.create(id, init.header ?? {}, undefined, options)
     const initial = session.events.map((event) => this.serialize(id, event))
-    const { writer, notices } = await this.backend.create(session.header, initial)
-    return this.#adopt(new StoreHandle(this, session, writer, notices), link)
+    const { mark, start } = covering(session, initial)
+    const { writer, notices } = await this.backend.create(session.header, initial, mark)
+    return this.#adopt(
+      new StoreHandle(this, session, writer, notices, {
+        integrity: start,
+        checkpointSeq: 0,
+        checkpointBytes: 0,
+      }),
+      link,
+    )
   }
 
   async open(id: string): Promise<SessionHandle> {
     this.#refuseOpenHere(id)
-    const opened = await this.backend.openForWrite(id)
+    const opened = await this.backend.openForWrite(id, this.#readFirst)
     const link = new HookLink()
-    let session: Session
+    let loaded: LoadedSession
+    let start: HandleStart
     try {
-      session = materialize(id, opened.log, { beforeCommit: link.hook })
-      if (opened.log.migratedFrom === undefined) await opened.writer.prepare?.()
-      else await this.#rewriteMigrated(id, session, opened.log, opened.writer)
+      loaded = await loadSession(id, opened.log, (o) => this.backend.read(id, o), { beforeCommit: link.hook })
+      this.#noticeMissing(loaded)
+      if (loaded.log.migratedFrom === undefined) {
+        await opened.writer.prepare?.(loaded.log)
+        start = handleStart(loaded)
+      } else start = await this.#rewriteMigrated(id, loaded.session, loaded.log, opened.writer)
     } catch (error) {
       await releaseWhileFailing(opened.writer)
       throw error
     }
-    const notices = [...opened.notices, ...opened.log.notices]
-    const handle = this.#adopt(new StoreHandle(this, session, opened.writer, notices), link)
+    const notices = [...opened.notices, ...loaded.notices]
+    const handle = this.#adopt(new StoreHandle(this, loaded.session, opened.writer, notices, start), link)
     let closed: ReturnType<typeof closeInterruptedTurn>
     try {
-      closed = closeInterruptedTurn(session)
+      closed = closeInterruptedTurn(loaded.session)
       if (closed) await handle.flush()
     } catch (error) {
       // Closing the handle flushes again and rejects with this same failure (or, after a
@@ -87,17 +120,38 @@ export class BackendStore implements SessionStore {
   }
 
   async load(id: string): Promise<Session> {
-    return materialize(id, await this.backend.read(id))
+    return (await this.#load(id)).session
   }
 
   async inspect(id: string): Promise<SessionInspection> {
-    const log = await this.backend.read(id)
-    const session = materialize(id, log)
-    const notices = [...log.notices]
+    const { session, notices } = await this.#load(id)
     const open = session.openTurn
     if (open) notices.push(interruptedTurnNotice(open.turn))
     const inspection: SessionInspection = { header: session.header, events: session.events, notices }
     return open ? { ...inspection, interruptedTurn: open.turn } : inspection
+  }
+
+  verify(id: string): Promise<SessionVerification> {
+    return verifySession(id, (o) => this.backend.read(id, o))
+  }
+
+  async #load(id: string): Promise<LoadedSession> {
+    const first = await this.backend.read(id, this.#readFirst)
+    const loaded = await loadSession(id, first, (o) => this.backend.read(id, o))
+    this.#noticeMissing(loaded)
+    return loaded
+  }
+
+  /** Says so when a log long enough to have a checkpoint was replayed because it has none. */
+  #noticeMissing(loaded: LoadedSession): void {
+    const policy = this.checkpoints
+    const { session, log, notices } = loaded
+    if (!policy || log.checkpoint || !log.integrity || session.nextSeq < policy.minEvents) return
+    if (notices.some((n) => n.code === 'CHECKPOINT_IGNORED')) return
+    notices.push({
+      code: 'CHECKPOINT_MISSING',
+      message: `session ${session.id} has no checkpoint; all ${session.nextSeq} events were replayed (a writer writes one at its next turn end or on close)`,
+    })
   }
 
   list(options: ListOptions = {}): Promise<SessionSummary[]> {
@@ -149,7 +203,12 @@ export class BackendStore implements SessionStore {
   }
 
   /** Rewrites a log read in an older format in the current one, then lets the writer prepare. */
-  async #rewriteMigrated(id: string, session: Session, log: StoredLog, writer: LogWriter): Promise<void> {
+  async #rewriteMigrated(
+    id: string,
+    session: Session,
+    log: StoredLog,
+    writer: LogWriter,
+  ): Promise<HandleStart> {
     if (!writer.rewrite) {
       throw new SessionFormatUnsupported(
         id,
@@ -159,11 +218,11 @@ export class BackendStore implements SessionStore {
         `${this.backend.where} (this backend reads upgraded logs but cannot rewrite them; load it read-only)`,
       )
     }
-    await writer.rewrite(
-      session.header,
-      session.events.map((event) => this.serialize(id, event)),
-    )
-    await writer.prepare?.()
+    const events = session.events.map((event) => this.serialize(id, event))
+    const { mark, start } = covering(session, events)
+    await writer.rewrite(session.header, events, mark)
+    await writer.prepare?.({ ...log, integrity: () => start })
+    return { integrity: start, checkpointSeq: 0, checkpointBytes: 0 }
   }
 
   #adopt(handle: StoreHandle, link: HookLink): StoreHandle {
@@ -180,6 +239,28 @@ export class BackendStore implements SessionStore {
         'this store already has it open; use that handle, or close it first',
       )
     }
+  }
+}
+
+/** The integrity record covering a whole new log (`events` of `session`), and where its writer continues. */
+function covering(
+  session: Session,
+  events: readonly PendingEvent[],
+): { mark: IntegrityMark | undefined; start: IntegrityStart } {
+  const root = { chain: headerRoot(session.header), from: 0, crc: 0 }
+  const tracker = new IntegrityTracker(root, 0)
+  for (const item of events) tracker.add(item.json)
+  const mark = tracker.mark()
+  if (!mark) return { mark, start: root }
+  return { mark, start: { chain: mark.chain, from: mark.next, crc: 0, last: mark } }
+}
+
+/** Where the handle of a loaded session starts: the integrity chain and the checkpoint it resumed from. */
+function handleStart(loaded: LoadedSession): HandleStart {
+  return {
+    integrity: loaded.log.integrity?.(),
+    checkpointSeq: loaded.log.checkpoint?.doc.seq ?? 0,
+    checkpointBytes: loaded.log.checkpoint?.bytes ?? 0,
   }
 }
 

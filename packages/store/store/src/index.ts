@@ -1,8 +1,10 @@
 export {
+  type CheckpointInput,
   HOST,
   type LogWriter,
   newSessionId,
   type PendingEvent,
+  type ReadOptions,
   type StoreBackend,
   type StoredLog,
 } from './backend.js'
@@ -18,6 +20,19 @@ export {
   spill,
   stubDigest,
 } from './blob.js'
+export {
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_FORMAT_VERSION,
+  type CheckpointDocument,
+  type CheckpointPolicy,
+  DEFAULT_CHECKPOINT_EVERY,
+  DEFAULT_CHECKPOINT_MIN_EVENTS,
+  type DecodedCheckpoint,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  resolveCheckpointBlobs,
+  spillCheckpoint,
+} from './checkpoint-file.js'
 export {
   ConcurrentAppend,
   checkSessionId,
@@ -39,7 +54,26 @@ export {
   UnknownRequiredEvent,
 } from './errors.js'
 export {
+  chainRoot,
+  headerRoot,
+  IntegrityBroken,
+  type IntegrityMark,
+  type IntegrityStart,
+  IntegrityTracker,
+  isMark,
+  LineVerifier,
+  lineCrc,
+  linesCrc,
+  linksTo,
+  nextChain,
+  RecordVerifier,
+  TIE_LINES,
+  validChain,
+} from './integrity.js'
+export { checkpointIgnored, compareStates, type LoadedSession, loadSession, type Reread } from './load.js'
+export {
   lineTime,
+  type MemoryRecord,
   MemoryStorage,
   MemoryStore,
   type MemoryStoreOptions,
@@ -55,6 +89,7 @@ export type {
   SessionInspection,
   SessionStore,
   SessionSummary,
+  SessionVerification,
   StoreNotice,
   StoreOptions,
 } from './store.js'

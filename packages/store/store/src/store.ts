@@ -6,6 +6,7 @@ import type {
   SessionHeaderInit,
   SessionId,
 } from '@keel/session'
+import type { CheckpointPolicy } from './checkpoint-file.js'
 
 /** How to create a session in a store. */
 export interface CreateSessionInit {
@@ -42,10 +43,18 @@ export interface StoreOptions {
    */
   maxLineBytes?: number
   /**
-   * How long appended events wait to be written together, in ms (default 2). `flush()`
-   * writes at once without waiting for the window.
+   * Also write appended events once they waited this long, in ms, without a `flush()`.
+   * Default: none — events are written (and fsynced) only at `flush()` and `close()`, the
+   * durability points, so nothing is written while a tool runs.
    */
   batchWindowMs?: number
+  /**
+   * When to write checkpoints (the folded session state, so a load reads only what came
+   * after): at a turn end once `every` events were appended since the last (default
+   * 2,000), and on close once the log has `minEvents` (default 200). `false`: never; loads
+   * then always replay the log.
+   */
+  checkpoints?: false | CheckpointPolicy
 }
 
 /** Header-level facts of one stored session, as `list()` returns them. */
@@ -79,7 +88,7 @@ export interface ListOptions {
 
 /** Something the store noticed and handled while reading a session (never silent). */
 export interface StoreNotice {
-  /** `TORN_TAIL_DROPPED`, `STALE_LOCK_TAKEN_OVER`, `INTERRUPTED_TURN_CLOSED`, … */
+  /** `TORN_TAIL_DROPPED`, `STALE_LOCK_TAKEN_OVER`, `INTERRUPTED_TURN_CLOSED`, `CHECKPOINT_IGNORED`, … */
   code: string
   message: string
 }
@@ -91,6 +100,20 @@ export interface SessionInspection {
   notices: readonly StoreNotice[]
   /** The turn that was open when the log ends (a crash mid-turn), if any. */
   interruptedTurn?: number
+}
+
+/** What `verify` found: a full replay of every event against the checkpoint and the integrity records. */
+export interface SessionVerification {
+  id: SessionId
+  /** Events in the log (all replayed and validated in full). */
+  events: number
+  /** The latest checkpoint: its seq, whether this build can resume from it, and why not. */
+  checkpoint?: { seq: number; usable: boolean; reason?: string }
+  /** The first seq no integrity record covers (`events` when the whole log is covered); every record's CRC held. */
+  coveredTo?: number
+  /** Where the state resumed from the checkpoint differs from the full replay; empty when they agree. */
+  differences: string[]
+  notices: StoreNotice[]
 }
 
 /**
@@ -131,8 +154,17 @@ export interface SessionStore {
   open(id: string): Promise<SessionHandle>
   /** Loads a validated session for reading; takes no lock and writes nothing. */
   load(id: string): Promise<Session>
-  /** Reads a session without repairing or writing anything, reporting what it noticed. */
+  /**
+   * Reads a session without repairing or writing anything, reporting what it noticed.
+   * Events before a checkpoint are read on demand as `events` is indexed.
+   */
   inspect(id: string): Promise<SessionInspection>
+  /**
+   * Replays the whole log with every check (no checkpoint, nothing vouched for), checks
+   * every integrity record, and compares the state resumed from the latest checkpoint with
+   * the replay. Writes nothing. Throws what a load of the log throws when it is corrupt.
+   */
+  verify(id: string): Promise<SessionVerification>
   /** Header-level data of stored sessions, newest first. */
   list(options?: ListOptions): Promise<SessionSummary[]>
   /** The raw stored artifact (the JSONL text), where the backend keeps one. */

@@ -28,7 +28,7 @@ export function materialize(id: string, log: StoredLog, options: SessionOptions 
  * A validation failure of a stored log as a store error located in the stored artifact
  * (file and line for JSONL): `UnknownRequiredEvent` or `SessionCorrupt`. Other errors pass.
  */
-function toStoreError(error: unknown, id: string, log: StoredLog): unknown {
+export function toStoreError(error: unknown, id: string, log: StoredLog): unknown {
   if (!(error instanceof SessionError)) return error
   const seq = typeof error.details.seq === 'number' ? error.details.seq : undefined
   if (error.code === 'UNKNOWN_REQUIRED_EVENT' && seq !== undefined) {

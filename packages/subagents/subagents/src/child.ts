@@ -98,6 +98,8 @@ export async function runChild(parent: Parent, run: ChildRun): Promise<ToolOutpu
     agent: definition.name,
     description: run.description,
   })
+  // The parent's log names the child before the child runs: a crash while it works keeps the link.
+  await ctx.flush()
   let agent: Agent
   try {
     agent = await sessions.agent(handle, {

@@ -1,6 +1,6 @@
 // A session's token totals: its own model calls plus what its children reported.
 import type { TokenUsage } from '@keel/llm'
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 
 /** Nothing used yet. */
 export const NO_USAGE: TokenUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 })
@@ -23,7 +23,7 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
  * `usage` of every `subagent/settled` (each child's whole log, its own children included).
  * A fold over the log, so resume and fork get the same totals.
  */
-export const usageTotalsProjection: Projection<TokenUsage> = {
+export const usageTotalsProjection: Projection<TokenUsage> = registerProjection<TokenUsage>({
   name: '@keel/subagents/usage-totals',
   init: () => NO_USAGE,
   apply: (totals, event) => {
@@ -31,7 +31,8 @@ export const usageTotalsProjection: Projection<TokenUsage> = {
     if (event.type === 'subagent/settled') return addUsage(totals, event.data.usage)
     return totals
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /** The model calls (steps) a session ran. */
 export function stepsOf(session: Session): number {

@@ -1,5 +1,5 @@
 import type { DeveloperMessage } from '@keel/llm'
-import type { Projection } from '@keel/session'
+import { type Projection, registerProjection } from '@keel/session'
 import type { TodoItem } from './events.js'
 import { openTodos } from './todos.js'
 
@@ -23,7 +23,7 @@ export interface TodoActivity {
 }
 
 /** Folds {@link TodoActivity} from `step/*`, `todo/write` and reminder `developer/message` events. */
-export const todoActivityProjection: Projection<TodoActivity> = {
+export const todoActivityProjection: Projection<TodoActivity> = registerProjection<TodoActivity>({
   name: '@keel/todo/activity',
   init: () => ({
     stepsSinceWrite: 0,
@@ -54,7 +54,8 @@ export const todoActivityProjection: Projection<TodoActivity> = {
         return state
     }
   },
-}
+  checkpoint: { version: 1 },
+})
 
 /**
  * Whether to remind before the next step: there are open items, the model has not

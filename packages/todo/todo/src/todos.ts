@@ -1,5 +1,5 @@
 import { KeelError } from '@keel/base'
-import type { Projection, Session } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
 import { todoStatusSchema } from './events.generated.js'
@@ -10,11 +10,12 @@ import type { TodoItem } from './events.js'
  * It reads `todo/write` events only, never the surface, so a compaction that shadows the
  * tool calls which wrote the list leaves the list intact.
  */
-export const todoProjection: Projection<readonly TodoItem[]> = {
+export const todoProjection: Projection<readonly TodoItem[]> = registerProjection<readonly TodoItem[]>({
   name: '@keel/todo/list',
   init: () => [],
   apply: (todos, event) => (event.type === 'todo/write' ? event.data.todos : todos),
-}
+  checkpoint: { version: 1 },
+})
 
 /** Why a `todo_write` was refused. The model gets the code and the message and can retry. */
 export type TodoErrorCode =

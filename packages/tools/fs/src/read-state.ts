@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs'
 import { resolve } from 'node:path'
-import type { Projection } from '@keel/session'
+import type { JsonValue } from '@keel/base'
+import { type Projection, registerProjection } from '@keel/session'
 import type { ToolContext } from '@keel/tools'
 import { FsToolError } from './common.js'
 
@@ -50,7 +51,7 @@ function pathArgument(args: string): string | undefined {
  * file must be read again before it is changed. Keyed by the path as written;
  * {@link lastKnown} resolves it against the working directory.
  */
-export const readStateProjection: Projection<ReadState> = {
+export const readStateProjection: Projection<ReadState> = registerProjection<ReadState>({
   name: 'fs/read-state',
   init: () => ({ pending: new Map(), known: new Map(), forgotten: new Map() }),
   apply(state, event) {
@@ -80,7 +81,24 @@ export const readStateProjection: Projection<ReadState> = {
     }
     return state
   },
-}
+  checkpoint: {
+    version: 1,
+    save: (state) =>
+      ({
+        pending: [...state.pending],
+        known: [...state.known],
+        forgotten: [...state.forgotten],
+      }) as unknown as JsonValue,
+    restore: (saved) => {
+      const s = saved as unknown as {
+        pending: [string, PendingCall][]
+        known: [number, Knowledge][]
+        forgotten: [string, number][]
+      }
+      return { pending: new Map(s.pending), known: new Map(s.known), forgotten: new Map(s.forgotten) }
+    },
+  },
+})
 
 /** The latest time the model knew `absolute` in this session, or undefined when it never read it. */
 export function lastKnown(ctx: ToolContext, absolute: string): number | undefined {

@@ -68,6 +68,10 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
         pump()
       })
   }
+  /** What was typed is on disk at once, not at the running turn's next durability point. */
+  const persist = () => {
+    agent.flush().catch((error: unknown) => feed.add('error', errorMessage(error)))
+  }
   /** Runs the next queued message when nothing runs and the queue does not wait. */
   const pump = () => {
     if (running || paused || leaving) return
@@ -91,6 +95,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       paused = false
       if (running || queue().length > 0) {
         enqueueMessage(session, line)
+        persist()
         showQueue()
         pump()
         return
@@ -107,6 +112,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
       const pending = queue()
       if (pending.length === 0) return undefined
       const message = withdrawMessage(session, pending.length - 1)
+      persist()
       if (pending.length === 1) paused = false
       showQueue()
       return textOf(message)

@@ -1,0 +1,198 @@
+import type { z } from 'zod'
+
+/**
+ * A check of a value against a schema that says only yes or no and allocates nothing on
+ * success: no output object, no issue list. `safeParse` builds a fresh output for every
+ * object it accepts, which a load throws away at once (the stored value is kept), so on
+ * the load and append hot paths the registered schemas run through this instead; only a
+ * value it refuses goes through `safeParse`, for the message.
+ */
+export type SchemaCheck = (value: unknown) => boolean
+
+/** The parts of zod's internal definition this module reads (zod 4: `schema._zod.def`). */
+interface Def {
+  readonly type: string
+  readonly checks?: readonly CheckLike[]
+  readonly shape?: Readonly<Record<string, z.ZodType<unknown>>>
+  readonly catchall?: z.ZodType<unknown>
+  readonly element?: z.ZodType<unknown>
+  readonly options?: readonly z.ZodType<unknown>[]
+  readonly innerType?: z.ZodType<unknown>
+  readonly values?: readonly unknown[]
+  readonly entries?: Readonly<Record<string, unknown>>
+  readonly getter?: () => z.ZodType<unknown>
+  readonly keyType?: z.ZodType<unknown>
+  readonly valueType?: z.ZodType<unknown>
+  readonly items?: readonly z.ZodType<unknown>[]
+  readonly rest?: z.ZodType<unknown> | null
+}
+
+interface CheckLike {
+  readonly _zod: {
+    readonly def: { readonly when?: (payload: Payload) => boolean }
+    readonly check: (payload: Payload) => unknown
+  }
+}
+
+interface Payload {
+  value: unknown
+  issues: unknown[]
+}
+
+const defOf = (schema: z.ZodType<unknown>): Def => (schema as unknown as { _zod: { def: Def } })._zod.def
+
+const compiled = new WeakMap<object, SchemaCheck>()
+
+/** The check of `schema` (compiled once per schema object). */
+export function compileCheck(schema: z.ZodType<unknown>): SchemaCheck {
+  const cached = compiled.get(schema)
+  if (cached) return cached
+  const check = build(schema)
+  compiled.set(schema, check)
+  return check
+}
+
+/** One reused payload for zod's own refinement checks (they push an issue only on failure). */
+const payload: Payload = { value: undefined, issues: [] }
+
+function withChecks(base: SchemaCheck, checks: readonly CheckLike[] | undefined): SchemaCheck {
+  if (!checks || checks.length === 0) return base
+  return (value) => {
+    if (!base(value)) return false
+    for (const check of checks) {
+      payload.value = value
+      payload.issues.length = 0
+      const when = check._zod.def.when
+      if (when && !when(payload)) continue
+      const result = check._zod.check(payload)
+      if (result instanceof Promise)
+        throw new TypeError('asynchronous refinements are not supported in event schemas')
+      if (payload.issues.length > 0) {
+        payload.issues.length = 0
+        return false
+      }
+    }
+    return true
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+function build(schema: z.ZodType<unknown>): SchemaCheck {
+  const def = defOf(schema)
+  switch (def.type) {
+    case 'string':
+      return withChecks((v) => typeof v === 'string', def.checks)
+    case 'number':
+      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), def.checks)
+    case 'boolean':
+      return withChecks((v) => typeof v === 'boolean', def.checks)
+    case 'null':
+      return (v) => v === null
+    case 'unknown':
+    case 'any':
+      return withChecks(() => true, def.checks)
+    case 'literal': {
+      const values = def.values!
+      return values.length === 1 ? (v) => v === values[0] : (v) => values.includes(v)
+    }
+    case 'enum': {
+      const values = new Set(Object.values(def.entries!))
+      return withChecks((v) => values.has(v), def.checks)
+    }
+    case 'optional': {
+      const inner = compileCheck(def.innerType!)
+      return (v) => v === undefined || inner(v)
+    }
+    case 'nullable': {
+      const inner = compileCheck(def.innerType!)
+      return (v) => v === null || inner(v)
+    }
+    case 'lazy': {
+      let inner: SchemaCheck | undefined
+      return (v) => {
+        inner ??= compileCheck(def.getter!())
+        return inner(v)
+      }
+    }
+    case 'array': {
+      const element = compileCheck(def.element!)
+      return withChecks((v) => {
+        if (!Array.isArray(v)) return false
+        for (let i = 0; i < v.length; i++) if (!element(v[i])) return false
+        return true
+      }, def.checks)
+    }
+    case 'tuple':
+      return withChecks(tupleCheck(def), def.checks)
+    case 'union': {
+      const options = def.options!.map((o) => compileCheck(o))
+      return withChecks((v) => {
+        for (const option of options) if (option(v)) return true
+        return false
+      }, def.checks)
+    }
+    case 'object':
+      return withChecks(objectCheck(def), def.checks)
+    case 'record': {
+      const key = compileCheck(def.keyType!)
+      const value = compileCheck(def.valueType!)
+      return withChecks((v) => {
+        if (!isObject(v)) return false
+        for (const k in v) if (!key(k) || !value(v[k])) return false
+        return true
+      }, def.checks)
+    }
+    default:
+      // Anything else (transforms, defaults, pipes, dates…): zod itself, allocating.
+      return (v) => schema.safeParse(v).success
+  }
+}
+
+function tupleCheck(def: Def): SchemaCheck {
+  const items = def.items!.map((i) => compileCheck(i))
+  const rest = def.rest ? compileCheck(def.rest) : undefined
+  const optionalFrom = def.items!.findIndex((_, i) =>
+    def.items!.slice(i).every((item) => defOf(item).type === 'optional'),
+  )
+  const minimum = optionalFrom === -1 ? items.length : optionalFrom
+  return (v) => {
+    if (!Array.isArray(v) || v.length < minimum) return false
+    if (!rest && v.length > items.length) return false
+    for (let i = 0; i < v.length; i++) {
+      const check = i < items.length ? items[i]! : rest!
+      if (!check(v[i])) return false
+    }
+    return true
+  }
+}
+
+function objectCheck(def: Def): SchemaCheck {
+  const shape = def.shape!
+  const keys = Object.keys(shape)
+  const checks = keys.map((k) => compileCheck(shape[k]!))
+  const optional = keys.map((k) => defOf(shape[k]!).type === 'optional')
+  const known = new Set(keys)
+  const catchallType = def.catchall ? defOf(def.catchall).type : undefined
+  const strict = catchallType === 'never'
+  const catchall = def.catchall && !strict ? compileCheck(def.catchall) : undefined
+  return (v) => {
+    if (!isObject(v)) return false
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!
+      const value = v[key]
+      if (value === undefined && !(key in v)) {
+        if (!optional[i]) return false
+        continue
+      }
+      if (!checks[i]!(value)) return false
+    }
+    if (strict) {
+      for (const key in v) if (!known.has(key)) return false
+    } else if (catchall) {
+      for (const key in v) if (!known.has(key) && !catchall(v[key])) return false
+    }
+    return true
+  }
+}

@@ -1,0 +1,210 @@
+import { isUtf8 } from 'node:buffer'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { boundIssues, previewJson } from '@keel/base'
+import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
+import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
+
+/** The name in the physical header's `format` field. */
+export const FORMAT_NAME = 'keel-session'
+
+/** The first line of a session file. */
+export interface PhysicalHeader {
+  format: typeof FORMAT_NAME
+  /** The physical format version (equal to the logical `SESSION_FORMAT_VERSION`). */
+  formatVersion: number
+  header: SessionHeader
+}
+
+/** Bytes read at a time. */
+export const CHUNK = 1 << 20
+
+/** Bytes first read for the header line. */
+const FIRST_READ = 16 * 1024
+
+/** Reads a file line by line with synchronous reads (16 KiB, then growing): memory bounded by the longest line. */
+class LineReader {
+  readonly #fd: number
+  #buf: Buffer = Buffer.alloc(0)
+  #start = 0
+  #end = 0
+  /** File offset of `#buf[0]`. */
+  #base: number
+  #eof = false
+
+  constructor(fd: number, from: number) {
+    this.#fd = fd
+    this.#base = from
+  }
+
+  /** The next line: its text, file offset, and whether it ended with a newline. Null at end. */
+  next(): { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean } | null {
+    let searchFrom = this.#start
+    for (;;) {
+      const nl = this.#buf.indexOf(10, searchFrom)
+      if (nl !== -1 && nl < this.#end) {
+        const line = {
+          text: this.#buf.toString('utf8', this.#start, nl),
+          offset: this.#base + this.#start,
+          bytes: nl - this.#start,
+          newline: true,
+          utf8: isUtf8(this.#buf.subarray(this.#start, nl)),
+        }
+        this.#start = nl + 1
+        return line
+      }
+      if (this.#eof) {
+        if (this.#start >= this.#end) return null
+        const line = {
+          text: this.#buf.toString('utf8', this.#start, this.#end),
+          offset: this.#base + this.#start,
+          bytes: this.#end - this.#start,
+          newline: false,
+          utf8: isUtf8(this.#buf.subarray(this.#start, this.#end)),
+        }
+        this.#start = this.#end
+        return line
+      }
+      searchFrom = this.#end - this.#start
+      this.#refill()
+    }
+  }
+
+  #refill(): void {
+    const rest = this.#end - this.#start
+    let buf = this.#buf
+    if (rest > 0 && this.#start === 0 && this.#end === buf.length) {
+      // one line longer than the buffer: grow
+      buf = Buffer.allocUnsafe(buf.length * 2)
+      this.#buf.copy(buf, 0, 0, rest)
+    } else {
+      // the header line is short: start small (a resume or a list reads only it), grow on need
+      if (buf.length < FIRST_READ) buf = Buffer.allocUnsafe(FIRST_READ)
+      this.#buf.copy(buf, 0, this.#start, this.#end)
+    }
+    this.#base += this.#start
+    this.#buf = buf
+    this.#start = 0
+    this.#end = rest
+    const read = readSync(this.#fd, buf, rest, buf.length - rest, this.#base + rest)
+    if (read === 0) this.#eof = true
+    this.#end += read
+  }
+}
+
+/** Reads and checks the physical header (line 1) of a session file. */
+export function readHeader(
+  id: string,
+  file: string,
+): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
+  const fd = openSync(file, 'r')
+  let line: ReturnType<LineReader['next']>
+  try {
+    line = new LineReader(fd, 0).next()
+  } finally {
+    closeSync(fd)
+  }
+  const corrupt = (reason: string) => new SessionCorrupt(id, { file, line: 1, offset: 0 }, reason)
+  if (!line) throw corrupt('the file is empty (no physical header)')
+  if (!line.newline) throw corrupt('the physical header line is incomplete')
+  if (!line.utf8) throw corrupt('the physical header is not valid UTF-8')
+  let parsed: Partial<PhysicalHeader>
+  try {
+    parsed = JSON.parse(line.text) as Partial<PhysicalHeader>
+  } catch (error) {
+    throw corrupt(`the physical header is not valid JSON (${(error as Error).message})`)
+  }
+  if (parsed === null || typeof parsed !== 'object' || parsed.format !== FORMAT_NAME) {
+    throw corrupt(`the first line is not a ${FORMAT_NAME} header`)
+  }
+  const migratedFrom = checkFormatVersion(id, parsed.formatVersion, file)
+  const header = parsed.header
+  if (header === null || typeof header !== 'object' || Array.isArray(header))
+    throw corrupt('`header` is not an object')
+  if (header.id !== id) {
+    throw corrupt(`the header names session ${previewJson(header.id)}, but the file is stored as ${id}`)
+  }
+  const checked = sessionHeaderValidator.safeParse(
+    migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+  )
+  if (!checked.success) {
+    const issue = boundIssues(checked.error.issues, 'header').issues[0]!
+    throw corrupt(`${issue.path}: ${issue.message}`)
+  }
+  return {
+    header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
+    bodyOffset: line.bytes + 1,
+    migratedFrom,
+  }
+}
+
+/**
+ * The number of events in a session file, without parsing: its complete lines after the
+ * header (a torn or unterminated last line is not counted). Reads the file in 1 MiB chunks.
+ */
+export function countEvents(file: string, bodyOffset: number): number | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  try {
+    const buf = Buffer.allocUnsafe(CHUNK)
+    let count = 0
+    for (let pos = bodyOffset; ; ) {
+      const read = readSync(fd, buf, 0, CHUNK, pos)
+      if (read === 0) return count
+      pos += read
+      for (let at = buf.indexOf(10, 0); at !== -1 && at < read; at = buf.indexOf(10, at + 1)) count++
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** How far back {@link lastEventTime} reads (a line is at most the store's line cap, 1 MiB by default). */
+const MAX_TAIL_BYTES = 8 << 20
+
+/**
+ * The `time` of the last event of a session file, reading back from its end: the last
+ * line, or the one before it when the last is a torn, unparsable tail. `undefined` when
+ * there is none or it cannot be read. For listing only: nothing is validated.
+ */
+export function lastEventTime(file: string, bodyOffset: number): number | undefined {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    let pos = fstatSync(fd).size
+    let tail = Buffer.alloc(0)
+    // Read back until two line starts are known (or the body's start is reached).
+    const newlines = () => {
+      const end = tail.at(-1) === 10 ? tail.length - 1 : tail.length
+      let count = 0
+      for (let at = tail.indexOf(10); at !== -1 && at < end; at = tail.indexOf(10, at + 1)) count++
+      return count
+    }
+    while (pos > bodyOffset && tail.length < MAX_TAIL_BYTES && newlines() < 2) {
+      const from = Math.max(bodyOffset, pos - 64 * 1024)
+      const piece = Buffer.allocUnsafe(pos - from)
+      const read = readSync(fd, piece, 0, piece.length, from)
+      tail = Buffer.concat([piece.subarray(0, read), tail])
+      pos = from
+    }
+    const text = tail.toString('utf8')
+    const lines = (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n')
+    // The first piece is a whole line only when reading reached the body's start.
+    const whole = pos === bodyOffset ? lines : lines.slice(1)
+    for (let i = whole.length - 1; i >= Math.max(0, whole.length - 2); i--) {
+      const time = lineTime(whole[i])
+      if (time !== undefined) return time
+    }
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
+}
