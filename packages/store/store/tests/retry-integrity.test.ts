@@ -14,7 +14,11 @@ describe('a batch retried after a transient outage', () => {
     let outages = 0
     const store = new MemoryStore({
       checkpoints: { every: 1, minEvents: 0 },
-      failWrite: () => (outages > 0 ? (outages--, unavailable()) : undefined),
+      failWrite: () => {
+        if (outages === 0) return undefined
+        outages--
+        return unavailable()
+      },
     })
     const handle = await store.create({ id: 'retried' })
     handle.session.append('turn/start', { turn: 1 })
