@@ -1,4 +1,4 @@
-import type { KnownEventType } from './known-event-types.js'
+import type { KnownEventType } from './known-event-types.generated.js'
 import type { Session } from './session.js'
 import type {
   NoSurfaceFields,

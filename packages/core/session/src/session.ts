@@ -6,7 +6,7 @@ import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
 import { buildHeader } from './header.js'
 import { InvariantFolds } from './invariant-folds.js'
-import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
 import {
   applyLifecycle,
   checkLiveLifecycle,
