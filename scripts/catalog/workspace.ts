@@ -16,6 +16,11 @@ export interface WorkspacePackage {
    * generated like any package's, but its events are not part of the catalog.
    */
   fixture?: true
+  /**
+   * A package outside the repository (`--package <dir>`): its validators are generated like a
+   * fixture's, its events are not part of the repository's catalog.
+   */
+  outside?: true
 }
 
 export interface LoadOptions {

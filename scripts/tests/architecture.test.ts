@@ -79,7 +79,10 @@ describe('references', () => {
         if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue
         const path = join(at, entry.name)
         if (entry.isDirectory()) walk(path)
-        else if (/\.(ts|md|json)$/u.test(entry.name) && new RegExp(`DESIGN\\s*${'\u00a7'}`, 'u').test(readFileSync(path, 'utf8')))
+        else if (
+          /\.(ts|md|json)$/u.test(entry.name) &&
+          new RegExp(`DESIGN\\s*${'\u00a7'}`, 'u').test(readFileSync(path, 'utf8'))
+        )
           found.push(path.slice(root.length))
       }
     }
