@@ -3,15 +3,17 @@ import type { LlmAdapter } from '@keel/llm'
 import {
   createPresetAgent,
   findPreset,
+  loadPresetReport,
   type PresetAgent,
-  type PresetSource,
+  type PresetReport,
   resolveComposition,
 } from '@keel/presets'
 import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
-import { openExisting, type SessionChoice } from './open-session.js'
+import type { SessionChoice } from './open-session.js'
+import { openWithPlugins } from './open-with-plugins.js'
 import { loadReportedPresets } from './preset-report.js'
 import { createRenderer } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
@@ -52,13 +54,14 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
   let deferred: DeferredSession | undefined
   let cwd: string
   let notes: string[] = []
-  let presets: PresetSource[]
+  let presets: PresetReport
   try {
     if (mode === 'new') {
       cwd = explicit ?? invocation
       presets = await loadReportedPresets(home, cwd, io, values.preset)
-      const chosen = findPreset(presets, values.preset ?? 'coding')
+      const chosen = findPreset(presets.presets, values.preset ?? 'coding')
       const composition = resolveComposition(chosen.preset, {
+        catalog: presets.catalog,
         source: chosen.source,
         ...(values.model === undefined ? {} : { model: values.model }),
       })
@@ -75,10 +78,16 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
           : last
             ? { kind: 'last', dir: explicit ?? invocation }
             : { kind: 'resume', id: id! }
-      const opened = await openExisting(choice, selected, {
-        invocation,
-        ...(explicit === undefined ? {} : { explicit }),
-      })
+      // The plugin packages this directory's presets name, imported before the log is read:
+      // their events register on import (said about on stderr below, once the directory is known).
+      const here = await loadPresetReport({ keelHome: home, projectDir: explicit ?? invocation })
+      const opened = await openWithPlugins(
+        choice,
+        selected,
+        { invocation, ...(explicit === undefined ? {} : { explicit }) },
+        home,
+        here.catalog,
+      )
       ;({ handle, cwd, notes } = opened)
       try {
         presets = await loadReportedPresets(home, cwd, io, values.preset)
@@ -110,7 +119,7 @@ interface Setup extends CheckedCommand {
   deferred: DeferredSession | undefined
   cwd: string
   notes: string[]
-  presets: PresetSource[]
+  presets: PresetReport
 }
 
 async function runWith(s: Setup): Promise<number> {
@@ -137,7 +146,10 @@ async function runWith(s: Setup): Promise<number> {
     built = await createPresetAgent({
       llm: s.llm,
       cwd: s.cwd,
-      presets: s.presets,
+      presets: s.presets.presets,
+      catalog: s.presets.catalog,
+      // a recorded plugin package no preset here names is found again by its name
+      packages: { projectDir: s.cwd, keelHome: s.home },
       systemPrompt: KEEL_SYSTEM_PROMPT,
       observers,
       answerers,
