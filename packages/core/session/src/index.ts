@@ -15,7 +15,7 @@ import './events.js'
 
 export { sessionHeaderValidator } from './events.generated.js'
 
-export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
 export type { OpenTurn, UnansweredCall } from './lifecycle.js'
 export {
   migrateEvent,

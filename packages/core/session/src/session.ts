@@ -6,7 +6,7 @@ import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
 import { buildHeader } from './header.js'
 import { InvariantFolds } from './invariant-folds.js'
-import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
 import {
   applyLifecycle,
   checkLiveLifecycle,
@@ -61,6 +61,7 @@ export class Session {
   readonly #interpreted = (seq: number): SessionEvent | undefined =>
     this.#opaque.has(seq) ? undefined : this.#events[seq]
   readonly #isOpaque = (seq: number): boolean => this.#opaque.has(seq)
+  readonly #keepUnknown: boolean
 
   private constructor(header: SessionHeader, options: SessionOptions) {
     this.#header = header
@@ -68,6 +69,7 @@ export class Session {
     this.#beforeCommit = options.beforeCommit
     this.#parsedSeed = options.parsedSeed === true
     this.#known = options.knownEventTypes ?? KNOWN_EVENT_TYPES
+    this.#keepUnknown = options.keepUnknownEvents === true
   }
 
   /**
@@ -256,7 +258,7 @@ export class Session {
     const type = stored.type
     const registration = getEventRegistration(type)
     if (!registration && !Object.hasOwn(this.#known, type)) {
-      if (stored.ignorable !== true) {
+      if (stored.ignorable !== true && !this.#keepUnknown) {
         throw new SessionError(
           'UNKNOWN_REQUIRED_EVENT',
           `session ${this.id}: event '${type}' at seq ${seq} is unknown to this build and not marked ignorable; it may change how the rest of the log reads, so the session is refused (update Keel or load the plugin that owns '${type}')`,

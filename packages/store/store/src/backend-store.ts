@@ -20,6 +20,7 @@ import type {
   SessionInspection,
   SessionStore,
   SessionSummary,
+  StoreNotice,
   StoreOptions,
 } from './store.js'
 import { headerInit, materialize, validateAppend } from './validate.js'
@@ -92,8 +93,11 @@ export class BackendStore implements SessionStore {
 
   async inspect(id: string): Promise<SessionInspection> {
     const log = await this.backend.read(id)
-    const session = materialize(id, log)
+    // A view, not a run: events whose plugin is not loaded are kept as stored and said so.
+    const session = materialize(id, log, { keepUnknownEvents: true })
     const notices = [...log.notices]
+    const unknown = unknownEventsNotice(session)
+    if (unknown) notices.push(unknown)
     const open = session.openTurn
     if (open) notices.push(interruptedTurnNotice(open.turn))
     const inspection: SessionInspection = { header: session.header, events: session.events, notices }
@@ -189,4 +193,19 @@ export class BackendStore implements SessionStore {
  */
 async function releaseWhileFailing(writer: LogWriter): Promise<void> {
   await writer.close().catch(() => undefined)
+}
+
+/** `UNKNOWN_EVENTS_KEPT` for the events no loaded plugin reads (not ignorable ones), by type. */
+function unknownEventsNotice(session: Session): StoreNotice | undefined {
+  const counts = new Map<string, number>()
+  for (const event of session.events) {
+    if (event.ignorable || !session.isOpaque(event.seq)) continue
+    counts.set(event.type, (counts.get(event.type) ?? 0) + 1)
+  }
+  if (counts.size === 0) return undefined
+  const list = [...counts].map(([type, n]) => `${type} (${n})`).join(', ')
+  return {
+    code: 'UNKNOWN_EVENTS_KEPT',
+    message: `events no loaded plugin owns, shown as stored: ${list}; the session opens only with their plugin installed`,
+  }
 }
