@@ -154,6 +154,14 @@ describe("the plugin guide's path, from pnpm new-plugin to keel -p", () => {
       ok(again)
       expect(again.stderr).toContain('rebuilt the recorded preset notes: @acme/notes@0.1.0')
 
+      // 5b. forked under a preset naming the package: the check made before forking finds it
+      const forked = await keel(
+        ['fork', id, '--preset', 'notes', '--base-url', server.url, '-p', 'fork it'],
+        project,
+      )
+      ok(forked)
+      expect(forked.stderr).toContain('rebuilt the recorded preset notes: @acme/notes@0.1.0')
+
       // 6. uninstalled: the resume says which plugin is missing; show prints its events as stored
       rmSync(join(project, 'node_modules', '@acme', 'notes'))
       const gone = await keel(['resume', '--last', '--base-url', server.url, '-p', 'and now?'], project)
