@@ -138,8 +138,9 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
   }
   const runtime = { llm: options.llm }
   let built: ReturnType<typeof buildComposition>
+  // The catalog with the recorded plugin packages found by name: the children get it too.
+  const grown = new Map(catalog)
   try {
-    const grown = new Map(catalog)
     const missing = options.packages
       ? await addRecordedPlugins(
           grown,
@@ -186,7 +187,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
             shared: {
               llm: options.llm,
               cwd: options.cwd,
-              catalog,
+              catalog: grown,
               clock: options.clock,
               random: options.random,
               retry: options.retry,
