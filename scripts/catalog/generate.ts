@@ -50,7 +50,7 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   if (badExamples.length > 0) throw new CatalogError(badExamples)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
-  const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`
+  const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.generated.ts`
   const catalogJson = stableJson(catalog)
   const en = renderMarkdown(model, catalog, 'en')
   const translations = translationStatus(options.root, model)

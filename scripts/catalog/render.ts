@@ -210,7 +210,7 @@ export function renderMarkdown(
   return `${out.join('\n')}\n`
 }
 
-/** The generated `known-event-types.ts` (shape fixed: the session imports it). */
+/** The generated `known-event-types.generated.ts` (shape fixed: the session imports it). */
 export function renderKnownEventTypes(model: SourceModel): string {
   const lines = model.events.map(
     (e) => `  ${quote(e.type)}: { surface: ${e.surface}, owner: ${quote(e.owner)} },`,

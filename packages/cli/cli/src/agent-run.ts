@@ -4,8 +4,9 @@ import {
   checkForkUnder,
   createPresetAgent,
   findPreset,
+  loadPresetReport,
   type PresetAgent,
-  type PresetSource,
+  type PresetReport,
   resolveComposition,
 } from '@keel/presets'
 import type { Session } from '@keel/session'
@@ -13,7 +14,8 @@ import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
-import { openExisting, type SessionChoice } from './open-session.js'
+import type { SessionChoice } from './open-session.js'
+import { openWithPlugins } from './open-with-plugins.js'
 import { loadReportedPresets } from './preset-report.js'
 import { createRenderer, oneLine } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
@@ -55,13 +57,14 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
   let deferred: DeferredSession | undefined
   let cwd: string
   let notes: string[] = []
-  let presets: PresetSource[]
+  let presets: PresetReport
   try {
     if (mode === 'new') {
       cwd = explicit ?? invocation
       presets = await loadReportedPresets(home, cwd, io, values.preset)
-      const chosen = findPreset(presets, values.preset ?? 'coding')
+      const chosen = findPreset(presets.presets, values.preset ?? 'coding')
       const composition = resolveComposition(chosen.preset, {
+        catalog: presets.catalog,
         source: chosen.source,
         ...(values.model === undefined ? {} : { model: values.model }),
       })
@@ -86,23 +89,34 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
             ? { kind: 'last', dir: explicit ?? invocation }
             : { kind: 'resume', id: id! }
       const preset = values.preset
-      const opened = await openExisting(choice, selected, {
-        invocation,
-        ...(explicit === undefined ? {} : { explicit }),
-        // A fork under another preset is refused before forking when that preset cannot read
-        // the kept history (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
-        ...(mode === 'fork' && preset !== undefined
-          ? {
-              beforeFork: async (parent: Session, dir: string) => {
-                const chosen = findPreset(await loadReportedPresets(home, dir, io, preset), preset)
-                checkForkUnder(parent, chosen.preset, {
-                  source: chosen.source,
-                  ...(atSeq === undefined ? {} : { atSeq }),
-                })
-              },
-            }
-          : {}),
-      })
+      // The plugin packages this directory's presets name, imported before the log is read:
+      // their events register on import (said about on stderr below, once the directory is known).
+      const here = await loadPresetReport({ keelHome: home, projectDir: explicit ?? invocation })
+      const opened = await openWithPlugins(
+        choice,
+        selected,
+        {
+          invocation,
+          ...(explicit === undefined ? {} : { explicit }),
+          // A fork under another preset is refused before forking when that preset cannot read
+          // the kept history (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
+          ...(mode === 'fork' && preset !== undefined
+            ? {
+                beforeFork: async (parent: Session, dir: string) => {
+                  const report = await loadReportedPresets(home, dir, io, preset)
+                  const chosen = findPreset(report.presets, preset)
+                  checkForkUnder(parent, chosen.preset, {
+                    source: chosen.source,
+                    catalog: report.catalog,
+                    ...(atSeq === undefined ? {} : { atSeq }),
+                  })
+                },
+              }
+            : {}),
+        },
+        home,
+        here.catalog,
+      )
       ;({ handle, cwd, notes } = opened)
       try {
         presets = await loadReportedPresets(home, cwd, io, values.preset)
@@ -134,7 +148,7 @@ interface Setup extends CheckedCommand {
   deferred: DeferredSession | undefined
   cwd: string
   notes: string[]
-  presets: PresetSource[]
+  presets: PresetReport
 }
 
 async function runWith(s: Setup): Promise<number> {
@@ -161,7 +175,10 @@ async function runWith(s: Setup): Promise<number> {
     built = await createPresetAgent({
       llm: s.llm,
       cwd: s.cwd,
-      presets: s.presets,
+      presets: s.presets.presets,
+      catalog: s.presets.catalog,
+      // a recorded plugin package no preset here names is found again by its name
+      packages: { projectDir: s.cwd, keelHome: s.home },
       systemPrompt: KEEL_SYSTEM_PROMPT,
       observers,
       answerers,

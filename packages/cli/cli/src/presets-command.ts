@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { brokenError, builtinCatalog, findPreset, loadPresetReport } from '@keel/presets'
+import { brokenError, findPreset, loadPresetReport } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
 import { checkDirectory } from './open-session.js'
@@ -38,7 +38,7 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
   const broken = report.broken.find((b) => b.id === id)
   if (broken) throw brokenError([broken])
   const { preset, source } = findPreset(presets, id)
-  const catalog = builtinCatalog()
+  const catalog = report.catalog
   io.out(`${preset.id} — ${preset.description}\n  from     ${source}\n`)
   io.out(`  tools    ${preset.tools.join(', ') || '(none)'}\n`)
   if (preset.model) io.out(`  model    ${preset.model}\n`)
@@ -52,7 +52,8 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
     io.out(
       `    ${ref.use}${provider ? `@${provider.version}` : ''}${ref.config === undefined ? '' : ` ${JSON.stringify(ref.config)}`}\n`,
     )
-    if (provider) io.out(`      ${provider.description}\n`)
+    if (provider)
+      io.out(`      ${provider.description}${provider.source ? ` (from ${provider.source})` : ''}\n`)
   }
   if (preset.plugins.length === 0) io.out('    (none)\n')
   return 0

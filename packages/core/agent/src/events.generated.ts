@@ -3,19 +3,8 @@
 // declaration and regenerate.
 import { registerEvents, uniqueBy, type SessionEventMap } from '@keel/session'
 import { invariant } from './invariants.js'
+import { userMessageSchema } from '@keel/llm'
 import { z } from 'zod'
-
-/** Validator of {@link TextBlock} (generated). */
-export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
-
-/** Validator of {@link ImageMediaType} (generated). */
-export const imageMediaTypeSchema = z.enum(["image/gif", "image/jpeg", "image/png", "image/webp"])
-
-/** Validator of {@link ImageBlock} (generated). */
-export const imageBlockSchema = z.strictObject({ data: z.string(), mediaType: imageMediaTypeSchema, type: z.literal("image") })
-
-/** Validator of {@link UserMessage} (generated). */
-export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
 
 /** Validator of {@link ApprovalAnswerSource} (generated). */
 export const approvalAnswerSourceSchema = z.enum(["hook", "none", "session-rule", "user"])
