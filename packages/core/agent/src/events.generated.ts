@@ -32,8 +32,14 @@ export const commandOutcomeSchema = z.enum(["error", "success"])
 /** Validator of {@link ErrorRecord} (generated). */
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
+/** Validator of {@link ToolResultMessage} (generated). */
+export const toolResultMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), isError: z.literal(true).optional(), role: z.literal("tool"), toolCallId: z.string().min(1), toolName: z.string().min(1) })
+
+/** Validator of {@link StoredAside} (generated). */
+export const storedAsideSchema = z.strictObject({ chars: z.number().int().gte(0), path: z.string().min(1) })
+
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/input-rewritten"] as const
+export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "tool/direct-call", "tool/direct-result", "tool/input-rewritten"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
@@ -43,6 +49,8 @@ export const eventValidators = {
   "command/done": z.strictObject({ commandId: z.string().min(1), errorCode: z.string().min(1).optional(), kind: commandOutcomeSchema, text: z.string().optional() }) as unknown as z.ZodType<SessionEventMap["command/done"]>,
   "command/run": z.strictObject({ args: z.string().optional(), commandId: z.string().min(1), name: z.string().regex(new RegExp("^[a-z][a-z0-9-]{0,63}$", 'u')), source: z.string().min(1) }) as unknown as z.ZodType<SessionEventMap["command/run"]>,
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
+  "tool/direct-call": z.strictObject({ arguments: z.string(), callId: z.string().min(1), name: z.string().min(1), source: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/direct-call"]>,
+  "tool/direct-result": z.strictObject({ callId: z.string().min(1), errorCode: z.string().min(1).optional(), message: toolResultMessageSchema, refusedBy: z.string().min(1).optional(), step: z.number().int().gte(1), storedAside: storedAsideSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/direct-result"]>,
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
 }
 

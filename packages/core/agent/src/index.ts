@@ -2,6 +2,7 @@ export type { ServiceKey, ServiceMap, ServiceView } from '@keel/tools'
 export { Agent, createAgent } from './agent.js'
 export type { CommandSummary, RegisteredCommand } from './commands.js'
 export { MAX_COMMAND_TEXT } from './commands.js'
+export { type DirectToolOptions, type DirectToolResult, MAX_SHARED_CHARS, sharedText } from './direct-tool.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export {
   approvalAnswerSourceSchema,

@@ -56,9 +56,10 @@ export async function capOutcome(
   )
   const capped = await capOutput(outcome.output, call.id, caps)
   const storedAside = capped.storedAside ?? outcome.storedAside
+  const refused = outcome.refusedBy === undefined ? {} : { refusedBy: outcome.refusedBy }
   return storedAside === undefined
-    ? { output: capped.output, ran: outcome.ran }
-    : { output: capped.output, storedAside, ran: outcome.ran }
+    ? { output: capped.output, ran: outcome.ran, ...refused }
+    : { output: capped.output, storedAside, ran: outcome.ran, ...refused }
 }
 
 function resultData(
