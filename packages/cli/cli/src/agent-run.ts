@@ -15,6 +15,7 @@ import { openExisting, type SessionChoice } from './open-session.js'
 import { loadReportedPresets } from './preset-report.js'
 import { createRenderer } from './render.js'
 import type { agentOptions, Mode, Output } from './run.js'
+import { pricesFor } from './session-usage.js'
 import type { SelectedStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { ParsedFlags } from './usage.js'
@@ -130,7 +131,14 @@ async function runWith(s: Setup): Promise<number> {
   const answerers = feed
     ? [feed.answerer]
     : !print && io.terminal
-      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
+      ? [
+          createTerminalAnswerer({
+            input: io.terminal.stdin,
+            output: io.terminal.stderr,
+            // the question starts on a line of its own, not after streamed text
+            ...(renderer ? { beforeQuestion: () => renderer.finish() } : {}),
+          }),
+        ]
       : []
   let built: PresetAgent
   try {
@@ -177,6 +185,11 @@ async function runWith(s: Setup): Promise<number> {
         terminal: io.terminal!,
         header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
         resumed: s.mode !== 'new',
+        home: s.home,
+        cwd: s.cwd,
+        prices: pricesFor(s.presets, built.composition.preset),
+        model: built.composition.model ?? s.llm.model,
+        contextWindow: s.llm.capabilities?.(built.composition.model ?? s.llm.model).contextWindow,
         ...(io.signal ? { signal: io.signal } : {}),
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })

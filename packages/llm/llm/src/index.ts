@@ -40,4 +40,13 @@ export {
   type UserMessage,
   userMessageSchema,
 } from './messages.js'
+export {
+  callCost,
+  isPeak,
+  type ModelPrice,
+  modelPriceSchema,
+  type PriceTable,
+  tokenRatesSchema,
+  utcWindowSchema,
+} from './prices.js'
 export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'
