@@ -54,6 +54,11 @@ export class KeelPty {
     return plain(this.#output)
   }
 
+  /** Everything keel wrote, escapes included. */
+  get output(): string {
+    return this.#output
+  }
+
   write(text: string): void {
     this.#pty.write(text)
   }
