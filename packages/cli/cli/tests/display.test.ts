@@ -128,6 +128,31 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  it('one-shot mode on a terminal: the question starts on its own line, with the same keys', async () => {
+    const r = await rig(
+      {
+        text: 'I will write it.',
+        toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > out.txt' } }],
+      },
+      { text: 'Written.' },
+    )
+    await writeAskingPreset(r.home)
+    const pty = open(r, ['write the file', '--preset', 'asking'])
+    await pty.waitFor('Approval needed: bash')
+    const rows = await pty.waitForScreen('the question', (rows) =>
+      rows.some((row) => row.startsWith('  [y] allow once')),
+    )
+    expect(rows).toContain('I will write it.')
+    expect(rows.some((row) => row.startsWith('Approval needed: bash'))).toBe(true)
+    expect(rows.join('')).toContain(
+      '[a] allow `echo hi > out.txt` with bash (this exact command line) for this session   [n <reason>] reject',
+    )
+    pty.write('y\r')
+    await pty.waitFor('Written.')
+    expect(await pty.exitCode()).toBe(0)
+    expect(await readFile(join(r.cwd, 'out.txt'), 'utf8')).toBe('hi\n')
+  })
+
   it('tool output is collapsed to its first line; Ctrl-O shows the last output in full', async () => {
     const r = await rig(
       { toolCalls: [{ name: 'bash', arguments: { command: 'seq 1 40' } }] },

@@ -13,6 +13,7 @@ import type { Feed } from './feed.js'
 import { type KeyEvent, useKeys } from './keys.js'
 import { type Key, LineEditor } from './line-editor.js'
 import { closeOpenFence, renderMarkdown } from './markdown.js'
+import { commonPrefix } from './mentions.js'
 import { useTerminalSize } from './size.js'
 import { footerText, PromptView, queuedLines, Spinner } from './status.js'
 import { ApprovalView, HistoryView } from './views.js'
@@ -126,8 +127,7 @@ export function App({
       const typed = text.slice(found.start, cursor)
       const { candidates } = found
       if (candidates.length === 0) return setHint(`nothing to complete for ${typed || 'that'}`)
-      let prefix = candidates[0]!
-      for (const c of candidates) while (!c.startsWith(prefix)) prefix = prefix.slice(0, -1)
+      const prefix = commonPrefix(candidates)
       const single = candidates.length === 1
       const insert = prefix.slice(typed.length) + (single && !prefix.endsWith('/') ? ' ' : '')
       if (insert !== '') editor.current.insert(insert)
