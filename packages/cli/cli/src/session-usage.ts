@@ -89,6 +89,7 @@ export function shortCount(n: number): string {
 /** Dollars with enough digits to see a cheap session move: `$0.0042`, `$1.23`. */
 export function dollars(usd: number): string {
   if (usd === 0) return '$0'
+  if (usd < 0.0001) return '<$0.0001'
   if (usd < 0.01) return `$${usd.toFixed(4)}`
   return `$${usd.toFixed(2)}`
 }

@@ -134,6 +134,7 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
         text: 'I will write it.',
         toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > out.txt' } }],
       },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'rm out.txt' } }] },
       { text: 'Written.' },
     )
     await writeAskingPreset(r.home)
@@ -148,7 +149,11 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
       '[a] allow `echo hi > out.txt` with bash (this exact command line) for this session   [n <reason>] reject',
     )
     pty.write('y\r')
+    await pty.waitFor('command: rm out.txt')
+    pty.write('n keep it\r')
     await pty.waitFor('Written.')
+    expect(pty.screen).toContain('→ bash command="rm out.txt"')
+    expect(pty.screen).toContain('✗ you refused `rm out.txt`: “keep it”')
     expect(await pty.exitCode()).toBe(0)
     expect(await readFile(join(r.cwd, 'out.txt'), 'utf8')).toBe('hi\n')
   })

@@ -6,11 +6,11 @@ import { callCost, isPeak, type ModelPrice } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { refusalText } from '../src/refusal.js'
 import { dollars, sessionUsage } from '../src/session-usage.js'
 import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
 import { attachMentions, commonPrefix, completePath, mentionAt, typedPart } from '../src/tui/mentions.js'
-import { refusalText } from '../src/tui/refusal.js'
 
 describe('streaming markdown is cut only where the part before it is finished', () => {
   it('cuts after the last blank line outside a code fence', () => {

@@ -3,10 +3,10 @@ import { errorMessage } from '@keel/base'
 import type { PriceTable, ToolResultMessage } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import { type ProposedChange, proposedChange } from '../approval-diff.js'
+import { refusalText } from '../refusal.js'
 import { oneLine, summarizeArguments } from '../render.js'
 import { type SessionUsage, sessionUsage } from '../session-usage.js'
 import { safeSplit } from './markdown.js'
-import { refusalText } from './refusal.js'
 
 /** One finished entry of the transcript (printed once, above the live region). */
 export interface HistoryItem {

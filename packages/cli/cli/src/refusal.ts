@@ -1,5 +1,5 @@
 import type { ToolCallBlock } from '@keel/llm'
-import { oneLine } from '../render.js'
+import { oneLine } from './render.js'
 
 /** What a call was about, for a person: the command line, else the path, else the tool. */
 export function callSubject(call: ToolCallBlock): string {
