@@ -28,6 +28,8 @@ export {
 } from './load.js'
 export {
   definePreset,
+  type ModelPrice,
+  modelPriceSchema,
   type PluginReference,
   type Preset,
   type PresetInput,

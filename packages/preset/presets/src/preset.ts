@@ -14,6 +14,23 @@ export const pluginReferenceSchema = z.strictObject({
   config: z.unknown().optional(),
 })
 
+/**
+ * What a model costs, in US dollars per million tokens, as providers publish it. The CLI
+ * prices usage with it (`total_cost_usd`, the footer); a preset's `prices` override the
+ * published ones `keel` ships.
+ */
+export const modelPriceSchema = z.strictObject({
+  /** Input tokens the provider's cache did not serve. */
+  input: z.number().nonnegative(),
+  /** Input tokens served from the provider's cache. */
+  cachedInput: z.number().nonnegative(),
+  /** Output tokens (reasoning included). */
+  output: z.number().nonnegative(),
+})
+
+/** A model's price (see {@link modelPriceSchema}). */
+export type ModelPrice = z.output<typeof modelPriceSchema>
+
 /** Runtime schema of a {@link Preset} (what a preset JSON file holds). */
 export const presetSchema = z.strictObject({
   /** Lower-case letters, digits, `.`, `_`, `-`; at most 64. */
@@ -36,6 +53,8 @@ export const presetSchema = z.strictObject({
   interactive: z.boolean().default(true),
   /** Extra system prompt text appended to the program's own. */
   systemPrompt: z.string().min(1).optional(),
+  /** Prices by model id, over the published ones (a model `keel` does not know, a negotiated rate). */
+  prices: z.record(z.string().min(1), modelPriceSchema).optional(),
 })
 
 /** A preset as written (defaults not yet applied). */
