@@ -15,7 +15,7 @@ export async function exportSession(argv: readonly string[], io: CliIo): Promise
     throw new UsageError(
       'keel sessions export needs one session id and --html: keel sessions export <id> --html [-o file]',
     )
-  const { store } = selectStore(values.store, io.env)
+  const { store } = await selectStore(values.store, io.env)
   try {
     const inspection = await store.inspect(positionals[0]!)
     const html = sessionToHtml(inspection.header, inspection.events)

@@ -131,7 +131,7 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
     { baseUrl: values['base-url'], model: values.model, idleTimeout: values['idle-timeout'] },
     io.env,
   )
-  const selected = selectStore(values.store, io.env)
+  const selected = await selectStore(values.store, io.env)
   const home = keelHome(io.env as NodeJS.ProcessEnv)
   let task: string | undefined
   try {
