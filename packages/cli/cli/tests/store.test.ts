@@ -33,7 +33,9 @@ describe('store selection', () => {
   })
 
   it('refuses an unknown backend and a postgres store without KEEL_PG_URL, with their codes', async () => {
-    await expect(selectStore('sqlite', {})).rejects.toThrow(expect.objectContaining({ code: 'STORE_KIND_INVALID' }))
+    await expect(selectStore('sqlite', {})).rejects.toThrow(
+      expect.objectContaining({ code: 'STORE_KIND_INVALID' }),
+    )
     const saved = process.env.KEEL_PG_URL
     delete process.env.KEEL_PG_URL
     try {

@@ -44,7 +44,10 @@ let initialized: { domains: string } | undefined
  * time a command is probed or wrapped, so a run that never reaches the shell never loads it.
  */
 let runtime: Promise<typeof import('@anthropic-ai/sandbox-runtime')> | undefined
-const sandboxManager = async () => (await (runtime ??= import('@anthropic-ai/sandbox-runtime'))).SandboxManager
+async function sandboxManager() {
+  runtime ??= import('@anthropic-ai/sandbox-runtime')
+  return (await runtime).SandboxManager
+}
 let holders = 0
 let lifecycle: Promise<unknown> = Promise.resolve()
 let probe: Promise<OsSandboxStatus> | undefined
@@ -121,7 +124,10 @@ export function osSandboxStatus(): Promise<OsSandboxStatus> {
     try {
       SandboxManager = await sandboxManager()
     } catch (error) {
-      return { available: false, reason: `the OS sandbox runtime could not be loaded: ${errorMessage(error)}` }
+      return {
+        available: false,
+        reason: `the OS sandbox runtime could not be loaded: ${errorMessage(error)}`,
+      }
     }
     if (!SandboxManager.isSupportedPlatform()) {
       return { available: false, reason: `no OS sandbox is supported on ${process.platform}` }
