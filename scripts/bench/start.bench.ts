@@ -53,20 +53,20 @@ function time(args: readonly string[], until?: string): Promise<Timing> {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     })
     let cpu = ''
-    child.stdio[3]!.setEncoding('utf8').on('data', (chunk: string) => {
+    ;(child.stdio[3] as NodeJS.ReadableStream).setEncoding('utf8').on('data', (chunk: string) => {
       cpu += chunk
     })
     let first = Number.NaN
     let marked = Number.NaN
     let out = ''
     let err = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       out += chunk
       const now = performance.now() - start
       if (Number.isNaN(first) && out.includes('\n')) first = now
       if (until !== undefined && Number.isNaN(marked) && out.includes(until)) marked = now
     })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       err += chunk
     })
     child.on('error', reject)

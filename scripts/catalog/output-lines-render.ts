@@ -13,6 +13,7 @@ import {
   LINES_VALIDATORS,
   type LinesModel,
 } from './output-lines.js'
+import { fence } from './render.js'
 import type { JsonSchema } from './schema.js'
 import type { LoadedProject } from './workspace.js'
 import { validatorSource } from './zod-exprs.js'
@@ -96,12 +97,6 @@ export function renderLineSchema(model: LinesModel): string {
   })
 }
 
-function fence(lang: string, text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length))
-  const ticks = '`'.repeat(longest + 1)
-  return `${ticks}${lang}\n${text}\n${ticks}`
-}
-
 /** `docs/stream-json.md`: every line type with its contract, declaration and example. */
 export function renderLineDoc(model: LinesModel): string {
   const out: string[] = []
@@ -139,12 +134,12 @@ export function renderLineDoc(model: LinesModel): string {
       p()
       p(l.doc)
       p()
-      p(fence('ts', l.declaration))
+      p(fence(l.declaration))
       if (l.example !== undefined) {
         p()
         p('Example:')
         p()
-        p(fence('json', l.example))
+        p(fence(l.example, 'json'))
       }
     }
   }
@@ -152,7 +147,7 @@ export function renderLineDoc(model: LinesModel): string {
   p('## The types they use')
   for (const d of model.typeDecls) {
     p()
-    p(fence('ts', d.declaration))
+    p(fence(d.declaration))
   }
   p()
   return out.join('\n')

@@ -133,8 +133,9 @@ export function buildLinesModel(loaded: LoadedProject, model: SourceModel): Line
   }
   builder.finish()
   dropFixtureEnvelopes(builder.nodes, new Set(model.fixtureEvents.map((e) => e.type)))
-  for (const p of builder.problems) problems.push({ ...p })
-  if (problems.length > 0) throw new CatalogError(problems)
+  // A type that is not JSON stops here; the other problems are reported with the examples'.
+  if (builder.problems.length > 0)
+    throw new CatalogError([...problems, ...builder.problems.map((p) => ({ ...p }))])
 
   const canonical = canonicalize(builder.nodes)
   for (const line of lines) line.rootClass = canonical.classOf[line.rootClass]!
