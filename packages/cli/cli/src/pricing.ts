@@ -1,6 +1,7 @@
 // What the model calls of a session cost: one price table (the models' published prices,
 // which a preset's `prices` override) and the cost of the usage the log records. Used by
-// `keel -p`'s `total_cost_usd` and by the interactive footer and `/cost`.
+// `keel -p`'s `total_cost_usd` and the HTML export's totals; meant for the interactive UI's
+// cost display too (one table, one rule).
 import type { TokenUsage } from '@keel/llm'
 import type { ModelPrice, Preset } from '@keel/presets'
 import type { SessionEvent } from '@keel/session'
