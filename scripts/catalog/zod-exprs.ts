@@ -38,7 +38,10 @@ export interface ValidatorSource {
 }
 
 /** The zod expressions validating each of `roots` (class ids), sharing named consts. */
-export function validatorSource(model: SourceModel, roots: readonly number[]): ValidatorSource {
+export function validatorSource(
+  model: Pick<SourceModel, 'canonical'>,
+  roots: readonly number[],
+): ValidatorSource {
   const { canonical } = model
   const cyclic = cyclicClasses(canonical)
   // Which classes get a named const: named composites (and named refined leaves), cyclic ones.

@@ -13,9 +13,9 @@ import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
 import { openExisting, type SessionChoice } from './open-session.js'
 import { loadReportedPresets } from './preset-report.js'
+import { priceTable } from './pricing.js'
 import { createRenderer } from './render.js'
-import type { agentOptions, Mode, Output } from './run.js'
-import { pricesFor } from './session-usage.js'
+import type { agentOptions, InputFormat, Mode, Output } from './run.js'
 import type { SelectedStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
 import type { ParsedFlags } from './usage.js'
@@ -31,6 +31,7 @@ export interface CheckedCommand {
   values: ParsedFlags<typeof agentOptions>['values']
   output: Output
   task: string | undefined
+  inputFormat: InputFormat
   interactive: boolean
   llm: LlmAdapter
   selected: SelectedStore
@@ -122,7 +123,9 @@ async function runWith(s: Setup): Promise<number> {
   const renderer =
     !print && !s.interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
   if (renderer) observers.push(renderer)
-  const lines = stream ? createJsonLines(io.out) : undefined
+  const lines = stream
+    ? createJsonLines(io.out, { partial: values['include-partial-messages'] === true })
+    : undefined
   if (lines) observers.push(lines.observer)
   if (print) observers.push(printModeNotices(io, output))
   const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
@@ -172,8 +175,12 @@ async function runWith(s: Setup): Promise<number> {
     preset: built.composition.preset,
     composition: built.composition,
     tools: agent.tools.map((t) => t.name),
-    capabilities: OUTPUT_CAPABILITIES,
+    capabilities: [...OUTPUT_CAPABILITIES],
+    input_format: s.inputFormat,
+    include_partial_messages: values['include-partial-messages'] === true,
   })
+  // The preset the session runs may price models its own way (`prices`).
+  const prices = priceTable(s.presets.find((p) => p.preset.id === built.composition.preset)?.preset)
   const closeStore = () => s.selected.store.close()
   if (s.interactive) {
     const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
@@ -187,7 +194,7 @@ async function runWith(s: Setup): Promise<number> {
         resumed: s.mode !== 'new',
         home: s.home,
         cwd: s.cwd,
-        prices: pricesFor(s.presets, built.composition.preset),
+        prices,
         model: built.composition.model ?? s.llm.model,
         contextWindow: s.llm.capabilities?.(built.composition.model ?? s.llm.model).contextWindow,
         ...(io.signal ? { signal: io.signal } : {}),
@@ -198,12 +205,25 @@ async function runWith(s: Setup): Promise<number> {
       await closeStore()
     }
   }
+  if (s.inputFormat === 'stream-json') {
+    const { runInputStream } = await import('./input-stream.js')
+    return runInputStream({
+      agent,
+      io,
+      stdin: io.stdin!,
+      started: performance.timeOrigin,
+      prices,
+      ...(s.deferred ? { deferred: s.deferred } : {}),
+      closeStore,
+    })
+  }
   return runOneShot({
     agent,
     io,
     task: s.task!,
     print: print ? output : undefined,
-    started: Date.now(),
+    started: performance.timeOrigin,
+    prices,
     ...(renderer ? { finish: () => renderer.finish() } : {}),
     ...(s.deferred ? { deferred: s.deferred } : {}),
     closeStore,

@@ -1,6 +1,4 @@
-import { deepSeekPrices } from '@keel/deepseek'
 import { callCost, type PriceTable, type TokenUsage } from '@keel/llm'
-import type { PresetSource } from '@keel/presets'
 import type { SessionEvent } from '@keel/session'
 
 /** Token and cost totals of one model (or of the whole session). */
@@ -92,10 +90,4 @@ export function dollars(usd: number): string {
   if (usd < 0.0001) return '<$0.0001'
   if (usd < 0.01) return `$${usd.toFixed(4)}`
   return `$${usd.toFixed(2)}`
-}
-
-/** The prices `keel` counts with: the provider's published ones, with the preset's `prices` over them. */
-export function pricesFor(presets: readonly PresetSource[], presetId: string): PriceTable {
-  const preset = presets.find((p) => p.preset.id === presetId)?.preset
-  return { ...deepSeekPrices, ...preset?.prices }
 }

@@ -56,10 +56,10 @@ export async function capOutcome(
   )
   const capped = await capOutput(outcome.output, call.id, caps)
   const storedAside = capped.storedAside ?? outcome.storedAside
-  const refused = outcome.refusedBy === undefined ? {} : { refusedBy: outcome.refusedBy }
-  return storedAside === undefined
-    ? { output: capped.output, ran: outcome.ran, ...refused }
-    : { output: capped.output, storedAside, ran: outcome.ran, ...refused }
+  // Everything but the output is kept: who refused the call is part of its result.
+  const out: ToolOutcome = { ...outcome, output: capped.output }
+  if (storedAside !== undefined) out.storedAside = storedAside
+  return out
 }
 
 function resultData(
