@@ -45,9 +45,13 @@ function terminal() {
   return { input, answerer, printed: () => printed }
 }
 
-/** Resolves once `predicate` holds for the printed text (polls the event loop, no fixed sleep). */
+/**
+ * Resolves once `predicate` holds for the printed text. Polls every 10 ms for up to 30 s: a
+ * question whose diff reads the file waits for the thread pool, which a loaded machine makes
+ * slow, so a count of event-loop turns is not enough.
+ */
 async function until(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setImmediate(r))
+  for (let i = 0; i < 3000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10))
   expect(predicate()).toBe(true)
 }
 
