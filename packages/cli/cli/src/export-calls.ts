@@ -16,9 +16,12 @@ import {
 } from './export-parts.js'
 import { oneLine, summarizeArguments } from './render.js'
 
+/** A call's result: a model call's `tool/result`, or a direct run's (`!cmd`) `tool/direct-result`. */
+export type ResultEvent = SessionEvent<'tool/result'> | SessionEvent<'tool/direct-result'>
+
 /** What the log says became of one call. */
 export interface CallFacts {
-  result?: SessionEvent<'tool/result'>
+  result?: ResultEvent
   asked: SessionEvent<'approval/asked'>[]
   decided: Map<string, SessionEvent<'approval/decided'>>
   rewritten?: SessionEvent<'tool/input-rewritten'>
@@ -52,6 +55,12 @@ export function indexCalls(events: readonly SessionEvent[]): {
       case 'tool/result':
         facts(event.data.message.toolCallId).result = event
         if (openTodoCall === event.data.message.toolCallId) openTodoCall = undefined
+        break
+      case 'tool/direct-call':
+        facts(event.data.callId)
+        break
+      case 'tool/direct-result':
+        facts(event.data.callId).result = event
         break
       case 'approval/asked':
         facts(event.data.callId).asked.push(event)
@@ -157,7 +166,7 @@ function approvalsHtml(facts: CallFacts): string {
 }
 
 /** A tool result: errors open, short output inline, long output folded with its size. */
-export function resultHtml(result: SessionEvent<'tool/result'>): string {
+export function resultHtml(result: ResultEvent): string {
   const m = result.data.message
   const images = m.content
     .filter((b) => b.type === 'image')

@@ -1,4 +1,4 @@
-import type { ContentBlock } from '@keel/llm'
+import type { ContentBlock, ToolCallBlock, ToolCallId } from '@keel/llm'
 import type { SessionEvent, SessionHeader } from '@keel/session'
 import { type CallFacts, callHtml, indexCalls, resultHtml } from './export-calls.js'
 import { durationText, escapeHtml, markdownHtml, todoHtml, usdText } from './export-parts.js'
@@ -57,6 +57,9 @@ function section(
     case 'developer/message':
       return `<div class="msg developer"><div class="who">note to the model${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${plainText(event.data.message.content)}</div>`
     case 'user/message':
+      // what a direct run (`!cmd`) told the model: the run itself is shown as its call
+      if (event.data.source?.startsWith('direct/'))
+        return `<details class="msg developer"><summary class="who">told the model on its next call · ${escapeHtml(event.data.source)}</summary>${plainText(event.data.message.content)}</details>`
       return `<div class="msg user"><div class="who">user${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${plainText(event.data.message.content)}</div>`
     case 'assistant/message': {
       for (const b of event.data.message.content) if (b.type === 'tool-call') rendered.calls.add(b.id)
@@ -66,6 +69,13 @@ function section(
         : ''
       return `<div class="msg assistant"><div class="who">assistant · ${escapeHtml(event.data.stream.model)}${usage}${event.data.interrupted ? ' · interrupted' : ''}</div>${assistantBlocks(event.data.message.content, calls)}</div>`
     }
+    case 'tool/direct-call': {
+      const { callId, name, arguments: args, source } = event.data
+      const block: ToolCallBlock = { type: 'tool-call', id: callId as ToolCallId, name, arguments: args }
+      return `<div class="msg user direct"><div class="who">${source === 'user' ? 'you ran directly' : `run directly by ${escapeHtml(source)}`}</div>${callHtml(block, calls.get(callId))}</div>`
+    }
+    case 'tool/direct-result':
+      return '' // shown with its call
     case 'tool/result':
       // shown with its call; a result whose call is not in this log stands alone
       return rendered.calls.has(event.data.message.toolCallId)
@@ -128,8 +138,10 @@ function totalsHtml(events: readonly SessionEvent[], prices: PriceTable): string
     if (e.type === 'turn/end' && starts.has(e.data.turn)) active += e.time - starts.get(e.data.turn)!
   }
   const span = events.length > 1 ? events.at(-1)!.time - events[0]!.time : 0
-  const calls = events.filter((e) => e.type === 'tool/call').length
-  const refused = events.filter((e) => e.type === 'tool/result' && e.data.refusedBy !== undefined).length
+  const calls = events.filter((e) => e.type === 'tool/call' || e.type === 'tool/direct-call').length
+  const refused = events.filter(
+    (e) => (e.type === 'tool/result' || e.type === 'tool/direct-result') && e.data.refusedBy !== undefined,
+  ).length
   const cell = (value: string, label: string) => `<div><b>${value}</b><span>${label}</span></div>`
   return `<div class="totals">${[
     cell(String(events.filter((e) => e.type === 'turn/end').length), 'turns'),

@@ -99,6 +99,9 @@ async function richSession(r: KeelRig): Promise<string> {
   const { agent } = built
   const first = await agent.send('Fix the day in the notes, then clean up.')
   expect(first.reason).toBe('completed')
+  // a person's `!cmd`: a call of its own, asked like the model's
+  const direct = await agent.runTool('bash', { command: 'echo ran-by-hand' }, { source: 'user' })
+  expect(direct.ran).toBe(true)
   await agent.runCommand('policy', 'strict', { source: 'user' })
   expect((await agent.send('Thanks!')).reason).toBe('completed')
   await agent.close()
@@ -123,6 +126,13 @@ describe('keel sessions export --html', { timeout: 180_000 }, () => {
     expect(html).not.toContain('oldString')
     expect(html).toContain('Fixing the day') // the todo list, in progress item by its active form
     expect(html).toContain('approval policy set to <b>strict</b>')
+    // a command the user ran directly is a call with its approval and result, said to be theirs
+    const at = html.indexOf('<div class="msg user direct">')
+    const direct = at < 0 ? '' : html.slice(at, html.indexOf('\n', at))
+    expect(direct).toContain('you ran directly')
+    expect(direct).toContain('<span class="prompt">$</span> echo ran-by-hand')
+    expect(direct).toContain('allowed once')
+    expect(direct).toMatch(/<span class="status">✓<\/span><pre>ran-by-hand/u)
     // markdown rendered, and everything in it from the model kept inert
     expect(html).toContain('<h2>What changed</h2>')
     expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;')
@@ -178,7 +188,7 @@ describe('keel sessions export --html', { timeout: 180_000 }, () => {
           mainShare: document.querySelector('main').getBoundingClientRect().width / window.innerWidth,
         }`
       const wide = await probePage<Facts>(file, probe, 1400)
-      expect(wide.calls).toBe(6)
+      expect(wide.calls).toBe(7) // the model's six and the one run by hand
       expect(wide.resultsOutsideCalls).toBe(0)
       expect(wide.callsWithoutResult).toBe(0)
       // the edit (1 line each way) and the new file (2 lines)
@@ -188,8 +198,9 @@ describe('keel sessions export --html', { timeout: 180_000 }, () => {
         ['todo in_progress', '◐ Fixing the day'],
         ['todo pending', '☐ Clean up'],
       ])
-      expect(wide.approvals).toHaveLength(2)
+      expect(wide.approvals).toHaveLength(3)
       expect(wide.approvals[0]).toMatch(/^approval ok: .*→ allowed once by the user \(export-test\)/u)
+      expect(wide.approvals[2]).toMatch(/^approval ok: .*→ allowed once by the user \(export-test\)/u)
       expect(wide.approvals[1]).toMatch(
         /^approval no: .*→ rejected by the user \(export-test\) · “declined”/u,
       )
