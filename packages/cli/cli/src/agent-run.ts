@@ -128,7 +128,10 @@ async function runWith(s: Setup): Promise<number> {
     : undefined
   if (lines) observers.push(lines.observer)
   if (print) observers.push(printModeNotices(io, output))
-  const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
+  // The whole interactive UI is imported at once, through the loader that sets the environment
+  // Ink and the colour libraries judge at import (see tui/load.ts).
+  const ui = s.interactive ? await (await import('./tui/load.js')).loadInteractiveUi() : undefined
+  const feed = ui ? new ui.Feed() : undefined
   if (feed) observers.push(feed.observer)
   // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
   const answerers = feed
@@ -182,10 +185,9 @@ async function runWith(s: Setup): Promise<number> {
   // The preset the session runs may price models its own way (`prices`).
   const prices = priceTable(s.presets.find((p) => p.preset.id === built.composition.preset)?.preset)
   const closeStore = () => s.selected.store.close()
-  if (s.interactive) {
-    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
+  if (ui) {
     try {
-      return await runInteractive({
+      return await ui.runInteractive({
         agent,
         built,
         feed: feed!,

@@ -60,6 +60,27 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  // Under CI=1 too (as .ci/run sets it): the colour libraries judge colour once, when imported,
+  // so the whole UI is imported with CI hidden (tui/load.ts), not only Ink.
+  it('highlights the syntax of a code block by its language', async () => {
+    const r = await rig({ text: '```js\nconst answer = 42 // the answer\n```', chunking: { text: 3 } })
+    const { NO_COLOR: _, ...env } = r.env
+    const pty = open({ ...r, env: { ...env, CI: '1' } }, ['--preset', 'minimal'])
+    await pty.ready('› ')
+    pty.write('code please\r')
+    await pty.waitFor('the answer')
+    await idle(pty)
+    const colors = await pty.colorsOf('const answer = 42 // the answer')
+    expect(colors, (await pty.rows()).join('\n')).toBeDefined()
+    // the keyword and the number each in a colour of its own, apart from the name
+    const [keyword, name, number] = [colors![0], colors![6], colors![15]]
+    expect(keyword, JSON.stringify(colors)).not.toBe(name)
+    expect(number, JSON.stringify(colors)).not.toBe(name)
+    expect(keyword, JSON.stringify(colors)).not.toBe(number)
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('an edit is asked about as a unified diff; "for this session" names its scope; a refusal says who and why', async () => {
     const r = await rig(
       { toolCalls: [{ name: 'read_file', arguments: { path: 'greet.mjs' } }] },

@@ -125,6 +125,25 @@ export class KeelPty {
     return rows
   }
 
+  /**
+   * The foreground colour of each character of the first screen row containing `text`, from
+   * where it starts (`-1` for the terminal's default colour); undefined when no row has it.
+   */
+  async colorsOf(text: string): Promise<number[] | undefined> {
+    await this.#written
+    const buffer = this.#term.buffer.active
+    for (let y = 0; y < this.#term.rows; y++) {
+      const line = buffer.getLine(buffer.viewportY + y)
+      const at = line?.translateToString(true).indexOf(text) ?? -1
+      if (!line || at < 0) continue
+      return Array.from({ length: text.length }, (_, i) => {
+        const cell = line.getCell(at + i)
+        return !cell || cell.isFgDefault() ? -1 : cell.getFgColor()
+      })
+    }
+    return undefined
+  }
+
   /** Waits until `test` holds for the screen's rows; fails with the screen after `ms`. */
   async waitForScreen(what: string, test: (rows: string[]) => boolean, ms = 60_000): Promise<string[]> {
     const deadline = Date.now() + ms

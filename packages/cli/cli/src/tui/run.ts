@@ -15,6 +15,8 @@ import { runSlash, slashNames } from './slash.js'
 import { transcriptOf } from './transcript.js'
 
 /** What {@link runInteractive} drives. */
+export { Feed } from './feed.js'
+
 export interface InteractiveOptions {
   readonly agent: Agent
   readonly built: PresetAgent
