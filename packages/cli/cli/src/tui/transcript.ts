@@ -60,16 +60,6 @@ export function transcriptOf(
         )
         break
       }
-      case 'tool/direct-result': {
-        const summary = summarizeResult(event.data.message, 120)
-        const name = event.data.message.toolName
-        lines.push(
-          event.data.errorCode
-            ? { kind: 'error', text: `${name} ✗ ${event.data.errorCode}: ${summary}` }
-            : { kind: 'result', text: `${name} ✓ ${summary}` },
-        )
-        break
-      }
       case 'assistant/message': {
         const text = textOf(event.data.message.content).trim()
         if (text !== '') lines.push({ kind: 'assistant', text })
@@ -83,7 +73,8 @@ export function transcriptOf(
           text: `${event.data.name} ${summarizeArguments(event.data.arguments, 120)}`,
         })
         break
-      case 'tool/result': {
+      case 'tool/result':
+      case 'tool/direct-result': {
         const summary = summarizeResult(event.data.message, 120)
         const name = event.data.message.toolName
         lines.push(
