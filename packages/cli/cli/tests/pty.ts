@@ -91,18 +91,12 @@ export class KeelPty {
   }
 
   /**
-   * Waits for `text`, then until the screen has been still for a moment, so the UI has
-   * finished mounting (Ink switches the terminal to raw mode in an effect after its first
-   * frame; a key sent before that is read by the terminal's line discipline, not by keel).
+   * Waits for `text` (the prompt, `› `): keel draws its prompt only once the terminal is in
+   * raw mode and keys are heard (a key sent before that is read by the terminal's line
+   * discipline, not by keel), so typing may start as soon as it shows.
    */
   async ready(text: string, ms = 60_000): Promise<void> {
     await this.waitFor(text, ms)
-    let seen = this.#output.length
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 250))
-      if (this.#output.length === seen) return
-      seen = this.#output.length
-    }
   }
 
   /** Waits until `test` holds for the whole plain screen. */

@@ -196,7 +196,7 @@ export function App({
     } else ed.key(text, key)
     redraw()
   }
-  useKeys(onKey)
+  const listening = useKeys(onKey)
 
   const calls = state.calls.filter((c) => c.name !== '')
   const live = state.text === '' ? '' : tail(renderMarkdown(closeOpenFence(state.text), columns), LIVE_LINES)
@@ -241,7 +241,9 @@ export function App({
           `${completions.slice(0, COMPLETIONS_SHOWN).join('  ')}${completions.length > COMPLETIONS_SHOWN ? `  … ${completions.length - COMPLETIONS_SHOWN} more` : ''}`,
         )
       : null,
-    h(PromptView, { text: editor.current.text, cursor: editor.current.cursor, busy }),
+    listening
+      ? h(PromptView, { text: editor.current.text, cursor: editor.current.cursor, busy })
+      : h(Text, { dimColor: true }, '  starting…'),
     h(
       Text,
       { dimColor: true, wrap: 'truncate-end' },

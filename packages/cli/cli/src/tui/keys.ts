@@ -1,5 +1,5 @@
 import { useStdin } from 'ink'
-import { useEffect, useRef } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { type Key, KeyDecoder } from './line-editor.js'
 
 /** What the terminal sent: one key, or a paste (text with line breaks inside, arriving at once). */
@@ -24,8 +24,14 @@ export function isPaste(chunk: string): boolean {
  * Ctrl and Alt combinations are told apart), from the raw input Ink reads: Ink 6's
  * `useInput` reports Backspace and Delete alike and loses the sequence. Ink has already
  * split its input into whole sequences and held a lone Esc until it knows it is one.
+ *
+ * Returns whether keys are heard yet: false on the first frame, true once the terminal is in
+ * raw mode and the listener is on (the effects run after the first frame is written). Until
+ * then a key is read by the terminal's line discipline, echoed and held to the next Enter;
+ * the prompt is drawn only once it is true, so what a person sees invites typing only when
+ * typing works.
  */
-export function useKeys(handler: (event: KeyEvent) => void): void {
+export function useKeys(handler: (event: KeyEvent) => void): boolean {
   const { internal_eventEmitter: emitter, setRawMode, isRawModeSupported } = useStdin()
   const current = useRef(handler)
   current.current = handler
@@ -56,4 +62,8 @@ export function useKeys(handler: (event: KeyEvent) => void): void {
       emitter.removeListener('input', onInput)
     }
   }, [emitter])
+  const [listening, setListening] = useState(false)
+  // after the two effects above (effects run in order): raw mode is on and keys are heard
+  useEffect(() => setListening(true), [])
+  return listening
 }
