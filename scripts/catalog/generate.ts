@@ -7,6 +7,7 @@ import { exampleProblems } from './examples.js'
 import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
 import { checkHistory, type HistoryReport } from './history.js'
 import { buildModel, type SourceModel } from './model.js'
+import { renderOutputLines } from './output-lines-render.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
 import { type GoldenJob, type RuntimeJob, type RuntimeReport, runtimeReport } from './runtime.js'
 import { type TranslationStatus, translationStatus } from './translations.js'
@@ -84,6 +85,8 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     [knownEventTypesPath]: renderKnownEventTypes(model),
     [FORMAT_REFERENCE]: renderFormatReference(options.root, model.formatVersion),
     ...renderAllValidators(model, loaded.packages),
+    // the line types of `keel -p` (their schema embeds the events')
+    ...renderOutputLines(loaded, model),
   }
   const sorted: Record<string, string> = {}
   for (const k of Object.keys(files).sort()) sorted[k] = files[k]!

@@ -10,10 +10,11 @@ const code = (s: string) => (s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``)
 const labelled = (lang: Lang, label: string, text: string) =>
   lang === 'zh' ? `${label}：${text}` : `${label}: ${text}`
 
-function fence(text: string): string {
+/** A fenced code block longer than any run of backticks inside it. */
+export function fence(text: string, lang = 'ts'): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length))
   const ticks = '`'.repeat(longest + 1)
-  return `${ticks}ts\n${text}\n${ticks}`
+  return `${ticks}${lang}\n${text}\n${ticks}`
 }
 
 /** Display title of a resolved type entry. */

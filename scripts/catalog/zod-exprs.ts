@@ -54,7 +54,7 @@ export interface ValidatorOptions {
 }
 
 /** The const a named class gets: `todoItemSchema` for `TodoItem`; `undefined` for an unnamed or plain leaf class. */
-export function constNameOf(model: SourceModel, c: number): string | undefined {
+export function constNameOf(model: Pick<SourceModel, 'canonical'>, c: number): string | undefined {
   const cls = model.canonical.classes[c]!
   const name = cls.names.find((n) => IDENT.test(n))
   const composite =
@@ -64,7 +64,7 @@ export function constNameOf(model: SourceModel, c: number): string | undefined {
 
 /** The zod expressions validating each of `roots` (class ids), sharing named consts. */
 export function validatorSource(
-  model: SourceModel,
+  model: Pick<SourceModel, 'canonical'>,
   roots: readonly number[],
   options: ValidatorOptions = {},
 ): ValidatorSource {

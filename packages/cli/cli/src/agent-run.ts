@@ -16,9 +16,11 @@ import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
 import type { SessionChoice } from './open-session.js'
 import { openWithPlugins } from './open-with-plugins.js'
+import { pluginSearch } from './plugin-search.js'
 import { loadReportedPresets } from './preset-report.js'
+import { priceTable } from './pricing.js'
 import { createRenderer, oneLine } from './render.js'
-import type { agentOptions, Mode, Output } from './run.js'
+import type { agentOptions, InputFormat, Mode, Output } from './run.js'
 import { applyStartModes } from './start-modes.js'
 import type { SelectedStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
@@ -35,6 +37,7 @@ export interface CheckedCommand {
   values: ParsedFlags<typeof agentOptions>['values']
   output: Output
   task: string | undefined
+  inputFormat: InputFormat
   interactive: boolean
   llm: LlmAdapter
   selected: SelectedStore
@@ -91,7 +94,7 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
       const preset = values.preset
       // The plugin packages this directory's presets name, imported before the log is read:
       // their events register on import (said about on stderr below, once the directory is known).
-      const here = await loadPresetReport({ keelHome: home, projectDir: explicit ?? invocation })
+      const here = await loadPresetReport(pluginSearch(home, explicit ?? invocation))
       const opened = await openWithPlugins(
         choice,
         selected,
@@ -159,16 +162,28 @@ async function runWith(s: Setup): Promise<number> {
   const renderer =
     !print && !s.interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
   if (renderer) observers.push(renderer)
-  const lines = stream ? createJsonLines(io.out) : undefined
+  const lines = stream
+    ? createJsonLines(io.out, { partial: values['include-partial-messages'] === true })
+    : undefined
   if (lines) observers.push(lines.observer)
   if (print) observers.push(printModeNotices(io, output))
-  const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
+  // The whole interactive UI is imported at once, through the loader that sets the environment
+  // Ink and the colour libraries judge at import (see tui/load.ts).
+  const ui = s.interactive ? await (await import('./tui/load.js')).loadInteractiveUi() : undefined
+  const feed = ui ? new ui.Feed() : undefined
   if (feed) observers.push(feed.observer)
   // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
   const answerers = feed
     ? [feed.answerer]
     : !print && io.terminal
-      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
+      ? [
+          createTerminalAnswerer({
+            input: io.terminal.stdin,
+            output: io.terminal.stderr,
+            // the question starts on a line of its own, not after streamed text
+            ...(renderer ? { beforeQuestion: () => renderer.finish() } : {}),
+          }),
+        ]
       : []
   let built: PresetAgent
   try {
@@ -178,7 +193,7 @@ async function runWith(s: Setup): Promise<number> {
       presets: s.presets.presets,
       catalog: s.presets.catalog,
       // a recorded plugin package no preset here names is found again by its name
-      packages: { projectDir: s.cwd, keelHome: s.home },
+      packages: pluginSearch(s.home, s.cwd),
       systemPrompt: KEEL_SYSTEM_PROMPT,
       observers,
       answerers,
@@ -233,19 +248,27 @@ async function runWith(s: Setup): Promise<number> {
     preset: built.composition.preset,
     composition: built.composition,
     tools: agent.tools.map((t) => t.name),
-    capabilities: OUTPUT_CAPABILITIES,
+    capabilities: [...OUTPUT_CAPABILITIES],
+    input_format: s.inputFormat,
+    include_partial_messages: values['include-partial-messages'] === true,
   })
+  // The preset the session runs may price models its own way (`prices`).
+  const prices = priceTable(s.presets.presets.find((p) => p.preset.id === built.composition.preset)?.preset)
   const closeStore = () => s.selected.store.close()
-  if (s.interactive) {
-    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
+  if (ui) {
     try {
-      return await runInteractive({
+      return await ui.runInteractive({
         agent,
         built,
         feed: feed!,
         terminal: io.terminal!,
         header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
         resumed: s.mode !== 'new',
+        home: s.home,
+        cwd: s.cwd,
+        prices,
+        model: built.composition.model ?? s.llm.model,
+        contextWindow: s.llm.capabilities?.(built.composition.model ?? s.llm.model).contextWindow,
         ...(io.signal ? { signal: io.signal } : {}),
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })
@@ -254,12 +277,25 @@ async function runWith(s: Setup): Promise<number> {
       await closeStore()
     }
   }
+  if (s.inputFormat === 'stream-json') {
+    const { runInputStream } = await import('./input-stream.js')
+    return runInputStream({
+      agent,
+      io,
+      stdin: io.stdin!,
+      started: performance.timeOrigin,
+      prices,
+      ...(s.deferred ? { deferred: s.deferred } : {}),
+      closeStore,
+    })
+  }
   return runOneShot({
     agent,
     io,
     task: s.task!,
     print: print ? output : undefined,
-    started: Date.now(),
+    started: performance.timeOrigin,
+    prices,
     ...(renderer ? { finish: () => renderer.finish() } : {}),
     ...(s.deferred ? { deferred: s.deferred } : {}),
     closeStore,

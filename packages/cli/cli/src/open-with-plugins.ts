@@ -7,6 +7,7 @@ import {
   recordedComposition,
 } from '@keel/presets'
 import { type ExistingSession, openExisting, type SessionChoice } from './open-session.js'
+import { pluginSearch } from './plugin-search.js'
 import type { SelectedStore } from './store.js'
 
 /**
@@ -36,12 +37,12 @@ export async function openWithPlugins(
     if (composition === undefined) throw error
     const dir = where.explicit ?? view.header.cwd ?? where.invocation
     const catalog = new Map(known)
-    for (const [name, provider] of (await loadPresetReport({ keelHome: home, projectDir: dir })).catalog)
+    for (const [name, provider] of (await loadPresetReport(pluginSearch(home, dir))).catalog)
       if (!catalog.has(name)) catalog.set(name, provider)
     const missing = await addRecordedPlugins(
       catalog,
       composition.plugins.map((p) => p.name),
-      { projectDir: dir, keelHome: home },
+      pluginSearch(home, dir),
     )
     const gone = composition.plugins.filter((p) => !catalog.has(p.name))
     if (gone.length === 0) return openExisting(choice, selected, where)

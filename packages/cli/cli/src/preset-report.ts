@@ -6,6 +6,7 @@ import {
   type PresetReport,
 } from '@keel/presets'
 import type { CliIo } from './commands.js'
+import { pluginSearch } from './plugin-search.js'
 
 /**
  * The presets of `$KEEL_HOME` and the project, with every broken file named on stderr (each
@@ -18,7 +19,7 @@ export async function loadReportedPresets(
   io: CliIo,
   wanted: string | undefined,
 ): Promise<PresetReport> {
-  const report = await loadPresetReport({ keelHome: home, projectDir: cwd })
+  const report = await loadPresetReport(pluginSearch(home, cwd))
   reportBroken(report.broken, io)
   const asked = wanted === undefined ? undefined : report.broken.find((b) => b.id === wanted)
   if (asked) throw brokenError([asked])

@@ -3,6 +3,7 @@ import { brokenError, findPreset, loadPresetReport } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './commands.js'
 import { checkDirectory } from './open-session.js'
+import { pluginSearch } from './plugin-search.js'
 import { reportBroken } from './preset-report.js'
 import { checkKeelHome } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
@@ -22,7 +23,7 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
     throw new UsageError('keel presets takes list, or show <id>: keel presets list | keel presets show <id>')
   const home = keelHome(io.env as NodeJS.ProcessEnv)
   await checkKeelHome(home, io.env, 'read')
-  const report = await loadPresetReport({ keelHome: home, projectDir: cwd })
+  const report = await loadPresetReport(pluginSearch(home, cwd))
   reportBroken(report.broken, io)
   const presets = report.presets
   if (sub === 'list') {

@@ -28,6 +28,15 @@ export {
   text,
   type UserMessage,
 } from './messages.js'
+export {
+  callCost,
+  isPeak,
+  type ModelPrice,
+  modelPriceSchema,
+  type PriceTable,
+  tokenRatesSchema,
+  utcWindowSchema,
+} from './prices.js'
 // The validators of the types above, generated from their declarations (pnpm gen-persistence-catalog).
 export * from './schemas.generated.js'
 export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'
