@@ -54,6 +54,8 @@ describe('the coding preset', () => {
       store,
       cwd,
       llm: createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} }),
+      // a person at the session (as interactive keel lends one): the model is asked for a title
+      answerers: [{ name: 'person', kind: 'interactive', answer: () => undefined }],
     })
     const names = agent.commands().map((c) => c.name)
     expect(names).toEqual(expect.arrayContaining(['permissions', 'instructions', 'init', 'plan', 'title']))
