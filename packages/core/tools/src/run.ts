@@ -2,6 +2,7 @@ import { boundIssues, elide, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
+import { errorOutput } from './error-output.js'
 import { ToolError, type ToolRuntimeErrorCode } from './errors.js'
 import type { Tool, ToolContext, ToolOutput } from './tool.js'
 
@@ -63,10 +64,6 @@ export interface ToolCallOutcome {
 
 /** The result of {@link parseToolInput}: the validated input, or the error output the model gets. */
 export type ParsedToolInput<Input> = { ok: true; input: Input } | { ok: false; output: ToolOutput }
-
-function errorOutput(code: string, message: string): ToolOutput {
-  return { content: [{ type: 'text', text: `Error [${code}]: ${message}` }], isError: true, errorCode: code }
-}
 
 function runtimeError(code: ToolRuntimeErrorCode, message: string): ToolOutput {
   return errorOutput(code, message)

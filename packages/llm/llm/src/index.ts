@@ -40,4 +40,5 @@ export {
   type UserMessage,
   userMessageSchema,
 } from './messages.js'
+export { errorResultText } from './tool-error.js'
 export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'
