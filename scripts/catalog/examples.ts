@@ -2,6 +2,7 @@
 // snapshot freezes them into the golden log), it must be JSON, and it must pass the event's
 // own validator — the zod expressions zod-exprs.ts writes into `events.generated.ts`,
 // evaluated here, so the check and the file cannot disagree.
+import { boundIssues } from '@keel/base'
 import { z } from 'zod'
 // The runtime helpers the generated validators call, from their own module (not the session
 // package's index: that would run the registry and the generated modules gen may be fixing).
@@ -36,9 +37,8 @@ export function compileValidators(model: SourceModel, events: readonly EventMode
 }
 
 function issueText(issues: readonly ZodIssue[]): string {
-  return issues
-    .slice(0, 3)
-    .map((i) => `${i.path.length > 0 ? `data.${i.path.map(String).join('.')}` : 'data'}: ${i.message}`)
+  return boundIssues(issues.slice(0, 3), 'data')
+    .issues.map((i) => `${i.path}: ${i.message}`)
     .join('; ')
 }
 

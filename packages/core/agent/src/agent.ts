@@ -1,4 +1,4 @@
-import { errorMessage, isKeelError } from '@keel/base'
+import { boundIssues, errorMessage, isKeelError } from '@keel/base'
 import { type DeveloperMessage, developerMessageSchema, type UserMessage } from '@keel/llm'
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
@@ -328,7 +328,7 @@ export class Agent {
     if (!result.success) {
       throw new AgentError(
         'AGENT_INPUT_INVALID',
-        `inject: not a developer message: ${result.error.issues[0]!.message}`,
+        `inject: not a developer message: ${boundIssues(result.error.issues).issues[0]!.message}`,
       )
     }
     this.#injections.push(options.source === undefined ? { message } : { message, source: options.source })

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { boundIssues } from '@keel/base'
 import { z } from 'zod'
 import { HookError } from './errors.js'
 import { compileMatcher, type Matcher } from './matcher.js'
@@ -125,25 +126,17 @@ export const hookSettingsSchema = z.looseObject({
   hooks: z.record(z.string(), z.array(groupSchema)).optional(),
 })
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = ''
-  for (const key of path)
-    out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`
-  return out === '' ? '(top level)' : out
-}
-
 /** Validates one parsed settings document; `file` names it in errors. */
 export function parseHookSettings(value: unknown, file: string): z.output<typeof hookSettingsSchema> {
   const result = hookSettingsSchema.safeParse(value)
   if (result.success) return result.data
-  const issues = result.error.issues.map((issue) => ({
-    path: formatPath(issue.path),
-    message: issue.message,
-  }))
+  const bounded = boundIssues(result.error.issues)
+  const issues = bounded.issues.map((issue) => ({ ...issue, path: issue.path || '(top level)' }))
   const first = issues[0]!
+  const others = issues.length - 1 + bounded.more
   throw new HookError(
     'HOOK_CONFIG_INVALID',
-    `${file}: ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}; fix the hook settings and start again`,
+    `${file}: ${first.path}: ${first.message}${others > 0 ? ` (and ${others} more)` : ''}; fix the hook settings and start again`,
     { file, path: first.path, issues },
   )
 }

@@ -1,3 +1,4 @@
+import { boundIssues } from '@keel/base'
 import { z } from 'zod'
 import type { HookDialect, HookPoint } from './config.js'
 import type { HookDecisionLabel } from './events.js'
@@ -122,8 +123,8 @@ export function interpretRun(point: HookPoint, dialect: HookDialect, run: Comman
   }
   const result = jsonOutputSchema.safeParse(parsed)
   if (!result.success) {
-    const issue = result.error.issues[0]!
-    return fail(`${point} hook JSON: ${issue.path.join('.') || '(top level)'}: ${issue.message}; ignored`)
+    const issue = boundIssues(result.error.issues).issues[0]!
+    return fail(`${point} hook JSON: ${issue.path || '(top level)'}: ${issue.message}; ignored`)
   }
   return readJson(point, dialect, result.data, outcome)
 }

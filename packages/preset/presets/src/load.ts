@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { boundIssues, formatJsonPath } from '@keel/base'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
-import { jsonPath, PresetError, type PresetErrorCode } from './errors.js'
+import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
 import { type Preset, presetSchema } from './preset.js'
 import { pluginReferenceProblems } from './resolve.js'
@@ -203,18 +204,27 @@ async function checkPresetFile(file: string, catalog: PluginCatalog): Promise<Ch
   const id = typeof declared === 'string' ? declared : undefined
   const parsed = presetSchema.safeParse(json)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue): PresetFileProblem => {
+    const { issues: shown, more } = boundIssues(parsed.error.issues, '$')
+    const problems = shown.map((bounded, i): PresetFileProblem => {
+      const issue = parsed.error.issues[i]!
       const extra = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined
       const place =
         (extra === undefined ? undefined : located.keyAt(issue.path, extra)) ?? located.at(issue.path)
-      return { code: 'PRESET_INVALID', path: jsonPath(issue.path), ...place, reason: issue.message }
+      return { code: 'PRESET_INVALID', path: bounded.path, ...place, reason: bounded.message }
     })
+    if (more > 0) {
+      problems.push({
+        code: 'PRESET_INVALID',
+        path: '$',
+        reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
+      })
+    }
     return { ...(id === undefined ? {} : { id }), problems, located }
   }
   const problems = pluginReferenceProblems(parsed.data, catalog, file).map(
     (p): PresetFileProblem => ({
       code: p.error.code,
-      path: jsonPath(p.keys),
+      path: formatJsonPath(p.keys, '$'),
       ...located.at(p.keys),
       reason: p.reason,
       ...(typeof p.error.details.plugin === 'string' ? { details: { plugin: p.error.details.plugin } } : {}),
