@@ -4,9 +4,11 @@
 // src/<name>.ts (a projection), tests/<name>.test.ts — plus a changeset, then runs the
 // persistence catalog generator, which writes src/events.generated.ts (the validators,
 // registered on import) and the catalog entries. Then: pnpm install, write the plugin.
+
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorMessage } from '@keel/base'
 import { CatalogError } from './catalog/errors.js'
 import { generateAndWrite } from './catalog/release.js'
 
@@ -152,7 +154,7 @@ function main(argv: string[]): number {
       for (const p of history.problems) console.log(`  ${p}`)
     } catch (error) {
       const problems =
-        error instanceof CatalogError ? error.problems.map((p) => p.message) : [(error as Error).message]
+        error instanceof CatalogError ? error.problems.map((p) => p.message) : [errorMessage(error)]
       console.error(
         `the package was created, but the catalog could not be generated:\n  ${problems.join('\n  ')}`,
       )

@@ -1,7 +1,9 @@
 // `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--translation-hash <event|path#Type>] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
+
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorMessage } from '@keel/base'
 import { CatalogError } from './errors.js'
 import { generateCatalog, type HistoryOptions } from './generate.js'
 import { goldenJobs } from './history.js'
@@ -70,7 +72,7 @@ async function main(): Promise<number> {
   try {
     args = parseArgs(process.argv.slice(2))
   } catch (e) {
-    console.error((e as Error).message)
+    console.error(errorMessage(e))
     return 2
   }
   // Process start to here: node, tsx and loading the TypeScript compiler.
@@ -137,7 +139,7 @@ async function main(): Promise<number> {
       console.error(e.message)
       return 1
     }
-    console.error((e as Error).message)
+    console.error(errorMessage(e))
     return 1
   }
 }

@@ -1,4 +1,5 @@
 import type { AgentObserver, StoreHandle } from '@keel/agent'
+import { errorMessage } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import {
   checkForkUnder,
@@ -233,7 +234,7 @@ async function runWith(s: Setup): Promise<number> {
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })
     } finally {
-      await agent.close().catch((error: unknown) => io.err(`keel: ${(error as Error).message}\n`))
+      await agent.close().catch((error: unknown) => io.err(`keel: ${errorMessage(error)}\n`))
       await closeStore()
     }
   }

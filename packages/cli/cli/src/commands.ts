@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { isKeelError } from '@keel/base'
+import { errorMessage, isKeelError } from '@keel/base'
 import { EXIT } from './exit-codes.js'
 import { USAGE, UsageError, usageLine } from './usage.js'
 
@@ -81,7 +81,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.usage
     }
     const code = isKeelError(error) ? error.code : undefined
-    const message = error instanceof Error ? error.message : String(error)
+    const message = errorMessage(error)
     io.err(`keel: ${code ? `${code}: ` : ''}${message.replace(/\s*\n\s*/gu, ' ')}\n`)
     return code !== undefined && usageCodes.test(code) ? EXIT.usage : EXIT.runtime
   }

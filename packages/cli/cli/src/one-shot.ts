@@ -1,4 +1,5 @@
 import type { Agent, AgentObserver, TurnResult } from '@keel/agent'
+import { errorMessage } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import type { CliIo } from './commands.js'
 import type { DeferredSession } from './deferred-session.js'
@@ -64,10 +65,10 @@ export async function runOneShot(run: OneShot): Promise<number> {
     result = await agent.send(run.task, io.signal ? { signal: io.signal } : {})
     run.finish?.()
   } catch (error) {
-    failure = { code: (error as { code?: string }).code ?? 'INTERNAL', message: (error as Error).message }
+    failure = { code: (error as { code?: string }).code ?? 'INTERNAL', message: errorMessage(error) }
   } finally {
     await agent.close().catch((error: unknown) => {
-      failure ??= { code: 'CLOSE_FAILED', message: (error as Error).message }
+      failure ??= { code: 'CLOSE_FAILED', message: errorMessage(error) }
     })
     await run.closeStore()
   }

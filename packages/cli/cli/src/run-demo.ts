@@ -2,6 +2,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorMessage } from '@keel/base'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { createPresetAgent } from '@keel/presets'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
@@ -73,7 +74,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     args = parse(io.argv).values
     if (args.cwd !== undefined) await checkDirectory(resolve(args.cwd), '--cwd')
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)} (pnpm demo --help lists the options)\n`)
+    io.err(`${errorMessage(error)} (pnpm demo --help lists the options)\n`)
     return { exitCode: 2 }
   }
   if (args.help) {
@@ -118,7 +119,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     selected = selectStore(args.store, io.env, home)
   } catch (error) {
     await server?.close()
-    io.err(`${error instanceof Error ? error.message : String(error)}\n`)
+    io.err(`${errorMessage(error)}\n`)
     return { exitCode: 2 }
   }
   const store = selected.store

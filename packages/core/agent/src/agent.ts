@@ -1,4 +1,4 @@
-import { boundIssues, errorMessage, isKeelError } from '@keel/base'
+import { boundIssues, errorRecordOf } from '@keel/base'
 import { type DeveloperMessage, developerMessageSchema, type UserMessage } from '@keel/llm'
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
@@ -390,10 +390,8 @@ export class Agent {
     if (this.#closed)
       throw new AgentError('AGENT_CLOSED', 'this agent is closing; the message was not queued')
     this.send(message, source === undefined ? {} : { source }).catch((error: unknown) => {
-      this.#log({
-        code: isKeelError(error) ? error.code : 'AGENT_FAILED',
-        message: `a plugin-queued turn failed: ${errorMessage(error)}`,
-      })
+      const record = errorRecordOf(error, 'AGENT_FAILED')
+      this.#log({ ...record, message: `a plugin-queued turn failed: ${record.message}` })
     })
   }
 

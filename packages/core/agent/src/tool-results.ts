@@ -1,4 +1,4 @@
-import { elide, isKeelError, MAX_ERROR_KEY_CHARS } from '@keel/base'
+import { elide, errorRecordOf, MAX_ERROR_KEY_CHARS } from '@keel/base'
 import type { ToolCallBlock, ToolResultMessage } from '@keel/llm'
 import type { SessionEventMap } from '@keel/session'
 import { capOutput, capsFor, errorOutput, type Tool, type ToolOutput } from '@keel/tools'
@@ -96,8 +96,7 @@ export function commitResult(
   try {
     rt.session.append('tool/result', data)
   } catch (error) {
-    const code = isKeelError(error) ? error.code : 'APPEND_FAILED'
-    const reason = error instanceof Error ? error.message : String(error)
+    const { code, message: reason } = errorRecordOf(error, 'APPEND_FAILED')
     committed = {
       output: errorOutput(
         'TOOL_RESULT_UNCOMMITTED',

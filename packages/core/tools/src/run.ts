@@ -1,4 +1,4 @@
-import { boundIssues, elide, isKeelError } from '@keel/base'
+import { boundIssues, elide, errorMessage, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
@@ -94,7 +94,7 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
     parsed = JSON.parse(text)
   } catch (error) {
     const preview = elide(rawArguments, 200)
-    const complaint = elide(error instanceof Error ? error.message : String(error))
+    const complaint = elide(errorMessage(error))
     return {
       ok: false,
       output: runtimeError(
@@ -186,7 +186,7 @@ function fromThrown(tool: Tool<unknown>, error: unknown, signal: AbortSignal): T
       `${tool.name} was cancelled before it finished (the turn was aborted).`,
     )
   }
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   return runtimeError('TOOL_FAILED', `${tool.name} failed: ${message}`)
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { boundIssues } from '@keel/base'
+import { boundIssues, errorMessage } from '@keel/base'
 import { z } from 'zod'
 import { HookError } from './errors.js'
 import { compileMatcher, type Matcher } from './matcher.js'
@@ -150,7 +150,7 @@ function readSettingsFile(file: string): unknown {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new HookError(
       'HOOK_CONFIG_UNREADABLE',
-      `${file}: cannot read the hook settings (${(error as Error).message}); fix its permissions or remove it from the hook sources`,
+      `${file}: cannot read the hook settings (${errorMessage(error)}); fix its permissions or remove it from the hook sources`,
       { file, path: '(file)' },
       { cause: error },
     )
@@ -160,7 +160,7 @@ function readSettingsFile(file: string): unknown {
   } catch (error) {
     throw new HookError(
       'HOOK_CONFIG_INVALID',
-      `${file}: not valid JSON (${(error as Error).message}); fix the file and start again`,
+      `${file}: not valid JSON (${errorMessage(error)}); fix the file and start again`,
       { file, path: '(file)' },
       { cause: error },
     )

@@ -1,4 +1,4 @@
-import { boundIssues } from '@keel/base'
+import { boundIssues, errorMessage } from '@keel/base'
 import { z } from 'zod'
 import type { HookDialect, HookPoint } from './config.js'
 import type { HookDecisionLabel } from './events.js'
@@ -119,7 +119,7 @@ export function interpretRun(point: HookPoint, dialect: HookDialect, run: Comman
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    return fail(`${point} hook printed invalid JSON (${(error as Error).message}); ignored`)
+    return fail(`${point} hook printed invalid JSON (${errorMessage(error)}); ignored`)
   }
   const result = jsonOutputSchema.safeParse(parsed)
   if (!result.success) {

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { boundIssues, formatJsonPath } from '@keel/base'
+import { boundIssues, errorMessage, formatJsonPath } from '@keel/base'
 import { builtinCatalog, type PluginCatalog } from './catalog.js'
 import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
@@ -160,7 +160,7 @@ async function presetFiles(dir: string): Promise<{ files: string[] } | { problem
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') return { files: [] }
-    const why = code === 'ENOTDIR' ? 'it is not a directory' : (error as Error).message
+    const why = code === 'ENOTDIR' ? 'it is not a directory' : errorMessage(error)
     return {
       problem: { code: 'PRESET_UNREADABLE', path: '$', reason: `cannot read the preset directory: ${why}` },
     }
@@ -191,7 +191,7 @@ async function checkPresetFile(file: string, catalog: PluginCatalog): Promise<Ch
     }
     text = bytes.toString('utf8')
   } catch (error) {
-    const reason = `cannot read the file: ${(error as Error).message}`
+    const reason = `cannot read the file: ${errorMessage(error)}`
     return { problems: [{ code: 'PRESET_UNREADABLE', path: '$', reason }] }
   }
   const located = parseLocatedJson(text)
