@@ -10,8 +10,8 @@ import {
   resolveComposition,
 } from '@keel/presets'
 import type { Session } from '@keel/session'
-import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
+import type { CliIo } from './io.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
 import { openExisting, type SessionChoice } from './open-session.js'

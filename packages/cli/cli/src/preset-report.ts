@@ -5,7 +5,7 @@ import {
   loadPresetReport,
   type PresetSource,
 } from '@keel/presets'
-import type { CliIo } from './commands.js'
+import type { CliIo } from './io.js'
 
 /**
  * The presets, with every broken file named on stderr (each problem on its own line); a

@@ -9,7 +9,6 @@ import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 // The demo reads the coding preset's `sandbox.limits` service (types only).
 import type {} from '@keel/user-approval'
-import type { Terminal } from './commands.js'
 import {
   demoAnswer,
   demoScript,
@@ -19,6 +18,7 @@ import {
   testOutcome,
   writeDemoWorkspace,
 } from './demo-task.js'
+import type { Terminal } from './io.js'
 import { checkDirectory } from './open-session.js'
 import { createRenderer, oneLine, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
