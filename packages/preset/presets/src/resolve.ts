@@ -56,11 +56,9 @@ function validate(
   }
   const parsed = provider.config.safeParse(config ?? {})
   if (parsed.success) return []
-  const { issues: shown, more } = boundIssues(parsed.error.issues)
-  const problems = shown.map((bounded, i): PresetProblem => {
-    const keys = [...where.path, 'config', ...parsed.error.issues[i]!.path]
+  const configProblem = (keys: ReadonlyArray<PropertyKey>, said: string): PresetProblem => {
     const path = formatJsonPath(keys, '$')
-    const reason = `${bounded.message} (config of ${use})`
+    const reason = `${said} (config of ${use})`
     return {
       keys,
       reason,
@@ -70,20 +68,15 @@ function validate(
         { file: where.file, path, preset: where.preset, plugin: use },
       ),
     }
-  })
+  }
+  const { issues: shown, more } = boundIssues(parsed.error.issues)
+  const problems = shown.map((bounded, i) =>
+    configProblem([...where.path, 'config', ...parsed.error.issues[i]!.path], bounded.message),
+  )
   if (more > 0) {
-    const keys = [...where.path, 'config']
-    const path = formatJsonPath(keys, '$')
-    const reason = `… and ${more} more problem${more === 1 ? '' : 's'} (config of ${use})`
-    problems.push({
-      keys,
-      reason,
-      error: new PresetError(
-        'PRESET_PLUGIN_CONFIG_INVALID',
-        `preset ${JSON.stringify(where.preset)} in ${where.file}: ${path}: ${reason}`,
-        { file: where.file, path, preset: where.preset, plugin: use },
-      ),
-    })
+    problems.push(
+      configProblem([...where.path, 'config'], `… and ${more} more problem${more === 1 ? '' : 's'}`),
+    )
   }
   return problems
 }
