@@ -7,6 +7,8 @@ export default defineConfig({
     include: ['packages/*/*/tests/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**', '**/fixtures/**'],
     setupFiles: ['./vitest.setup.ts'],
+    // rebuilds the keel bundle when the sources changed (see the file)
+    globalSetup: ['./vitest.global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.

@@ -1,4 +1,5 @@
-// Canonical forms and digests of the structural classes (DESIGN §4 "Type fingerprints").
+// Canonical forms and digests of the structural classes (docs/guides/persistence-catalog.md,
+// "Fingerprints").
 // The canonical form of a class is a depth-first serialization of the quotient graph from
 // that class: object members in name order, union members in a canonical order, and a
 // `{ "$ref": i }` back-reference (i = first-visit index) for every composite class seen

@@ -1,12 +1,14 @@
 // `pnpm gen-persistence-catalog [--snapshot [--force]] [--record "note"] [--dry-run] [--translation-hash <event|path#Type>] [--root DIR] [--time]`
 // `pnpm verify-persistence-catalog [--root DIR] [--time]`
-
+// `pnpm gen-persistence-catalog --package DIR` / `pnpm verify-persistence-catalog --package DIR`:
+// a plugin package outside the repository (see outside.ts).
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { errorMessage } from '@keel/base'
 import { CatalogError } from './errors.js'
 import { generateCatalog, type HistoryOptions } from './generate.js'
 import { goldenJobs } from './history.js'
+import { generateOutside } from './outside.js'
 import { generateAndWrite, SnapshotRefused } from './release.js'
 import { declaringPackages, startRuntimeReport } from './runtime.js'
 import { readSnapshots } from './snapshots.js'
@@ -26,12 +28,15 @@ interface Args {
   force: boolean
   record?: string
   time: boolean
+  /** `--package` directories (absolute), relative ones taken from where pnpm was started. */
+  packages: string[]
 }
 
 const USAGE = `usage:
   tsx scripts/catalog/cli.ts generate [--snapshot [--force]] [--record "why it changed"] [--dry-run] [--root DIR] [--time]
   tsx scripts/catalog/cli.ts generate --translation-hash <event type | path#Type> [--root DIR]
-  tsx scripts/catalog/cli.ts verify [--root DIR] [--time]`
+  tsx scripts/catalog/cli.ts verify [--root DIR] [--time]
+  tsx scripts/catalog/cli.ts generate|verify --package DIR   (a plugin package outside the repository)`
 
 function parseArgs(argv: string[]): Args {
   const here = fileURLToPath(new URL('.', import.meta.url))
@@ -42,7 +47,9 @@ function parseArgs(argv: string[]): Args {
     dryRun: false,
     force: false,
     time: false,
+    packages: [],
   }
+  const from = process.env.INIT_CWD ?? process.cwd()
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--') continue
@@ -61,6 +68,11 @@ function parseArgs(argv: string[]): Args {
       if (what === undefined || what.startsWith('--'))
         throw new Error('--translation-hash needs an event type or a type: --translation-hash todo/write')
       args.translationHash = what
+    } else if (a === '--package') {
+      const dir = argv[++i]
+      if (dir === undefined || dir.startsWith('--'))
+        throw new Error('--package needs the directory of a plugin package: --package ../notes')
+      args.packages.push(resolve(from, dir))
     } else if (a === '--root') args.root = resolve(argv[++i] ?? '.')
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
@@ -80,6 +92,7 @@ async function main(): Promise<number> {
   const t0 = performance.now()
   // Verify loads every golden log in a child process: start it now, so it runs while this
   // process loads the sources (its inputs are read from the files as text).
+  if (args.packages.length > 0) return outside(args)
   const early = args.command === 'verify' ? startEarly(args.root) : undefined
   const loaded = loadProject(args.root)
   const t1 = performance.now()
@@ -140,6 +153,34 @@ async function main(): Promise<number> {
       return 1
     }
     console.error(errorMessage(e))
+    return 1
+  }
+}
+
+/** `generate|verify --package DIR`: only the outside packages' files; no repository history. */
+function outside(args: Args): number {
+  if (args.command !== 'generate' && args.command !== 'verify') {
+    console.error(USAGE)
+    return 2
+  }
+  if (args.snapshot || args.record !== undefined || args.translationHash !== undefined || args.force) {
+    console.error(
+      "--package generates a package's validators only: --snapshot, --record, --force and --translation-hash are for the repository",
+    )
+    return 2
+  }
+  try {
+    const loaded = loadProject(args.root, { outside: args.packages })
+    const result = generateOutside(args.root, loaded, args.command === 'verify' || args.dryRun)
+    for (const l of result.lines) (result.failed.length > 0 ? console.error : console.log)(l)
+    return result.failed.length > 0 ? 1 : 0
+  } catch (e) {
+    if (e instanceof CatalogError) {
+      console.error('The validators cannot be generated:')
+      for (const p of e.problems) console.error(`  ${p.message}`)
+      return 1
+    }
+    console.error((e as Error).message)
     return 1
   }
 }

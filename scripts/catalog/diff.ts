@@ -1,6 +1,6 @@
 // The structural diff of two machine catalogs, entry by entry, each change in words and
 // classified by one question: can this build still read every log written under the old
-// catalog? (DESIGN §4 "Format history and change records").
+// catalog? (the table: docs/guides/persistence-catalog.md, "Classification").
 import { displayType, type MachineCatalog, type TypeTable } from './catalog-json.js'
 import type { Refinements } from './refinements.js'
 

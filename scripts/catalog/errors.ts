@@ -17,6 +17,9 @@ import { KeelError } from '@keel/base'
  *   the event's own validator.
  * - `FOREIGN_TYPE`: a payload's declarations reach a type declared outside the repository (npm,
  *   `@types/node`) or one that does not resolve, even inside a conditional or mapped type.
+ * - `OUTPUT_LINE_INVALID`: a line type of `keel -p --output stream-json` (`@keel/cli`'s
+ *   `src/output-lines.ts`) without JSDoc or `@example`, with an example its validator refuses,
+ *   or whose `type` is not its key.
  */
 export type CatalogErrorCode =
   | 'NO_SESSION_MODULE'
@@ -31,6 +34,7 @@ export type CatalogErrorCode =
   | 'FORMAT_VERSION_NOT_LITERAL'
   | 'EVENT_EXAMPLE_INVALID'
   | 'FOREIGN_TYPE'
+  | 'OUTPUT_LINE_INVALID'
 
 /** One problem found in the sources. */
 export interface CatalogProblem {

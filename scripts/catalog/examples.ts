@@ -19,8 +19,11 @@ interface ZodIssue {
 
 const HELPERS: Record<string, unknown> = { uniqueBy, uniqueItems }
 
-/** The validators of `events`, evaluated from the generated expressions (one owner at a time). */
-export function compileValidators(model: SourceModel, events: readonly EventModel[]): Map<string, Validator> {
+/** The validators of `events` (or output lines), evaluated from the generated expressions (one owner at a time). */
+export function compileValidators(
+  model: Pick<SourceModel, 'canonical'>,
+  events: ReadonlyArray<Pick<EventModel, 'type' | 'rootClass'>>,
+): Map<string, Validator> {
   const source = validatorSource(
     model,
     events.map((e) => e.rootClass),

@@ -5,6 +5,7 @@
 // sees resolved types, so this walks the declarations as written: from each event member,
 // through every type it references that is declared in the repository, and refuses any
 // reference to a type declared elsewhere (npm, `@types/node`) or not at all.
+import { join } from 'node:path'
 import { ts } from 'ts-morph'
 import type { CatalogProblem } from './errors.js'
 import type { SourceLocator } from './locations.js'
@@ -38,11 +39,19 @@ export function foreignTypes(
 ): ForeignReport {
   const checker = program.getTypeChecker()
   // In the repository: any file under the root that is not an installed package (a relative
-  // import may reach a type outside the package sources; it is still declared here).
-  const base = `${posix(root)}/`
+  // import may reach a type outside the package sources; it is still declared here) — or in a
+  // package loaded from outside it (`--package`), the same way.
+  const under = (f: string, dir: string) =>
+    f.startsWith(`${dir}/`) &&
+    !f
+      .slice(dir.length + 1)
+      .split('/')
+      .includes('node_modules')
   const inRepo = (sf: ts.SourceFile) => {
     const f = posix(sf.fileName)
-    return f.startsWith(base) && !f.slice(base.length).split('/').includes('node_modules')
+    if (under(f, posix(root))) return true
+    const owner = at.ownerOf(sf.fileName)
+    return owner?.outside === true && under(f, posix(join(root, owner.dir)))
   }
   const problems: CatalogProblem[] = []
   const seen = new Set<ts.Node>()

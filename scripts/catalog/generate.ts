@@ -7,6 +7,7 @@ import { exampleProblems } from './examples.js'
 import { FORMAT_REFERENCE, renderFormatReference } from './format-reference.js'
 import { checkHistory, type HistoryReport } from './history.js'
 import { buildModel, type SourceModel } from './model.js'
+import { renderOutputLines } from './output-lines-render.js'
 import { renderKnownEventTypes, renderMarkdown } from './render.js'
 import { type GoldenJob, type RuntimeJob, type RuntimeReport, runtimeReport } from './runtime.js'
 import { type TranslationStatus, translationStatus } from './translations.js'
@@ -50,7 +51,7 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
   if (badExamples.length > 0) throw new CatalogError(badExamples)
   const catalog = buildMachineCatalog(model)
   const sessionPkg = loaded.packages.find((p) => p.name === sessionModule)!
-  const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.ts`
+  const knownEventTypesPath = `${sessionPkg.dir}/src/known-event-types.generated.ts`
   const catalogJson = stableJson(catalog)
   const en = renderMarkdown(model, catalog, 'en')
   const translations = translationStatus(options.root, model)
@@ -84,6 +85,8 @@ export function generateCatalog(options: GenerateOptions): GeneratedCatalog {
     [knownEventTypesPath]: renderKnownEventTypes(model),
     [FORMAT_REFERENCE]: renderFormatReference(options.root, model.formatVersion),
     ...renderAllValidators(model, loaded.packages),
+    // the line types of `keel -p` (their schema embeds the events')
+    ...renderOutputLines(loaded, model),
   }
   const sorted: Record<string, string> = {}
   for (const k of Object.keys(files).sort()) sorted[k] = files[k]!

@@ -1,4 +1,5 @@
-// Checker types → the normalized graph (DESIGN §4 "Type fingerprints"): brands erased,
+// Checker types → the normalized graph (the rules: docs/guides/persistence-catalog.md,
+// "Fingerprints"): brands erased,
 // `true | false` folded to `boolean`, `undefined` stripped from optional members,
 // intersections of objects merged, readonly and ReadonlyArray ignored, symbol-keyed members
 // dropped. Non-persistable types are reported with the event and property path.

@@ -1,4 +1,5 @@
-// Format history check (DESIGN §4 "Format history and change records"): the snapshots as a
+// Format history check (the rules: docs/guides/persistence-catalog.md, "Reading a verify
+// failure" and "Classification"): the snapshots as a
 // sealed chain, each step between two snapshots against the records folded into it, the
 // current catalog against the latest snapshot and its records, the migration chain the code
 // registers, and every golden log loaded through that chain with today's types.

@@ -146,19 +146,51 @@ export function misplacedMerges(
 }
 
 /** Type aliases whose refinement tags the checker would drop. */
+/** A refinement tag anywhere in a text (a cheap test before parsing for them). */
+const TAGGED =
+  /@(integer|minimum|maximum|exclusiveM|minLength|maxLength|pattern|minItems|maxItems|uniqueItems|uniqueBy)\b/
+
+/**
+ * Start positions of `/** … *\/` comments holding a refinement tag that TypeScript attached to
+ * no node as its JSDoc (`{ /** @minLength 1 *\/ text: string }` on one line): tags nobody reads.
+ */
+function detachedTagComments(sf: ts.SourceFile): number[] {
+  const attached = new Set<number>()
+  const comments = new Set<number>()
+  const visit = (n: ts.Node): void => {
+    for (const doc of ts.getJSDocCommentsAndTags(n)) if (ts.isJSDoc(doc)) attached.add(doc.pos)
+    // (after `{` on the same line a comment is the trailing trivia of `{`, not leading)
+    const ranges = [
+      ...(ts.getLeadingCommentRanges(sf.text, n.pos) ?? []),
+      ...(ts.getTrailingCommentRanges(sf.text, n.pos) ?? []),
+    ]
+    for (const range of ranges) {
+      const text = sf.text.slice(range.pos, range.end)
+      if (text.startsWith('/**') && TAGGED.test(text)) comments.add(range.pos)
+    }
+    ts.forEachChild(n, visit)
+  }
+  visit(sf)
+  return [...comments].filter((pos) => !attached.has(pos)).sort((a, b) => a - b)
+}
+
 export function lostRefinements(program: ts.Program, at: SourceLocator): CatalogProblem[] {
   const checker = program.getTypeChecker()
   const problems: CatalogProblem[] = []
   // Refinement tags on a plain alias of a primitive (`type Id = string`) would be lost: the
   // checker does not keep such aliases, so the tags could never reach a validator. Refuse them.
   for (const sf of program.getSourceFiles()) {
-    if (
-      !at.isRepoSource(sf) ||
-      !/@(integer|minimum|maximum|exclusiveM|minLength|maxLength|pattern|minItems|maxItems|uniqueItems|uniqueBy)\b/.test(
-        sf.text,
-      )
-    )
-      continue
+    if (!at.isRepoSource(sf) || !TAGGED.test(sf.text)) continue
+    for (const pos of detachedTagComments(sf)) {
+      const line = sf.getLineAndCharacterOfPosition(pos).line + 1
+      const file = at.locOf(sf)
+      const loc = `${file.slice(0, file.lastIndexOf(':'))}:${line}`
+      problems.push({
+        code: 'REFINEMENT_LOST',
+        loc,
+        message: `${loc}: this JSDoc comment with refinement tags belongs to no declaration, so its tags would be ignored: TypeScript attaches a JSDoc comment only when it starts the declaration's line (not after \`{\` on the same line). Put the comment on its own line, just before the property`,
+      })
+    }
     for (const stmt of sf.statements) {
       if (!ts.isTypeAliasDeclaration(stmt)) continue
       const tags = refinementsOf(stmt, () => {})

@@ -10,10 +10,11 @@ const code = (s: string) => (s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``)
 const labelled = (lang: Lang, label: string, text: string) =>
   lang === 'zh' ? `${label}：${text}` : `${label}: ${text}`
 
-function fence(text: string): string {
+/** A fenced code block longer than any run of backticks inside it. */
+export function fence(text: string, lang = 'ts'): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length))
   const ticks = '`'.repeat(longest + 1)
-  return `${ticks}ts\n${text}\n${ticks}`
+  return `${ticks}${lang}\n${text}\n${ticks}`
 }
 
 /** Display title of a resolved type entry. */
@@ -210,7 +211,7 @@ export function renderMarkdown(
   return `${out.join('\n')}\n`
 }
 
-/** The generated `known-event-types.ts` (shape fixed: the session imports it). */
+/** The generated `known-event-types.generated.ts` (shape fixed: the session imports it). */
 export function renderKnownEventTypes(model: SourceModel): string {
   const lines = model.events.map(
     (e) => `  ${quote(e.type)}: { surface: ${e.surface}, owner: ${quote(e.owner)} },`,

@@ -12,10 +12,17 @@ export interface WorkspacePackage {
   /** Absolute path of `src/index.ts`. */
   entry: string
   /**
-   * A test fixture package (`packages/<group>/<name>/tests/fixtures/<f>`): its validators are
-   * generated like any package's, but its events are not part of the catalog.
+   * A test fixture package (`packages/<group>/<name>/tests/fixtures/<f>`) or a package outside
+   * the repository: its validators are generated like any package's, but its events are not
+   * part of the catalog.
    */
   fixture?: true
+  /**
+   * A package outside the repository's `packages/` (`--package <dir>`: a third-party plugin),
+   * loaded with the repository's packages it imports. Also a {@link fixture}. Its `dir` is
+   * relative to the root (it may start with `..`).
+   */
+  outside?: true
 }
 
 export interface LoadOptions {
@@ -68,6 +75,31 @@ export function findPackages(root: string): WorkspacePackage[] {
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
 }
 
+/**
+ * Packages outside the repository's `packages/<group>/<name>` (absolute directories, each with
+ * a `package.json` naming it and a `src/index.ts`). Throws `Error` naming the directory when
+ * one is not such a package, or is one of the repository's own.
+ */
+export function outsidePackages(root: string, dirs: readonly string[]): WorkspacePackage[] {
+  const own = findPackages(root)
+  return dirs.map((abs) => {
+    const manifest = join(abs, 'package.json')
+    if (!existsSync(manifest)) throw new Error(`--package ${abs}: no package.json there`)
+    const name = (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name
+    if (typeof name !== 'string' || name === '') throw new Error(`--package ${abs}: package.json has no name`)
+    const entry = join(abs, 'src', 'index.ts')
+    if (!existsSync(entry))
+      throw new Error(`--package ${abs}: no src/index.ts (the entry the generator reads)`)
+    const dir = posix(relative(root, abs))
+    const same = own.find((p) => p.name === name || p.dir === dir)
+    if (same)
+      throw new Error(
+        `--package ${abs}: ${name} is the repository's own package ${same.dir}; plain \`pnpm gen-persistence-catalog\` covers it`,
+      )
+    return { name, dir, entry, fixture: true, outside: true }
+  })
+}
+
 /** Sources a package may declare events in: `.ts`, `.mts`, `.cts` and their `.d.` forms; no tests. */
 const SOURCE_FILE = /\.(?:d\.)?[mc]?ts$/
 const TEST_FILE = /\.(test|spec|bench)\.[mc]?ts$/
@@ -100,8 +132,8 @@ function isNpmSpecifier(name: string, workspace: ReadonlySet<string>): boolean {
  * npm type is refused (it shows up as `any`). Creating the program dominates the run time, so
  * build it once and reuse it.
  */
-export function loadProject(root: string): LoadedProject {
-  const packages = findPackages(root)
+export function loadProject(root: string, options: { outside?: readonly string[] } = {}): LoadedProject {
+  const packages = [...findPackages(root), ...outsidePackages(root, options.outside ?? [])]
   const paths: Record<string, string[]> = {}
   for (const p of packages) paths[p.name] = [p.entry]
   const workspace = new Set(packages.map((p) => p.name))

@@ -35,29 +35,62 @@ export interface ValidatorSource {
   helpers: Set<string>
   /** Tags that do not fit their type (`@uniqueBy` on items without that property). */
   problems: string[]
+  /** The classes the expressions take from another module ({@link ValidatorOptions.imported}), by class. */
+  imports: Map<number, string>
+}
+
+/** One const of a generated module, its doc comment first. */
+export function renderDef(d: ValidatorDef): string {
+  const doc = d.typeName !== undefined ? `/** Validator of {@link ${d.typeName}} (generated). */\n` : ''
+  return `${doc}export const ${d.name}${d.cyclic ? ': z.ZodType<unknown>' : ''} = ${d.body}\n`
+}
+
+/** Options of {@link validatorSource}. */
+export interface ValidatorOptions {
+  /** Classes whose validator another module exports, with its const name: referenced, never defined. */
+  imported?: ReadonlyMap<number, string>
+  /** Const names fixed in advance (the names a module exports to its importers). */
+  names?: ReadonlyMap<number, string>
+}
+
+/** The const a named class gets: `todoItemSchema` for `TodoItem`; `undefined` for an unnamed or plain leaf class. */
+export function constNameOf(model: Pick<SourceModel, 'canonical'>, c: number): string | undefined {
+  const cls = model.canonical.classes[c]!
+  const name = cls.names.find((n) => IDENT.test(n))
+  const composite =
+    cls.kind === 'object' || cls.kind === 'union' || cls.kind === 'tuple' || cls.kind === 'array'
+  return name && (composite || cls.rep.refine) ? `${lowerFirst(name)}Schema` : undefined
 }
 
 /** The zod expressions validating each of `roots` (class ids), sharing named consts. */
-export function validatorSource(model: SourceModel, roots: readonly number[]): ValidatorSource {
+export function validatorSource(
+  model: Pick<SourceModel, 'canonical'>,
+  roots: readonly number[],
+  options: ValidatorOptions = {},
+): ValidatorSource {
   const { canonical } = model
   const cyclic = cyclicClasses(canonical)
+  const imported = options.imported ?? new Map<number, string>()
   // Which classes get a named const: named composites (and named refined leaves), cyclic ones.
   const constName = new Map<number, string>()
-  const used = new Set<string>()
+  const used = new Set<string>([...imported.values(), ...(options.names?.values() ?? [])])
   const reach = reachableFrom(canonical, roots)
   for (const c of [...reach].sort((a, b) => a - b)) {
+    if (imported.has(c)) continue
+    const fixed = options.names?.get(c)
+    if (fixed !== undefined) {
+      constName.set(c, fixed)
+      continue
+    }
     const cls = canonical.classes[c]!
-    const name = cls.names.find((n) => IDENT.test(n))
-    const composite =
-      cls.kind === 'object' || cls.kind === 'union' || cls.kind === 'tuple' || cls.kind === 'array'
-    let id: string | undefined
-    if (name && (composite || cls.rep.refine)) id = `${lowerFirst(name)}Schema`
-    else if (cyclic.has(c)) id = `t${cls.digest.slice(0, 12)}Schema`
+    let id = constNameOf(model, c)
+    if (id === undefined && cyclic.has(c)) id = `t${cls.digest.slice(0, 12)}Schema`
     if (id === undefined) continue
     if (used.has(id)) id = `${id}_${cls.digest.slice(0, 8)}`
     used.add(id)
     constName.set(c, id)
   }
+  const imports = new Map<number, string>()
 
   const defs: ValidatorDef[] = []
   const state = new Map<number, 'busy' | 'done'>()
@@ -84,6 +117,11 @@ export function validatorSource(model: SourceModel, roots: readonly number[]): V
   }
 
   const ref = (c: number): string => {
+    const from = imported.get(c)
+    if (from !== undefined) {
+      imports.set(c, from)
+      return from
+    }
     const name = constName.get(c)
     if (name === undefined) return expr(c)
     const st = state.get(c)
@@ -208,5 +246,5 @@ export function validatorSource(model: SourceModel, roots: readonly number[]): V
 
   const exprs = new Map<number, string>()
   for (const r of roots) exprs.set(r, ref(r))
-  return { defs, exprs, helpers, problems }
+  return { defs, exprs, helpers, problems, imports }
 }

@@ -4,9 +4,17 @@
 // an event schema by hand.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { CatalogError } from './errors.js'
+import { CatalogError, type CatalogProblem } from './errors.js'
 import type { EventModel, SourceModel } from './model.js'
-import { validatorSource } from './zod-exprs.js'
+import {
+  importLines,
+  importProblems,
+  renderSharedSchemas,
+  type SharedSchema,
+  sharedSchemas,
+} from './shared-schemas.js'
+import type { WorkspacePackage } from './workspace.js'
+import { renderDef, validatorSource } from './zod-exprs.js'
 
 /** The generated validator module of a package, relative to the package directory. */
 export const VALIDATORS_FILE = 'src/events.generated.ts'
@@ -15,26 +23,25 @@ export const INVARIANTS_FILE = 'src/invariants.ts'
 
 interface RenderInput {
   model: SourceModel
-  owner: string
-  /** The package's directory relative to the root. */
-  dir: string
+  owner: WorkspacePackage
   events: EventModel[]
   /** The session package itself (imports its own modules relatively; also gets the header). */
   isSession: boolean
   hasInvariant: boolean
+  /** Validators other packages export (see shared-schemas.ts), imported instead of defined. */
+  shared: ReadonlyMap<number, SharedSchema>
 }
 
 /** Renders one package's `src/events.generated.ts`. */
-export function renderValidators(input: RenderInput): string {
-  const { model, owner, events, isSession } = input
+function renderValidators(input: RenderInput): { text: string; problems: CatalogProblem[] } {
+  const { model, owner: pkg, events, isSession, shared } = input
+  const owner = pkg.name
   const header = isSession && model.header ? model.header.classId : undefined
   const roots = events.map((e) => e.rootClass)
   if (header !== undefined) roots.push(header)
-  const { defs, exprs, helpers, problems } = validatorSource(model, roots)
-  const decls = defs.map(
-    (d) =>
-      `${d.typeName !== undefined ? `/** Validator of {@link ${d.typeName}} (generated). */\n` : ''}export const ${d.name}${d.cyclic ? ': z.ZodType<unknown>' : ''} = ${d.body}\n`,
-  )
+  const imported = new Map([...shared].map(([c, s]) => [c, s.name]))
+  const { defs, exprs, helpers, problems, imports } = validatorSource(model, roots, { imported })
+  const decls = defs.map(renderDef)
   const eventLines = events.map((e) => {
     const s = exprs.get(e.rootClass)!
     return `  ${JSON.stringify(e.type)}: ${s} as unknown as z.ZodType<SessionEventMap[${JSON.stringify(e.type)}]>,`
@@ -47,8 +54,8 @@ export function renderValidators(input: RenderInput): string {
     throw new CatalogError(
       problems.map((p) => ({
         code: 'NON_PERSISTABLE_TYPE' as const,
-        loc: `${input.dir}/src/events.ts:1`,
-        message: `${input.dir}/src/events.ts: ${p}`,
+        loc: `${pkg.dir}/src/events.ts:1`,
+        message: `${pkg.dir}/src/events.ts: ${p}`,
       })),
     )
   }
@@ -73,6 +80,7 @@ export function renderValidators(input: RenderInput): string {
     lines.push(`import { ${runtimeImports.join(', ')}, type SessionEventMap } from '${from}'`)
   }
   if (input.hasInvariant) lines.push(`import { invariant } from './invariants.js'`)
+  lines.push(...importLines(shared, imports))
   lines.push(`import { z } from 'zod'`, '')
   const out = [
     ...lines,
@@ -89,29 +97,40 @@ export function renderValidators(input: RenderInput): string {
     `registerEvents(${JSON.stringify(owner)}, eventValidators${input.hasInvariant ? ', { invariant }' : ''})`,
     '',
   ]
-  return out.join('\n').replace(/\n{3,}/g, '\n\n')
+  return {
+    text: out.join('\n').replace(/\n{3,}/g, '\n\n'),
+    problems: importProblems(model.root, pkg, shared, imports),
+  }
 }
 
-/** Every package's generated validator module, path relative to the root → content. */
+/**
+ * Every package's generated validator module, path relative to the root → content: each
+ * event-owning package's `events.generated.ts`, and the `schemas.generated.ts` of each package
+ * without events that declares types they reach. Throws {@link CatalogError} on a problem.
+ */
 export function renderAllValidators(
   model: SourceModel,
-  packages: ReadonlyArray<{ name: string; dir: string }>,
+  packages: readonly WorkspacePackage[],
 ): Record<string, string> {
-  const files: Record<string, string> = {}
   const byOwner = new Map<string, EventModel[]>()
   for (const e of [...model.events, ...model.fixtureEvents])
     byOwner.set(e.owner, [...(byOwner.get(e.owner) ?? []), e])
+  const shared = sharedSchemas(model, packages, new Set(byOwner.keys()))
+  const { files, problems } = renderSharedSchemas(model, shared)
   for (const [owner, events] of byOwner) {
     const pkg = packages.find((p) => p.name === owner)
     if (!pkg) continue
-    files[`${pkg.dir}/${VALIDATORS_FILE}`] = renderValidators({
+    const rendered = renderValidators({
       model,
-      owner,
-      dir: pkg.dir,
+      owner: pkg,
       events,
       isSession: owner === model.sessionModule,
       hasInvariant: existsSync(join(model.root, pkg.dir, INVARIANTS_FILE)),
+      shared,
     })
+    files[`${pkg.dir}/${VALIDATORS_FILE}`] = rendered.text
+    problems.push(...rendered.problems)
   }
+  if (problems.length > 0) throw new CatalogError(problems)
   return files
 }

@@ -71,6 +71,26 @@ describe('docs/architecture.md', () => {
   })
 })
 
+describe('references', () => {
+  it('name no section of a design document the repository does not hold (DESIGN and a section sign)', () => {
+    const found: string[] = []
+    const walk = (at: string): void => {
+      for (const entry of readdirSync(at, { withFileTypes: true })) {
+        if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue
+        const path = join(at, entry.name)
+        if (entry.isDirectory()) walk(path)
+        else if (
+          /\.(ts|md|json)$/u.test(entry.name) &&
+          new RegExp(`DESIGN\\s*${'\u00a7'}`, 'u').test(readFileSync(path, 'utf8'))
+        )
+          found.push(path.slice(root.length))
+      }
+    }
+    for (const dir of ['packages', 'scripts', 'docs']) walk(join(root, dir))
+    expect(found).toEqual([])
+  })
+})
+
 /** Source files of a package folder's `src/`, generated ones excluded. */
 function sources(dir: string): Array<{ file: string; text: string }> {
   const out: Array<{ file: string; text: string }> = []

@@ -44,24 +44,44 @@ function run(...args: string[]) {
 }
 
 describe('pnpm new-plugin', () => {
-  it('scaffolds a plugin whose validators are generated, which typechecks and passes its tests', () => {
-    const result = run('sticky-notes', '--group', 'notes')
+  it('scaffolds a plugin with its event and tool, whose validators are generated, which typechecks and passes its tests', () => {
+    const result = run('sticky-notes', '--group', 'notes', '--event', 'pinned', '--tool', 'pin_note')
     expect(result.status, result.stderr + result.stdout).toBe(0)
     const dir = join(root, 'packages/notes/sticky-notes')
     const events = readFileSync(join(dir, 'src/events.ts'), 'utf8')
     expect(events).toContain("declare module '@keel/session'")
+    expect(events).toContain("'sticky-notes/pinned': StickyNotesPinned")
     expect(events).not.toContain('registerEvents')
     expect(events).not.toContain('zod')
+    expect(readFileSync(join(dir, 'src/tool.ts'), 'utf8')).toContain("name: 'pin_note'")
+    expect(JSON.parse(readFileSync(join(dir, 'examples/preset.json'), 'utf8'))).toMatchObject({
+      plugins: [{ use: '@keel/sticky-notes' }],
+    })
+    expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies).toMatchObject({
+      '@keel/agent': 'workspace:*',
+      '@keel/session': 'workspace:*',
+      '@keel/tools': 'workspace:*',
+    })
     // the generator ran: the validator exists and is registered from the generated module
     const generated = readFileSync(join(dir, 'src/events.generated.ts'), 'utf8')
-    expect(generated).toContain('"sticky-notes/change": z.strictObject({ value: z.string().min(1) })')
+    expect(generated).toContain(
+      'export const stickyNotesPinnedSchema = z.strictObject({ text: z.string().min(1) })',
+    )
     expect(generated).toContain('registerEvents("@keel/sticky-notes", eventValidators)')
-    expect(readFileSync(join(root, 'docs/persistence-catalog.md'), 'utf8')).toContain('sticky-notes/change')
+    expect(readFileSync(join(root, 'docs/persistence-catalog.md'), 'utf8')).toContain('sticky-notes/pinned')
     expect(existsSync(join(root, '.changeset/sticky-notes-initial.md'))).toBe(true)
 
     // link what `pnpm install` would link, then typecheck and test the package for real
     mkdirSync(join(dir, 'node_modules/@keel'), { recursive: true })
-    symlinkSync(join(root, 'packages/core/session'), join(dir, 'node_modules/@keel/session'), 'dir')
+    for (const [name, at] of Object.entries({
+      session: 'packages/core/session',
+      agent: 'packages/core/agent',
+      tools: 'packages/core/tools',
+      deepseek: 'packages/llm/deepseek',
+      'scripted-server': 'packages/llm/scripted-server',
+      store: 'packages/store/store',
+    }))
+      symlinkSync(join(repo, at), join(dir, `node_modules/@keel/${name}`), 'dir')
     symlinkSync(
       realpathSync(join(repo, 'packages/core/session/node_modules/zod')),
       join(dir, 'node_modules/zod'),
@@ -85,12 +105,19 @@ describe('pnpm new-plugin', () => {
     expect(vitest.stdout).toMatch(/2 passed/)
   }, 180_000)
 
-  it('refuses a bad name and an existing package without writing', () => {
-    const bad = run('Bad_Name')
+  it('refuses a bad name, a missing event, a --dir inside the packages and an existing package without writing', () => {
+    const bad = run('Bad_Name', '--event', 'added')
     expect(bad.status).toBe(2)
     expect(bad.stderr).toContain('kebab-case')
-    const again = run('sticky-notes', '--group', 'notes')
+    const noEvent = run('other')
+    expect(noEvent.status).toBe(2)
+    expect(noEvent.stderr).toContain('--event must be a kebab-case verb')
+    const inside = run('other', '--event', 'added', '--dir', join(root, 'packages', 'x', 'other'))
+    expect(inside.status).toBe(2)
+    expect(inside.stderr).toContain("inside this repository's packages")
+    const again = run('sticky-notes', '--group', 'notes', '--event', 'pinned')
     expect(again.status).toBe(1)
     expect(again.stderr).toContain('already exists')
+    expect(existsSync(join(root, 'packages/other'))).toBe(false)
   })
 })

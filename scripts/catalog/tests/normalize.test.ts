@@ -1,4 +1,5 @@
-// Every normalization rule of DESIGN §4, both ways: a pair that must share a digest and a
+// Every normalization rule of docs/guides/persistence-catalog.md ("Fingerprints": what does
+// and does not change a digest), both ways: a pair that must share a digest and a
 // pair that must not. The fixture `rules` declares, per rule, `<rule>/same-a`, `<rule>/same-b`
 // (equal) and `<rule>/diff-b` (differs from `same-a`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

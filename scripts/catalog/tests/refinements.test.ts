@@ -119,6 +119,33 @@ describe('refinement tags', () => {
     expect(text).toContain('refinement tags on type Label would be lost')
   })
 
+  it('a tag in a JSDoc comment TypeScript attaches to nothing (after `{` on the same line) is an error, not ignored', () => {
+    const root = makeRepo('mini')
+    edit(root, TODO, (t) =>
+      t.replace(
+        "'todo/write': { todos: TodoItem[] }",
+        "'todo/write': { /** @maxItems 3 */ todos: TodoItem[] }",
+      ),
+    )
+    let problems: string[] = []
+    try {
+      generateCatalog({ root })
+    } catch (e) {
+      if (!(e instanceof CatalogError)) throw e
+      problems = e.problems.map((p) => `${p.code} ${p.message}`)
+    }
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^REFINEMENT_LOST packages\/todo\/todo\/src\/events\.ts:\d+: this JSDoc comment with refinement tags belongs to no declaration/,
+      ),
+    ])
+    // on its own line it is read
+    edit(root, TODO, (t) =>
+      t.replace('{ /** @maxItems 3 */ todos', '{\n      /** @maxItems 3 */\n      todos'),
+    )
+    expect(generateCatalog({ root }).files[GENERATED]).toContain('todos: z.array(todoItemSchema).max(3)')
+  })
+
   it('a hand edit of a generated validator fails verify', () => {
     const root = fresh()
     const abs = join(root, GENERATED)

@@ -5,8 +5,9 @@ import {
   checkForkUnder,
   createPresetAgent,
   findPreset,
+  loadPresetReport,
   type PresetAgent,
-  type PresetSource,
+  type PresetReport,
   resolveComposition,
 } from '@keel/presets'
 import type { Session } from '@keel/session'
@@ -14,10 +15,13 @@ import { DeferredSession } from './deferred-session.js'
 import type { CliIo } from './io.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
-import { openExisting, type SessionChoice } from './open-session.js'
+import type { SessionChoice } from './open-session.js'
+import { openWithPlugins } from './open-with-plugins.js'
+import { pluginSearch } from './plugin-search.js'
 import { loadReportedPresets } from './preset-report.js'
+import { priceTable } from './pricing.js'
 import { createRenderer, oneLine } from './render.js'
-import type { agentOptions, Mode, Output } from './run.js'
+import type { agentOptions, InputFormat, Mode, Output } from './run.js'
 import { applyStartModes } from './start-modes.js'
 import type { SelectedStore } from './store.js'
 import { createTerminalAnswerer } from './terminal-answerer.js'
@@ -34,6 +38,7 @@ export interface CheckedCommand {
   values: ParsedFlags<typeof agentOptions>['values']
   output: Output
   task: string | undefined
+  inputFormat: InputFormat
   interactive: boolean
   llm: LlmAdapter
   selected: SelectedStore
@@ -56,13 +61,14 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
   let deferred: DeferredSession | undefined
   let cwd: string
   let notes: string[] = []
-  let presets: PresetSource[]
+  let presets: PresetReport
   try {
     if (mode === 'new') {
       cwd = explicit ?? invocation
       presets = await loadReportedPresets(home, cwd, io, values.preset)
-      const chosen = findPreset(presets, values.preset ?? 'coding')
+      const chosen = findPreset(presets.presets, values.preset ?? 'coding')
       const composition = resolveComposition(chosen.preset, {
+        catalog: presets.catalog,
         source: chosen.source,
         ...(values.model === undefined ? {} : { model: values.model }),
       })
@@ -87,23 +93,34 @@ export async function openAndRun(c: CheckedCommand): Promise<number> {
             ? { kind: 'last', dir: explicit ?? invocation }
             : { kind: 'resume', id: id! }
       const preset = values.preset
-      const opened = await openExisting(choice, selected, {
-        invocation,
-        ...(explicit === undefined ? {} : { explicit }),
-        // A fork under another preset is refused before forking when that preset cannot read
-        // the kept history (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
-        ...(mode === 'fork' && preset !== undefined
-          ? {
-              beforeFork: async (parent: Session, dir: string) => {
-                const chosen = findPreset(await loadReportedPresets(home, dir, io, preset), preset)
-                checkForkUnder(parent, chosen.preset, {
-                  source: chosen.source,
-                  ...(atSeq === undefined ? {} : { atSeq }),
-                })
-              },
-            }
-          : {}),
-      })
+      // The plugin packages this directory's presets name, imported before the log is read:
+      // their events register on import (said about on stderr below, once the directory is known).
+      const here = await loadPresetReport(pluginSearch(home, explicit ?? invocation))
+      const opened = await openWithPlugins(
+        choice,
+        selected,
+        {
+          invocation,
+          ...(explicit === undefined ? {} : { explicit }),
+          // A fork under another preset is refused before forking when that preset cannot read
+          // the kept history (PRESET_SWITCH_UNKNOWN_EVENTS), so no unusable fork is left behind.
+          ...(mode === 'fork' && preset !== undefined
+            ? {
+                beforeFork: async (parent: Session, dir: string) => {
+                  const report = await loadReportedPresets(home, dir, io, preset)
+                  const chosen = findPreset(report.presets, preset)
+                  checkForkUnder(parent, chosen.preset, {
+                    source: chosen.source,
+                    catalog: report.catalog,
+                    ...(atSeq === undefined ? {} : { atSeq }),
+                  })
+                },
+              }
+            : {}),
+        },
+        home,
+        here.catalog,
+      )
       ;({ handle, cwd, notes } = opened)
       try {
         presets = await loadReportedPresets(home, cwd, io, values.preset)
@@ -135,7 +152,7 @@ interface Setup extends CheckedCommand {
   deferred: DeferredSession | undefined
   cwd: string
   notes: string[]
-  presets: PresetSource[]
+  presets: PresetReport
 }
 
 async function runWith(s: Setup): Promise<number> {
@@ -146,23 +163,38 @@ async function runWith(s: Setup): Promise<number> {
   const renderer =
     !print && !s.interactive ? createRenderer({ write: io.out, color: io.color === true }) : undefined
   if (renderer) observers.push(renderer)
-  const lines = stream ? createJsonLines(io.out) : undefined
+  const lines = stream
+    ? createJsonLines(io.out, { partial: values['include-partial-messages'] === true })
+    : undefined
   if (lines) observers.push(lines.observer)
   if (print) observers.push(printModeNotices(io, output))
-  const feed = s.interactive ? new (await import('./tui/feed.js')).Feed() : undefined
+  // The whole interactive UI is imported at once, through the loader that sets the environment
+  // Ink and the colour libraries judge at import (see tui/load.ts).
+  const ui = s.interactive ? await (await import('./tui/load.js')).loadInteractiveUi() : undefined
+  const feed = ui ? new ui.Feed() : undefined
   if (feed) observers.push(feed.observer)
   // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
   const answerers = feed
     ? [feed.answerer]
     : !print && io.terminal
-      ? [createTerminalAnswerer({ input: io.terminal.stdin, output: io.terminal.stderr })]
+      ? [
+          createTerminalAnswerer({
+            input: io.terminal.stdin,
+            output: io.terminal.stderr,
+            // the question starts on a line of its own, not after streamed text
+            ...(renderer ? { beforeQuestion: () => renderer.finish() } : {}),
+          }),
+        ]
       : []
   let built: PresetAgent
   try {
     built = await createPresetAgent({
       llm: s.llm,
       cwd: s.cwd,
-      presets: s.presets,
+      presets: s.presets.presets,
+      catalog: s.presets.catalog,
+      // a recorded plugin package no preset here names is found again by its name
+      packages: pluginSearch(s.home, s.cwd),
       systemPrompt: KEEL_SYSTEM_PROMPT,
       observers,
       answerers,
@@ -217,19 +249,27 @@ async function runWith(s: Setup): Promise<number> {
     preset: built.composition.preset,
     composition: built.composition,
     tools: agent.tools.map((t) => t.name),
-    capabilities: OUTPUT_CAPABILITIES,
+    capabilities: [...OUTPUT_CAPABILITIES],
+    input_format: s.inputFormat,
+    include_partial_messages: values['include-partial-messages'] === true,
   })
+  // The preset the session runs may price models its own way (`prices`).
+  const prices = priceTable(s.presets.presets.find((p) => p.preset.id === built.composition.preset)?.preset)
   const closeStore = () => s.selected.store.close()
-  if (s.interactive) {
-    const { runInteractive } = await (await import('./tui/load.js')).loadInteractiveUi()
+  if (ui) {
     try {
-      return await runInteractive({
+      return await ui.runInteractive({
         agent,
         built,
         feed: feed!,
         terminal: io.terminal!,
         header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
         resumed: s.mode !== 'new',
+        home: s.home,
+        cwd: s.cwd,
+        prices,
+        model: built.composition.model ?? s.llm.model,
+        contextWindow: s.llm.capabilities?.(built.composition.model ?? s.llm.model).contextWindow,
         ...(io.signal ? { signal: io.signal } : {}),
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })
@@ -238,12 +278,25 @@ async function runWith(s: Setup): Promise<number> {
       await closeStore()
     }
   }
+  if (s.inputFormat === 'stream-json') {
+    const { runInputStream } = await import('./input-stream.js')
+    return runInputStream({
+      agent,
+      io,
+      stdin: io.stdin!,
+      started: performance.timeOrigin,
+      prices,
+      ...(s.deferred ? { deferred: s.deferred } : {}),
+      closeStore,
+    })
+  }
   return runOneShot({
     agent,
     io,
     task: s.task!,
     print: print ? output : undefined,
-    started: Date.now(),
+    started: performance.timeOrigin,
+    prices,
     ...(renderer ? { finish: () => renderer.finish() } : {}),
     ...(s.deferred ? { deferred: s.deferred } : {}),
     closeStore,

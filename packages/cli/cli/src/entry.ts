@@ -73,7 +73,7 @@ export async function runAsProcess(argv: readonly string[]): Promise<void> {
     ...(process.stdin.isTTY && process.stdout.isTTY
       ? { terminal: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr } }
       : {}),
-    ...(process.stdin.isTTY ? {} : { readStdin: () => readAll(process.stdin, err) }),
+    ...(process.stdin.isTTY ? {} : { readStdin: () => readAll(process.stdin, err), stdin: process.stdin }),
   })
   // Plugins may leave timers or child handles behind (the sandbox probe); the run is over.
   process.exit(process.exitCode)

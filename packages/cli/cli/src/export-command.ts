@@ -2,13 +2,16 @@ import { writeFile } from 'node:fs/promises'
 import { errorMessage } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import type { SessionStore } from '@keel/store'
+import { keelHome } from '@keel/store-jsonl'
 import type {} from '@keel/subagents'
 import { type ExportedSession, sessionToHtml } from './export-html.js'
 import type { CliIo } from './io.js'
+import { loadReportedPresets } from './preset-report.js'
+import { priceTable } from './pricing.js'
 import { selectStore } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
 
-/** `keel sessions export <id> --html [-o file]`: the page on stdout, or in a file. */
+/** `keel sessions export <id> --html [-o file]`: the page on stdout, or in a file (priced by the session's preset). */
 export async function exportSession(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags('keel sessions export', argv, {
     html: { type: 'boolean' },
@@ -19,11 +22,20 @@ export async function exportSession(argv: readonly string[], io: CliIo): Promise
     throw new UsageError(
       'keel sessions export needs one session id and --html: keel sessions export <id> --html [-o file]',
     )
-  const { store } = selectStore(values.store, io.env)
+  const { store } = await selectStore(values.store, io.env)
   try {
     const inspection = await store.inspect(positionals[0]!)
+    const { header } = inspection
+    // The session's preset may price its models its own way (`prices`).
+    const presets = await loadReportedPresets(
+      keelHome(io.env as NodeJS.ProcessEnv),
+      header.cwd ?? io.cwd ?? process.cwd(),
+      io,
+      undefined,
+    )
+    const preset = presets.presets.find((p) => p.preset.id === header.agentPreset)?.preset
     const children = await descendants(store, inspection.events, (text) => io.err(text))
-    const html = sessionToHtml(inspection.header, inspection.events, children)
+    const html = sessionToHtml(header, inspection.events, { prices: priceTable(preset), children })
     if (values.output === undefined) io.out(html)
     else {
       await writeFile(values.output, html, 'utf8')

@@ -1,37 +1,50 @@
-import type { ContentBlock } from '@keel/llm'
+import type { ContentBlock, ToolCallBlock, ToolCallId } from '@keel/llm'
 import type { SessionEvent, SessionHeader } from '@keel/session'
 import { titleOfEvents } from '@keel/session-title'
 import type {} from '@keel/subagents'
+import { type CallFacts, callHtml, indexCalls, resultHtml } from './export-calls.js'
+import { durationText, escapeHtml, markdownHtml, todoHtml, usdText } from './export-parts.js'
+import { EXPORT_CSS } from './export-style.js'
+import { usageOf } from './json-output.js'
+import { costOf, type PriceTable, priceTable } from './pricing.js'
+import { oneLine } from './render.js'
 
-const MAX_RESULT_CHARS = 20_000
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/gu, (c) => `&#${c.charCodeAt(0)};`)
+/** A stored session as read for export. */
+export interface ExportedSession {
+  readonly header: SessionHeader
+  readonly events: readonly SessionEvent[]
 }
 
-function pretty(raw: string): string {
-  try {
-    return JSON.stringify(JSON.parse(raw), null, 2)
-  } catch {
-    return raw
-  }
+/** What the page shows besides the log. */
+export interface ExportOptions {
+  /** Prices for the cost total (default: the published ones). */
+  readonly prices?: PriceTable
+  /** The sessions of the subagents it ran, rendered after it with links both ways. */
+  readonly children?: readonly ExportedSession[]
 }
 
-function clip(text: string): string {
-  if (text.length <= MAX_RESULT_CHARS) return escapeHtml(text)
-  return `${escapeHtml(text.slice(0, MAX_RESULT_CHARS))}\n<span class="note">… ${text.length - MAX_RESULT_CHARS} more characters (the full text is in the session log)</span>`
+function plainText(content: readonly ContentBlock[]): string {
+  return content
+    .map((b) =>
+      b.type === 'text'
+        ? `<div class="text">${escapeHtml(b.text)}</div>`
+        : b.type === 'image'
+          ? `<img alt="image" src="data:${b.mediaType};base64,${escapeHtml(b.data)}">`
+          : '',
+    )
+    .join('')
 }
 
-function blocks(content: readonly ContentBlock[]): string {
+function assistantBlocks(content: readonly ContentBlock[], calls: Map<string, CallFacts>): string {
   return content
     .map((b) => {
       switch (b.type) {
         case 'text':
-          return `<div class="text">${escapeHtml(b.text)}</div>`
+          return b.text.trim() === '' ? '' : markdownHtml(b.text)
         case 'reasoning':
           return `<details class="reasoning" open><summary>reasoning</summary><div>${escapeHtml(b.text)}</div></details>`
         case 'tool-call':
-          return `<div class="call"><span class="tool">→ ${escapeHtml(b.name)}</span> <span class="id">${escapeHtml(b.id)}</span><pre>${escapeHtml(pretty(b.arguments))}</pre></div>`
+          return callHtml(b, calls.get(b.id))
         case 'image':
           return `<img alt="image" src="data:${b.mediaType};base64,${escapeHtml(b.data)}">`
         default:
@@ -41,30 +54,84 @@ function blocks(content: readonly ContentBlock[]): string {
     .join('\n')
 }
 
-function section(event: SessionEvent): string {
+const note = (text: string, cls = '') => `<div class="event${cls ? ` ${cls}` : ''}">${text}</div>`
+
+function section(
+  event: SessionEvent,
+  calls: Map<string, CallFacts>,
+  rendered: { calls: Set<string>; todoWrites: Set<number> },
+): string {
   switch (event.type) {
     case 'system/message':
-      return `<details class="msg system"><summary>system prompt</summary>${blocks(event.data.message.content)}</details>`
+      return `<details class="msg system"><summary class="who">system prompt</summary>${plainText(event.data.message.content)}</details>`
     case 'developer/message':
-      return `<div class="msg developer"><div class="who">developer${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${blocks(event.data.message.content)}</div>`
+      return `<div class="msg developer"><div class="who">note to the model${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${plainText(event.data.message.content)}</div>`
     case 'user/message':
-      return `<div class="msg user"><div class="who">user${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${blocks(event.data.message.content)}</div>`
+      // what a direct run (`!cmd`) told the model: the run itself is shown as its call
+      if (event.data.source?.startsWith('direct/'))
+        return `<details class="msg developer"><summary class="who">told the model on its next call · ${escapeHtml(event.data.source)}</summary>${plainText(event.data.message.content)}</details>`
+      return `<div class="msg user"><div class="who">user${event.data.source ? ` · ${escapeHtml(event.data.source)}` : ''}</div>${plainText(event.data.message.content)}</div>`
     case 'assistant/message': {
-      const usage = event.data.usage
-        ? ` · ${event.data.usage.inputTokens} in / ${event.data.usage.outputTokens} out`
+      for (const b of event.data.message.content) if (b.type === 'tool-call') rendered.calls.add(b.id)
+      const u = event.data.usage
+      const usage = u
+        ? ` · ${u.inputTokens} in${u.cacheHitTokens ? ` (${u.cacheHitTokens} cached)` : ''} / ${u.outputTokens} out`
         : ''
-      return `<div class="msg assistant"><div class="who">assistant${usage}${event.data.interrupted ? ' · interrupted' : ''}</div>${blocks(event.data.message.content)}</div>`
+      return `<div class="msg assistant"><div class="who">assistant · ${escapeHtml(event.data.stream.model)}${usage}${event.data.interrupted ? ' · interrupted' : ''}</div>${assistantBlocks(event.data.message.content, calls)}</div>`
     }
-    case 'tool/result': {
-      const m = event.data.message
-      const text = m.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
-      const status = event.data.errorCode ? `✗ ${escapeHtml(event.data.errorCode)}` : '✓'
-      return `<div class="result${event.data.errorCode ? ' error' : ''}"><span class="tool">← ${escapeHtml(m.toolName)} ${status}</span><pre>${clip(text)}</pre></div>`
+    case 'tool/direct-call': {
+      const { callId, name, arguments: args, source } = event.data
+      const block: ToolCallBlock = { type: 'tool-call', id: callId as ToolCallId, name, arguments: args }
+      return `<div class="msg user direct"><div class="who">${source === 'user' ? 'you ran directly' : `run directly by ${escapeHtml(source)}`}</div>${callHtml(block, calls.get(callId))}</div>`
     }
-    case 'turn/end':
-      return `<div class="turn-end">turn ${event.data.turn} ${escapeHtml(event.data.reason)}${event.data.error ? `: ${escapeHtml(event.data.error.code)} ${escapeHtml(event.data.error.message)}` : ''}</div>`
+    case 'tool/direct-result':
+      return '' // shown with its call
+    case 'tool/result':
+      // shown with its call; a result whose call is not in this log stands alone
+      return rendered.calls.has(event.data.message.toolCallId)
+        ? ''
+        : `<div class="call"><div class="call-head"><span class="tool">${escapeHtml(event.data.message.toolName)}</span></div>${resultHtml(event)}</div>`
+    case 'todo/write':
+      return rendered.todoWrites.has(event.seq) ? '' : todoHtml(event.data.todos)
+    case 'approval/policy':
+      return note(`approval policy set to <b>${escapeHtml(event.data.approvalPolicy)}</b>`, 'policy')
+    case 'sandbox/mode':
+      return note(`sandbox mode set to <b>${escapeHtml(event.data.sandboxMode)}</b>`, 'policy')
+    case 'command/run':
+      return note(
+        `/${escapeHtml(event.data.name)}${event.data.args ? ` ${escapeHtml(event.data.args)}` : ''} <span class="tag">${escapeHtml(event.data.source)}</span>`,
+      )
+    case 'command/done':
+      // what a command did is in the events it logged; only a failure is said here
+      return event.data.kind === 'error'
+        ? note(
+            `✗ ${escapeHtml(event.data.errorCode ?? 'failed')}${event.data.text ? `: ${escapeHtml(oneLine(event.data.text, 400))}` : ''}`,
+          )
+        : ''
+    case 'compaction/summary':
+      return `<details class="msg developer"><summary class="who">compacted: the earlier conversation, summarized</summary>${plainText(event.data.summary)}</details>`
+    case 'llm/retry':
+      return note(
+        `model call failed (${escapeHtml(event.data.error.code)}: ${escapeHtml(oneLine(event.data.error.message, 160))}); retried after ${durationText(event.data.delayMs)}`,
+      )
+    case 'hook/result':
+      return event.data.decision === 'none'
+        ? ''
+        : note(
+            `hook ${escapeHtml(event.data.point)} (${escapeHtml(event.data.handler)}): ${escapeHtml(event.data.decision)}`,
+          )
+    case 'agent/inbox/spliced':
+      return event.data.inserted.length > 0
+        ? note(
+            `queued: ${event.data.inserted.map((m) => escapeHtml(oneLine(m.content.map((b) => (b.type === 'text' ? b.text : '[image]')).join(''), 120))).join(' · ')}`,
+          )
+        : ''
+    case 'turn/end': {
+      const bad = event.data.reason !== 'completed'
+      return `<div class="turn-end${bad ? ' bad' : ''}">turn ${event.data.turn} ${escapeHtml(event.data.reason)}${event.data.error ? `: ${escapeHtml(event.data.error.code)} ${escapeHtml(oneLine(event.data.error.message, 200))}` : ''}</div>`
+    }
     case 'agent-preset/selected':
-      return `<div class="turn-end">switched to preset ${escapeHtml(event.data.preset)}</div>`
+      return note(`switched to preset <b>${escapeHtml(event.data.preset)}</b>`, 'policy')
     case 'subagent/spawned':
       return `<div class="subagent">→ subagent <b>${escapeHtml(event.data.agent)}</b>: ${escapeHtml(event.data.description)} — <a href="#session-${escapeHtml(event.data.child)}">session ${escapeHtml(event.data.child)}</a></div>`
     case 'subagent/settled':
@@ -74,10 +141,14 @@ function section(event: SessionEvent): string {
   }
 }
 
-/** A stored session as read for export. */
-export interface ExportedSession {
-  readonly header: SessionHeader
-  readonly events: readonly SessionEvent[]
+/** The events of one session as HTML, each tool call with its result. */
+function bodyHtml(events: readonly SessionEvent[]): string {
+  const { calls, ownedTodoWrites } = indexCalls(events)
+  const rendered = { calls: new Set<string>(), todoWrites: ownedTodoWrites }
+  return events
+    .map((e) => section(e, calls, rendered))
+    .filter((s) => s !== '')
+    .join('\n')
 }
 
 /** A subagent's session, rendered after its parent's conversation with links both ways. */
@@ -89,24 +160,58 @@ function childSection(child: ExportedSession): string {
   return `<section class="child" id="session-${escapeHtml(child.header.id)}">
 <h2>${escapeHtml(child.header.title ?? d?.agent ?? 'subagent')} — session ${escapeHtml(child.header.id)}</h2>
 <div class="meta">${from}</div>
-${child.events
-  .map(section)
-  .filter((s) => s !== '')
-  .join('\n')}
+${bodyHtml(child.events)}
 </section>`
 }
 
+/** The totals of a session: turns, model calls, tokens, cost, time. */
+function totalsHtml(events: readonly SessionEvent[], prices: PriceTable): string {
+  const usage = usageOf(events)
+  const cost = costOf(events, prices)
+  const starts = new Map<number, number>()
+  let active = 0
+  for (const e of events) {
+    if (e.type === 'turn/start') starts.set(e.data.turn, e.time)
+    if (e.type === 'turn/end' && starts.has(e.data.turn)) active += e.time - starts.get(e.data.turn)!
+  }
+  const span = events.length > 1 ? events.at(-1)!.time - events[0]!.time : 0
+  const calls = events.filter((e) => e.type === 'tool/call' || e.type === 'tool/direct-call').length
+  const refused = events.filter(
+    (e) => (e.type === 'tool/result' || e.type === 'tool/direct-result') && e.data.refusedBy !== undefined,
+  ).length
+  const cell = (value: string, label: string) => `<div><b>${value}</b><span>${label}</span></div>`
+  return `<div class="totals">${[
+    cell(String(events.filter((e) => e.type === 'turn/end').length), 'turns'),
+    cell(String(events.filter((e) => e.type === 'assistant/message').length), 'model calls'),
+    cell(`${calls}${refused > 0 ? ` (${refused} refused)` : ''}`, 'tool calls'),
+    cell(
+      usage.input_tokens.toLocaleString('en-US'),
+      `tokens in (${usage.cache_hit_tokens.toLocaleString('en-US')} cached)`,
+    ),
+    cell(usage.output_tokens.toLocaleString('en-US'), 'tokens out'),
+    cell(
+      cost.usd === undefined ? '—' : usdText(cost.usd),
+      cost.usd === undefined
+        ? `cost (no price for ${escapeHtml(cost.unpriced.join(', '))})`
+        : 'cost at published prices',
+    ),
+    cell(durationText(active), 'working'),
+    cell(durationText(span), 'first to last event'),
+  ].join('')}</div>`
+}
+
 /**
- * One self-contained HTML page of a session: the conversation, reasoning (expanded,
- * dimmed), tool calls with their arguments and results (long output clipped with a note),
- * turn ends; then the sessions of the subagents it ran (`children`), each linked from the
- * call that started it and linking back. Inline CSS, no script, no external resource;
- * every text is escaped.
+ * One self-contained HTML page of a session: totals (tokens, cost, time), the conversation
+ * with markdown rendered, reasoning (dimmed), each tool call with its approval, its
+ * arguments in the form its work reads best (an edit as a diff, a todo list as the list)
+ * and its result, policy switches and commands; then the sessions of the subagents it ran
+ * (`options.children`), each linked from the call that started it and linking back. Inline
+ * CSS, no script, nothing loaded from elsewhere; every text from the log is escaped.
  */
 export function sessionToHtml(
   header: SessionHeader,
   events: readonly SessionEvent[],
-  children: readonly ExportedSession[] = [],
+  options: ExportOptions = {},
 ): string {
   // The latest `session/title` (a person's wins), else the header's.
   const named = titleOfEvents(events) ?? header.title
@@ -123,28 +228,15 @@ export function sessionToHtml(
   ].filter((s) => s !== '')
   const plugins = header.agentComposition?.plugins.map((p) => `${p.name}@${p.version}`).join(', ')
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${escapeHtml(title)}Keel session ${escapeHtml(header.id)}</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:900px;margin:2em auto;padding:0 1em;color:#1b1b1b;background:#fafafa}
-h1{font-size:1.3em;margin-bottom:.2em}.meta{color:#666;font-size:.85em;margin-bottom:1.5em}
-.msg{border-radius:8px;padding:.6em .9em;margin:.8em 0;background:#fff;border:1px solid #e3e3e3}
-.user{background:#eef5ff;border-color:#c9dcf5}.system,.developer{background:#f4f4f4;color:#555}
-.who{font-size:.75em;text-transform:uppercase;letter-spacing:.05em;color:#888;margin-bottom:.3em}
-.text{white-space:pre-wrap}.reasoning{color:#888;font-style:italic;margin:.3em 0}
-.reasoning div{white-space:pre-wrap}.call,.result{margin:.4em 0}.tool{font-family:ui-monospace,monospace;font-weight:600;color:#0a5}
-.result.error .tool{color:#c22}.id{color:#aaa;font-size:.8em}
-pre{background:#f6f8fa;border:1px solid #e5e5e5;border-radius:6px;padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.85em;margin:.3em 0}
-.turn-end{color:#999;font-size:.8em;text-align:center;margin:1em 0}.note{color:#a60}
-.subagent{margin:.4em 0;font-size:.9em}.child{border-top:2px solid #ddd;margin-top:2.5em;padding-top:.5em}h2{font-size:1.1em}
-</style></head><body>
+<style>${EXPORT_CSS}</style></head><body><main>
 <h1 id="session-${escapeHtml(header.id)}">${escapeHtml(title)}Keel session</h1>
 <div class="meta">${meta.map(escapeHtml).join(' · ')}${plugins ? `<br>plugins ${escapeHtml(plugins)}` : ''}</div>
-${events
-  .map(section)
-  .filter((s) => s !== '')
-  .join('\n')}
-${children.map(childSection).join('\n')}
-</body></html>
+${totalsHtml(events, options.prices ?? priceTable())}
+${bodyHtml(events)}
+${(options.children ?? []).map(childSection).join('\n')}
+</main></body></html>
 `
 }

@@ -20,13 +20,16 @@ export {
   jsonLine,
   OUTPUT_CAPABILITIES,
   OUTPUT_SCHEMA_VERSION,
-  type PermissionDenial,
   permissionDenials,
   resultObject,
-  type UsageTotals,
+  stamp,
+  type TurnReport,
   usageOf,
 } from './json-output.js'
 export { parseDuration, selectLlm } from './llm.js'
+export { inputLineValidators, outputLineValidators } from './output-lines.generated.js'
+export type * from './output-lines.js'
+export { type Cost, costOf, type PriceTable, priceTable } from './pricing.js'
 export { createRenderer, oneLine, type RenderTarget, summarizeArguments, summarizeResult } from './render.js'
 export { type DemoIo, type DemoOutcome, runDemo } from './run-demo.js'
 export { closest, editDistance, UsageError } from './usage.js'

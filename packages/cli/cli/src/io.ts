@@ -18,6 +18,8 @@ export interface CliIo {
   terminal?: Terminal
   /** Reads what was piped into stdin (set only when stdin is not a terminal). */
   readStdin?: () => Promise<string>
+  /** Stdin itself, for `--input-format stream-json` (set only when it is not a terminal). */
+  stdin?: NodeJS.ReadableStream
 }
 
 /** The terminal of an interactive run. */

@@ -1,18 +1,34 @@
+import { randomUUID } from 'node:crypto'
 import type { AgentObserver, TurnResult } from '@keel/agent'
 import type { SessionEvent } from '@keel/session'
 import type {} from '@keel/subagents'
+import type {
+  InitLine,
+  LineEnvelope,
+  OutputLine,
+  PermissionDenial,
+  ResultLine,
+  UsageTotals,
+} from './output-lines.js'
+import { costOf, type PriceTable } from './pricing.js'
 
 /** Version of the `-p --output json|stream-json` objects; changes are additive only. */
 export const OUTPUT_SCHEMA_VERSION = 1
 
 /** What the `init` line announces (for feature detection). */
-export const OUTPUT_CAPABILITIES = ['events', 'display', 'usage', 'interrupt'] as const
+export const OUTPUT_CAPABILITIES = [
+  'events',
+  'display',
+  'usage',
+  'interrupt',
+  'partial-messages',
+  'input-stream',
+  'cost',
+] as const
 
-/** Token totals of the events a run committed. */
-export interface UsageTotals {
-  input_tokens: number
-  output_tokens: number
-  cache_hit_tokens: number
+/** The `uuid`, `timestamp` and `session_id` of a line written now. */
+export function stamp(sessionId: string): LineEnvelope {
+  return { uuid: randomUUID(), timestamp: new Date().toISOString(), session_id: sessionId }
 }
 
 /** Sums the usage of the `assistant/message` events and of the subagents they ran (`subagent/settled`). */
@@ -31,17 +47,6 @@ export function usageOf(events: readonly SessionEvent[]): UsageTotals {
     totals.cache_hit_tokens += usage.cacheHitTokens ?? 0
   }
   return totals
-}
-
-/** One refused tool call, as the `result` object lists it (`permission_denials`, as `claude -p`). */
-export interface PermissionDenial {
-  tool_name: string
-  tool_use_id: string
-  /** The call's arguments (parsed when they are JSON, else the raw text). */
-  tool_input: unknown
-  code: string
-  /** What the model was told. */
-  message: string
 }
 
 /** The tool calls among `events` that the permission check refused, in log order. */
@@ -72,34 +77,42 @@ export function permissionDenials(events: readonly SessionEvent[]): PermissionDe
   return out
 }
 
-/** The `result` object: always the last line of stream-json, the whole output of json. */
-export function resultObject(
-  sessionId: string,
-  result: TurnResult | undefined,
-  events: readonly SessionEvent[],
-  durationMs: number,
-  failure?: { code: string; message: string },
-  interrupted?: string,
-): Record<string, unknown> {
-  const status = interrupted
+/** How one turn ended, as {@link resultObject} reports it. */
+export interface TurnReport {
+  readonly sessionId: string
+  readonly result: TurnResult | undefined
+  /** The events the turn committed. */
+  readonly events: readonly SessionEvent[]
+  readonly durationMs: number
+  readonly prices: PriceTable
+  readonly failure?: { code: string; message: string }
+  /** The signal that interrupted it. */
+  readonly interrupted?: ResultLine['signal']
+}
+
+/** The `result` object: the last line of a turn in stream-json, the whole output of json. */
+export function resultObject(report: TurnReport): ResultLine {
+  const { result, events, failure, interrupted } = report
+  const status: ResultLine['status'] = interrupted
     ? 'interrupted'
-    : failure
+    : failure || result === undefined
       ? 'error'
-      : result === undefined
-        ? 'error'
-        : statusOf(result.reason)
-  const out: Record<string, unknown> = {
+      : statusOf(result.reason)
+  const cost = costOf(events, report.prices)
+  const out: ResultLine = {
     type: 'result',
     schema_version: OUTPUT_SCHEMA_VERSION,
-    session_id: sessionId,
+    ...stamp(report.sessionId),
     status,
     is_error: status !== 'success',
     result: result?.text ?? '',
     num_turns: events.filter((e) => e.type === 'turn/end').length,
-    duration_ms: durationMs,
+    duration_ms: Math.max(0, Math.round(report.durationMs)),
     usage: usageOf(events),
+    total_cost_usd: cost.usd ?? null,
     permission_denials: permissionDenials(events),
   }
+  if (cost.unpriced.length > 0) out.unpriced_models = [...cost.unpriced]
   if (interrupted) out.signal = interrupted
   if (result) out.reason = result.reason
   const error = failure ?? result?.error
@@ -107,43 +120,64 @@ export function resultObject(
   return out
 }
 
-function statusOf(reason: TurnResult['reason']): string {
+function statusOf(reason: TurnResult['reason']): ResultLine['status'] {
   if (reason === 'completed') return 'success'
   if (reason === 'aborted' || reason === 'interrupted') return 'interrupted'
   return reason === 'max-steps' ? 'error_max_steps' : 'error'
 }
 
+/** A line before its envelope is added. */
+type Unstamped<L> = L extends OutputLine ? Omit<L, keyof LineEnvelope> : never
+
 /**
  * An observer writing one JSON object per line: every committed event (`type: "event"`,
- * with `seq` and the event as stored) and plugin notices (`type: "display"`). Lines are
- * held back until {@link JsonLines.open} (after `init`), so events committed while the
- * agent starts (its system prompt) follow the `init` line and carry the session id.
+ * with `seq` and the event as stored), plugin notices (`type: "display"`) and, with
+ * `partial`, the streamed text and reasoning (`type: "stream_event"`). Lines are held back
+ * until {@link JsonLines.open} (after `init`), so events committed while the agent starts
+ * (its system prompt) follow the `init` line and carry the session id.
  */
 export interface JsonLines {
   readonly observer: AgentObserver
   /** Writes the `init` line, then everything held back, then streams. */
-  open(sessionId: string, init: Record<string, unknown>): void
+  open(sessionId: string, init: Omit<InitLine, 'type' | 'schema_version' | keyof LineEnvelope>): void
 }
 
-export function createJsonLines(write: (line: string) => void): JsonLines {
+export function createJsonLines(
+  write: (line: string) => void,
+  options: { partial?: boolean } = {},
+): JsonLines {
   let sessionId: string | undefined
-  const held: Array<Record<string, unknown>> = []
-  const emit = (value: Record<string, unknown>) => {
-    if (sessionId === undefined) held.push(value)
-    else write(jsonLine({ ...value, session_id: sessionId }))
+  const held: Array<{ line: Unstamped<OutputLine>; at: LineEnvelope }> = []
+  const emit = (line: Unstamped<OutputLine>) => {
+    // The stamp is taken now (a held line keeps the time it happened); the id is filled in at open.
+    const at = stamp(sessionId ?? '')
+    if (sessionId === undefined) held.push({ line, at })
+    else write(jsonLine(ordered(line, at)))
   }
+  const delta =
+    (type: 'text_delta' | 'reasoning_delta') => (d: { turn: number; step: number; text: string }) =>
+      emit({ type: 'stream_event', event: { type, turn: d.turn, step: d.step, text: d.text } })
   return {
     observer: {
       onEvent: (event) => emit({ type: 'event', seq: event.seq, event }),
       onDisplay: (notice) =>
         emit({ type: 'display', source: notice.source, kind: notice.kind, text: notice.text }),
+      ...(options.partial
+        ? { onTextDelta: delta('text_delta'), onReasoningDelta: delta('reasoning_delta') }
+        : {}),
     },
     open(id, init) {
-      write(jsonLine({ type: 'init', schema_version: OUTPUT_SCHEMA_VERSION, session_id: id, ...init }))
+      write(jsonLine({ type: 'init', schema_version: OUTPUT_SCHEMA_VERSION, ...stamp(id), ...init }))
       sessionId = id
-      for (const value of held.splice(0)) write(jsonLine({ ...value, session_id: id }))
+      for (const { line, at } of held.splice(0)) write(jsonLine(ordered(line, { ...at, session_id: id })))
     },
   }
+}
+
+/** The line with its envelope, `type` first (what a reader of the raw text sees first). */
+function ordered(line: Unstamped<OutputLine>, at: LineEnvelope): OutputLine {
+  const { type, ...rest } = line
+  return { type, ...at, ...rest } as OutputLine
 }
 
 /** One JSON object and a newline, with U+2028/U+2029 escaped. */

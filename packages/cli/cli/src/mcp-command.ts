@@ -3,6 +3,7 @@ import { listMcpServers, mcpConfigSchema, renderStatus } from '@keel/mcp'
 import { findPreset, loadPresets } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './io.js'
+import { pluginSearch } from './plugin-search.js'
 import { parseFlags, UsageError } from './usage.js'
 
 const USAGE = 'usage: keel mcp list [--preset id] [--project] [--tools] [--cwd dir]'
@@ -25,10 +26,7 @@ export async function mcpCommand(argv: readonly string[], io: CliIo): Promise<nu
   if (positionals.length > 0) throw new UsageError(USAGE)
   const cwd = resolve(values.cwd ?? io.cwd ?? process.cwd())
   const home = keelHome(io.env as NodeJS.ProcessEnv)
-  const { preset } = findPreset(
-    await loadPresets({ keelHome: home, projectDir: cwd }),
-    values.preset ?? 'coding',
-  )
+  const { preset } = findPreset(await loadPresets(pluginSearch(home, cwd)), values.preset ?? 'coding')
   const ref = preset.plugins.find((p) => p.use === '@keel/mcp')
   const config = mcpConfigSchema.parse(ref?.config ?? {})
   const { servers, problems } = await listMcpServers({

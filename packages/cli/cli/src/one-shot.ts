@@ -1,10 +1,11 @@
 import type { Agent, AgentObserver, TurnResult } from '@keel/agent'
-import { errorMessage } from '@keel/base'
+import { errorRecordOf } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import type { DeferredSession } from './deferred-session.js'
 import { EXIT, interruptExitCode, interruptSignal } from './exit-codes.js'
 import type { CliIo } from './io.js'
 import { jsonLine, resultObject } from './json-output.js'
+import type { PriceTable } from './pricing.js'
 import { oneLine, summarizeResult } from './render.js'
 import type { Output } from './run.js'
 
@@ -40,6 +41,8 @@ export interface OneShot {
   /** `-p` and its output, or undefined for `keel "task"` (the conversation rendered on stdout). */
   readonly print: Output | undefined
   readonly started: number
+  /** Prices for `total_cost_usd`. */
+  readonly prices: PriceTable
   /** The renderer of `keel "task"` (its last line is closed after the turn). */
   readonly finish?: () => void
   /** Set for a new session: it is stored only once a prompt got through. */
@@ -65,18 +68,25 @@ export async function runOneShot(run: OneShot): Promise<number> {
     result = await agent.send(run.task, io.signal ? { signal: io.signal } : {})
     run.finish?.()
   } catch (error) {
-    failure = { code: (error as { code?: string }).code ?? 'INTERNAL', message: errorMessage(error) }
+    failure = errorRecordOf(error, 'INTERNAL')
   } finally {
-    await agent.close().catch((error: unknown) => {
-      failure ??= { code: 'CLOSE_FAILED', message: errorMessage(error) }
-    })
-    await run.closeStore()
+    failure ??= await closeRun(agent, run.closeStore)
   }
   const turnEvents: readonly SessionEvent[] = agent.session.events.slice(before)
   const interruptedBy = interruptSignal(io.signal)
   if (run.print === 'json' || run.print === 'stream-json') {
     io.out(
-      jsonLine(resultObject(sessionId, result, turnEvents, Date.now() - run.started, failure, interruptedBy)),
+      jsonLine(
+        resultObject({
+          sessionId,
+          result,
+          events: turnEvents,
+          durationMs: Date.now() - run.started,
+          prices: run.prices,
+          ...(failure ? { failure } : {}),
+          ...(interruptedBy ? { interrupted: interruptedBy } : {}),
+        }),
+      ),
     )
   } else if (run.print === 'text' && result?.reason === 'completed' && !interruptedBy) {
     if (result.text) io.out(`${result.text}\n`)
@@ -88,10 +98,28 @@ export async function runOneShot(run: OneShot): Promise<number> {
       `keel: the turn ended ${result.reason}${result.error ? `: ${result.error.code}: ${oneLine(result.error.message, 400)}` : ''}`,
     )
   }
-  if (run.deferred && !run.deferred.stored) info('keel: nothing was stored (no prompt reached the model)')
-  else info(`keel: session ${sessionId} (keel resume ${sessionId})`)
+  sayWhereStored(io, sessionId, run.deferred)
   return (
     interruptExitCode(io.signal) ??
     (failure || !result ? EXIT.runtime : result.reason === 'completed' ? EXIT.ok : EXIT.runtime)
   )
+}
+
+/** Closes the agent (its log) and then the store; the close failure, if any. */
+export async function closeRun(
+  agent: Agent,
+  closeStore: () => Promise<void>,
+): Promise<{ code: string; message: string } | undefined> {
+  let failure: { code: string; message: string } | undefined
+  await agent.close().catch((error: unknown) => {
+    failure = errorRecordOf(error, 'CLOSE_FAILED')
+  })
+  await closeStore()
+  return failure
+}
+
+/** Says on stderr where the session is (how to resume it), or that nothing was stored. */
+export function sayWhereStored(io: Pick<CliIo, 'err'>, sessionId: string, deferred?: DeferredSession): void {
+  if (deferred && !deferred.stored) io.err('keel: nothing was stored (no prompt reached the model)\n')
+  else io.err(`keel: session ${sessionId} (keel resume ${sessionId})\n`)
 }

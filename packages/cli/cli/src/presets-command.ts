@@ -1,8 +1,9 @@
 import { resolve } from 'node:path'
-import { brokenError, builtinCatalog, findPreset, loadPresetReport } from '@keel/presets'
+import { brokenError, findPreset, loadPresetReport } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
 import type { CliIo } from './io.js'
 import { checkDirectory } from './open-session.js'
+import { pluginSearch } from './plugin-search.js'
 import { reportBroken } from './preset-report.js'
 import { checkKeelHome } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
@@ -22,7 +23,7 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
     throw new UsageError('keel presets takes list, or show <id>: keel presets list | keel presets show <id>')
   const home = keelHome(io.env as NodeJS.ProcessEnv)
   await checkKeelHome(home, io.env, 'read')
-  const report = await loadPresetReport({ keelHome: home, projectDir: cwd })
+  const report = await loadPresetReport(pluginSearch(home, cwd))
   reportBroken(report.broken, io)
   const presets = report.presets
   if (sub === 'list') {
@@ -38,7 +39,7 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
   const broken = report.broken.find((b) => b.id === id)
   if (broken) throw brokenError([broken])
   const { preset, source } = findPreset(presets, id)
-  const catalog = builtinCatalog()
+  const catalog = report.catalog
   io.out(`${preset.id} — ${preset.description}\n  from     ${source}\n`)
   io.out(`  tools    ${preset.tools.join(', ') || '(none)'}\n`)
   if (preset.model) io.out(`  model    ${preset.model}\n`)
@@ -52,7 +53,8 @@ export async function presetsCommand(argv: readonly string[], io: CliIo): Promis
     io.out(
       `    ${ref.use}${provider ? `@${provider.version}` : ''}${ref.config === undefined ? '' : ` ${JSON.stringify(ref.config)}`}\n`,
     )
-    if (provider) io.out(`      ${provider.description}\n`)
+    if (provider)
+      io.out(`      ${provider.description}${provider.source ? ` (from ${provider.source})` : ''}\n`)
   }
   if (preset.plugins.length === 0) io.out('    (none)\n')
   return 0

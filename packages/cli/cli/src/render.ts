@@ -1,6 +1,7 @@
 import type { AgentObserver } from '@keel/agent'
 import type { ToolResultMessage } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
+import { refusalText } from './refusal.js'
 
 /** Where the renderer writes, and whether it may use ANSI styling. */
 export interface RenderTarget {
@@ -65,6 +66,9 @@ export function summarizeResult(result: ToolResultMessage, max = 90): string {
 export function createRenderer(target: RenderTarget): AgentObserver & { finish(): void } {
   let atLineStart = true
   let mode: 'none' | 'text' | 'reasoning' = 'none'
+  /** Approval questions by id (their call), and the words of each rejection, by call. */
+  const asked = new Map<string, string>()
+  const rejections = new Map<string, string>()
   const style = (code: string, text: string, reset: string) =>
     target.color ? `${code}${text}${reset}` : text
   const write = (text: string) => {
@@ -98,6 +102,12 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
             RESET,
           ),
         )
+      } else if (event.type === 'approval/asked') {
+        asked.set(event.data.id, event.data.callId)
+      } else if (event.type === 'approval/decided') {
+        const callId = asked.get(event.data.id)
+        if (callId !== undefined && event.data.outcome === 'rejected' && event.data.reason)
+          rejections.set(callId, event.data.reason)
       } else if (event.type === 'assistant/message' && event.data.interrupted) {
         line(style(YELLOW, '· (interrupted: the delivered prefix was kept)', RESET))
       }
@@ -122,7 +132,19 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
     },
     onToolCallFinished(info) {
       const summary = summarizeResult(info.result)
-      if (info.errorCode) line(style(RED, `← ${info.call.name} ✗ ${info.errorCode}: ${summary}`, RESET))
+      if (info.refusedBy !== undefined) {
+        // a refused call never started: its call line, then who refused it and why
+        const text = info.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')
+        line(style(CYAN, `→ ${info.call.name} ${summarizeArguments(info.call.arguments)}`, RESET))
+        line(
+          style(
+            RED,
+            `  ${refusalText(info.call, info.errorCode, text, rejections.get(info.call.id))}`,
+            RESET,
+          ),
+        )
+      } else if (info.errorCode)
+        line(style(RED, `← ${info.call.name} ✗ ${info.errorCode}: ${summary}`, RESET))
       else line(style(GREEN, `← ${info.call.name} ✓ ${summary}`, RESET))
     },
     onToolProgress(notice) {

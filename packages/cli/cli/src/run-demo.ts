@@ -114,9 +114,9 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     llm = createDeepSeekAdapter({ env: { ...io.env }, ...(args.model ? { model: args.model } : {}) })
   }
 
-  let selected: ReturnType<typeof selectStore>
+  let selected: Awaited<ReturnType<typeof selectStore>>
   try {
-    selected = selectStore(args.store, io.env, home)
+    selected = await selectStore(args.store, io.env, home)
   } catch (error) {
     await server?.close()
     io.err(`${errorMessage(error)}\n`)

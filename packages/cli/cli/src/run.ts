@@ -11,6 +11,9 @@ import { COMMANDS, closest, parseFlags, USAGE, UsageError } from './usage.js'
 /** How `-p` prints. */
 export type Output = 'text' | 'json' | 'stream-json'
 
+/** How `-p` reads stdin: the task as text, or user messages as JSON lines. */
+export type InputFormat = 'text' | 'stream-json'
+
 /** Flags shared by `keel [task]`, `keel resume` and `keel fork`. */
 export const agentOptions = {
   preset: { type: 'string' },
@@ -20,6 +23,8 @@ export const agentOptions = {
   cwd: { type: 'string' },
   print: { type: 'boolean', short: 'p' },
   output: { type: 'string' },
+  'include-partial-messages': { type: 'boolean' },
+  'input-format': { type: 'string' },
   last: { type: 'boolean' },
   continue: { type: 'boolean', short: 'c' },
   at: { type: 'string' },
@@ -85,6 +90,15 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
   if (!['text', 'json', 'stream-json'].includes(output))
     throw new UsageError(`--output must be text, json or stream-json, got ${JSON.stringify(values.output)}`)
   if (values.output !== undefined && !values.print) throw new UsageError('--output needs -p (print mode)')
+  if (values['include-partial-messages'] && output !== 'stream-json')
+    throw new UsageError('--include-partial-messages needs -p --output stream-json')
+  const inputFormat = (values['input-format'] ?? 'text') as InputFormat
+  if (!['text', 'stream-json'].includes(inputFormat))
+    throw new UsageError(
+      `--input-format must be text or stream-json, got ${JSON.stringify(values['input-format'])}`,
+    )
+  if (inputFormat === 'stream-json' && output !== 'stream-json')
+    throw new UsageError('--input-format stream-json needs -p --output stream-json')
   let atSeq: number | undefined
   if (values.at !== undefined) {
     atSeq = /^\d+$/u.test(values.at) ? Number(values.at) : Number.NaN
@@ -103,6 +117,14 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
           : 'keel resume needs a session id, or --last: keel resume <id> ["task"]',
       )
   }
+  if (inputFormat === 'stream-json' && rest.length > 0)
+    throw new UsageError(
+      '--input-format stream-json reads the messages from stdin, one JSON line each; give no task',
+    )
+  if (inputFormat === 'stream-json' && !io.stdin)
+    throw new UsageError(
+      '--input-format stream-json reads JSON lines from a pipe, not a terminal (driver | keel -p --input-format stream-json --output stream-json)',
+    )
   if (mode === 'new' && !values.print) refuseTypo(argv, positionals)
   const invocation = resolve(io.cwd ?? process.cwd())
   const explicit = values.cwd === undefined ? undefined : resolve(invocation, values.cwd)
@@ -111,19 +133,20 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
     { baseUrl: values['base-url'], model: values.model, idleTimeout: values['idle-timeout'] },
     io.env,
   )
-  const selected = selectStore(values.store, io.env)
+  const selected = await selectStore(values.store, io.env)
   const home = keelHome(io.env as NodeJS.ProcessEnv)
   let task: string | undefined
   try {
     await checkKeelHome(home, io.env, selected.kind === 'jsonl' ? 'write' : 'read')
-    task = await taskOf(rest, io)
+    // With --input-format stream-json, stdin is the messages (read as the run goes).
+    task = inputFormat === 'stream-json' ? undefined : await taskOf(rest, io)
     if (task !== undefined && task.trim() === '')
       throw new UsageError('the task is empty: say what to do, e.g. keel -p "list the failing tests"')
-    if (values.print && task === undefined)
+    if (values.print && task === undefined && inputFormat === 'text')
       throw new UsageError(
         '-p needs a task: keel -p "what to do", or pipe it in (echo "what to do" | keel -p)',
       )
-    if (task === undefined && !io.terminal)
+    if (task === undefined && inputFormat === 'text' && !io.terminal)
       throw new UsageError(
         'interactive keel needs a terminal; give a task (keel "task", or keel -p "task" for scripts)',
       )
@@ -138,7 +161,8 @@ export async function runAgentCommand(given: Mode, argv: readonly string[], io: 
     values,
     output,
     task,
-    interactive: task === undefined,
+    inputFormat,
+    interactive: task === undefined && inputFormat === 'text',
     llm,
     selected,
     home,

@@ -82,7 +82,7 @@ async function listSessions(argv: readonly string[], io: CliIo, home: string): P
   const limit = values.limit === undefined ? 50 : Number(values.limit)
   if (!Number.isInteger(limit) || limit < 1)
     throw new UsageError(`keel sessions list: --limit must be a positive integer, got ${values.limit}`)
-  const { store, where, kind } = selectStore(values.store, io.env)
+  const { store, where, kind } = await selectStore(values.store, io.env)
   try {
     if (kind === 'jsonl') await checkKeelHome(home, io.env, 'read')
     const cwd = values.cwd === undefined ? undefined : resolve(io.cwd ?? process.cwd(), values.cwd)
@@ -129,7 +129,7 @@ async function showSession(argv: readonly string[], io: CliIo, home: string): Pr
   const id = positionals[0]
   if (id === undefined || positionals.length > 1)
     throw new UsageError('keel sessions show needs one session id: keel sessions show <id> [--json]')
-  const { store, logOf, kind } = selectStore(values.store, io.env)
+  const { store, logOf, kind } = await selectStore(values.store, io.env)
   try {
     if (kind === 'jsonl') await checkKeelHome(home, io.env, 'read')
     const inspection = await store.inspect(id)

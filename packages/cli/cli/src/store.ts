@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path'
 import { KeelError } from '@keel/base'
 import type { SessionStore } from '@keel/store'
 import { JsonlStore, keelHome } from '@keel/store-jsonl'
-import { PostgresStore } from '@keel/store-postgres'
 import { parseFlags, UsageError } from './usage.js'
 
 /** The storage backends the command line can select. */
@@ -76,13 +75,14 @@ export interface SelectedStore {
 
 /**
  * Resolves the store: `--store` wins, then `$KEEL_STORE`, then the embedded JSONL default.
- * `postgres` connects with `$KEEL_PG_URL` (a missing URL is the store's typed error).
+ * `postgres` connects with `$KEEL_PG_URL` (a missing URL is the store's typed error); its
+ * driver is imported only then.
  */
-export function selectStore(
+export async function selectStore(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
   home?: string,
-): SelectedStore {
+): Promise<SelectedStore> {
   const kind = flag ?? (env.KEEL_STORE && env.KEEL_STORE !== '' ? env.KEEL_STORE : 'jsonl')
   if (kind === 'jsonl') {
     const root = home ?? keelHome(env as NodeJS.ProcessEnv)
@@ -105,6 +105,7 @@ export function selectStore(
       )
     }
     const schema = env.KEEL_PG_SCHEMA?.trim() || 'keel'
+    const { PostgresStore } = await import('@keel/store-postgres')
     const store = new PostgresStore({ url, schema })
     return {
       kind,
@@ -133,7 +134,7 @@ export async function unlockSession(
   const id = positionals[0]
   if (id === undefined || positionals.length > 1)
     throw new UsageError('keel sessions unlock needs one session id: keel sessions unlock <id>')
-  const selected = selectStore(values.store, io.env)
+  const selected = await selectStore(values.store, io.env)
   try {
     if (!(selected.store instanceof JsonlStore)) {
       io.err(

@@ -1,6 +1,11 @@
 import type { Readable, Writable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import { type ApprovalAnswer, type ApprovalAnswerer, type ApprovalQuestion, describeRule } from '@keel/agent'
+import type { ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/agent'
+import { errorMessage } from '@keel/base'
+import { changeSummary, type ProposedChange, proposedChange } from './approval-diff.js'
+import { approvalLegend, parseAnswer, printable } from './approval-keys.js'
+
+export { parseAnswer } from './approval-keys.js'
 
 /** Options of {@link createTerminalAnswerer}. */
 export interface TerminalAnswererOptions {
@@ -12,6 +17,8 @@ export interface TerminalAnswererOptions {
   name?: string
   /** Unrecognized answers before the question counts as rejected. Default 3. */
   maxAttempts?: number
+  /** Called before a question is printed (ends a line of streamed text, so the question starts its own). */
+  beforeQuestion?: () => void
 }
 
 /** Longest answer line kept; the rest of an over-long line is dropped. */
@@ -81,41 +88,32 @@ class LineReader {
   }
 }
 
-/** Removes control characters (escape sequences a model could plant in a command) before printing. */
-function printable(text: string): string {
-  let out = ''
-  for (const char of text) {
-    const code = char.codePointAt(0)!
-    out += code < 0x20 || (code >= 0x7f && code <= 0x9f) ? '?' : char
-  }
-  return out
-}
+/** Most diff lines printed with a question. */
+const MAX_DIFF_LINES = 80
 
-/** The question as shown: what wants to run, why it is asked, and the choices. */
-export function renderQuestion(question: ApprovalQuestion): string {
+/**
+ * The question as shown: what wants to run (an edit as a unified diff), why it is asked,
+ * and the choices — the keys of the interactive UI, `a` naming what it allows.
+ */
+export function renderQuestion(question: ApprovalQuestion, change?: ProposedChange | string): string {
   const { facts } = question.info
   const asker = question.delegate
     ? ` for subagent ${printable(question.delegate.agent)} (session ${printable(question.delegate.session)})`
     : ''
   const lines = [`Approval needed: ${question.toolName}${asker} (call ${question.callId})`]
   if (facts.command !== undefined) lines.push(`  command: ${printable(facts.command)}`)
-  for (const path of facts.rawPaths ?? []) lines.push(`  path: ${printable(path)}`)
+  if (typeof change === 'object') {
+    lines.push(`  ${printable(changeSummary(change))}`)
+    for (const line of change.lines.slice(0, MAX_DIFF_LINES)) lines.push(`    ${printable(line.text)}`)
+    if (change.lines.length > MAX_DIFF_LINES)
+      lines.push(`    … ${change.lines.length - MAX_DIFF_LINES} more diff lines`)
+  } else {
+    for (const path of facts.rawPaths ?? []) lines.push(`  path: ${printable(path)}`)
+    if (typeof change === 'string') lines.push(`  (${printable(change)})`)
+  }
   lines.push(`  why: ${printable(question.reason)}`)
-  lines.push(
-    `  [y] allow once   [a] allow ${printable(describeRule(question.rule))} for this session   [n <reason>] reject`,
-  )
+  lines.push(`  ${printable(approvalLegend(question.rule, 'line'))}`)
   return `${lines.join('\n')}\n> `
-}
-
-/** Reads one answer: `y`/`yes`, `a`/`always`, `n`/`no` followed by an optional reason. */
-export function parseAnswer(line: string): ApprovalAnswer | undefined {
-  const match = /^\s*(y|yes|a|always|n|no)\b[\s:,-]*(.*)$/iu.exec(line)
-  if (!match) return undefined
-  const word = match[1]!.toLowerCase()
-  const reason = match[2]!.trim()
-  if (word === 'y' || word === 'yes') return { outcome: 'allow-once' }
-  if (word === 'a' || word === 'always') return { outcome: 'allow-session' }
-  return { outcome: 'reject', reason: reason === '' ? 'rejected by the user' : reason }
 }
 
 /**
@@ -130,7 +128,11 @@ export function createTerminalAnswerer(options: TerminalAnswererOptions): Approv
   const maxAttempts = options.maxAttempts ?? 3
   let queue: Promise<unknown> = Promise.resolve()
   const ask = async (question: ApprovalQuestion): Promise<ApprovalAnswer | undefined> => {
-    options.output.write(renderQuestion(question))
+    const change = await proposedChange(question).catch(
+      (error: unknown) => `the diff could not be made: ${errorMessage(error)}`,
+    )
+    options.beforeQuestion?.()
+    options.output.write(renderQuestion(question, change))
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       const line = await reader.next(question.signal)
       if (line === null) {

@@ -116,6 +116,8 @@ export const COMMANDS = ['demo', 'fork', 'help', 'mcp', 'presets', 'resume', 'se
 
 export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-shot with a task
        keel -p "task" [--output text|json|stream-json]   for scripts (stdout: only the answer / JSON)
+       keel -p --input-format stream-json --output stream-json [--include-partial-messages]
+                                         a driving program writes user messages as JSON lines on stdin
        keel -c | --continue ["task"]     continue the last session of this directory
        keel resume <id>|--last ["task"]  continue a session with its recorded preset, in its directory
        keel fork <id> [--at seq] ["task"]  a new session from a prefix of another
@@ -132,6 +134,8 @@ export const USAGE = `usage: keel [flags] ["task"]          interactive, or one-
 flags: --preset id (default coding)  --model id  --base-url url  --store jsonl|postgres
        --cwd dir (must exist)  --idle-timeout 30s (a silent model stream ends; default 5m)
        --plan (start in plan mode)  --permissions read-only|ask-always|auto-edit|full-access
+       --include-partial-messages (stream-json: text and reasoning deltas as stream_event lines)
+       --input-format text|stream-json (the JSON lines are in docs/stream-json.md)
 stdin: piped text is the task, or is put before it as context (echo ctx | keel -p "q")
 env:   DEEPSEEK_API_KEY (needed unless --base-url), DEEPSEEK_BASE_URL, KEEL_HOME (default ~/.keel),
        KEEL_STORE, KEEL_PG_URL, KEEL_IDLE_TIMEOUT_MS

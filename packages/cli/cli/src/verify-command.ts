@@ -16,7 +16,7 @@ export async function verifySession(argv: readonly string[], io: CliIo): Promise
   })
   if (positionals.length !== 1)
     throw new UsageError('usage: keel sessions verify <id> [--json] [--store jsonl|postgres]')
-  const { store } = selectStore(values.store, io.env)
+  const { store } = await selectStore(values.store, io.env)
   try {
     const report = await store.verify(positionals[0]!)
     io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : describe(report))

@@ -118,7 +118,7 @@ describe('pnpm demo (the entry as a child process)', () => {
     expect(stdout).toMatch(
       /sandbox {4}no OS sandbox \(.*bwrap.*\): shell commands need approval and are refused without a terminal; install bubblewrap/u,
     )
-    expect(stdout).toContain('← bash ✗ APPROVAL_UNAVAILABLE')
+    expect(stdout).toContain('✗ `node test.mjs` needed your approval and nobody could answer: not run')
     expect(stdout).not.toContain('← bash ✓ PASS')
     expect(stdout).not.toMatch(/test passes/u)
     expect(stdout).toMatch(

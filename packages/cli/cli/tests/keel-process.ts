@@ -51,15 +51,18 @@ export function runKeel(
     onStdout?: (text: string, child: ReturnType<typeof spawn>) => void
     /** Piped into stdin (closed after); without it stdin is /dev/null. */
     input?: string
+    /** Given stdin as a pipe left open: the test writes to it (and ends it). */
+    withStdin?: (stdin: NodeJS.WritableStream, child: ReturnType<typeof spawn>) => void
   },
 ): Promise<KeelRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEL_BIN, ...args], {
       env: options.env,
       cwd: options.cwd ?? process.cwd(),
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [options.input === undefined && !options.withStdin ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
     if (options.input !== undefined) child.stdin!.end(options.input)
+    else if (options.withStdin) options.withStdin(child.stdin!, child)
     let stdout = ''
     let stderr = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {

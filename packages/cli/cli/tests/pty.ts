@@ -1,5 +1,6 @@
 import type { ScriptedResponse } from '@keel/scripted-server'
 import { spawn as spawnPty } from '@lydell/node-pty'
+import xterm from '@xterm/headless'
 import { afterEach } from 'vitest'
 import { cleanupList, KEEL_BIN, type KeelRig, keelRig } from './keel-process.js'
 
@@ -9,22 +10,41 @@ export function plain(text: string): string {
   return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[=>()][0-9A-Za-z]?/gu, '')
 }
 
-/** `keel` in a real pseudo-terminal: type into it, wait for what it shows, collect its exit code. */
+/**
+ * `keel` in a real pseudo-terminal: type into it, wait for what it shows, collect its exit
+ * code. Its output is also played into a headless xterm (`@xterm/headless`, the terminal of
+ * VS Code), so a test can read the screen a person sees — cursor moves, erases and
+ * rewrapping on resize included — not only the stream of text.
+ */
 export class KeelPty {
   readonly #pty: ReturnType<typeof spawnPty>
   #output = ''
+  readonly #term: InstanceType<typeof xterm.Terminal>
+  #written: Promise<void> = Promise.resolve()
   readonly exited: Promise<number>
 
-  constructor(args: readonly string[], env: Record<string, string>, cwd: string) {
+  constructor(
+    args: readonly string[],
+    env: Record<string, string>,
+    cwd: string,
+    size = { cols: 120, rows: 40 },
+  ) {
     this.#pty = spawnPty(process.execPath, [KEEL_BIN, ...args], {
       name: 'xterm-256color',
-      cols: 120,
-      rows: 40,
+      cols: size.cols,
+      rows: size.rows,
       cwd,
       env: { ...env, TERM: 'xterm-256color' },
     })
+    this.#term = new xterm.Terminal({
+      cols: size.cols,
+      rows: size.rows,
+      scrollback: 5000,
+      allowProposedApi: true,
+    })
     this.#pty.onData((data) => {
       this.#output += data
+      this.#written = new Promise((resolve) => this.#term.write(data, resolve))
     })
     this.exited = new Promise((resolve) => this.#pty.onExit(({ exitCode }) => resolve(exitCode)))
   }
@@ -32,6 +52,11 @@ export class KeelPty {
   /** Everything shown so far, without escapes. */
   get screen(): string {
     return plain(this.#output)
+  }
+
+  /** Everything keel wrote, escapes included. */
+  get output(): string {
+    return this.#output
   }
 
   write(text: string): void {
@@ -66,18 +91,12 @@ export class KeelPty {
   }
 
   /**
-   * Waits for `text`, then until the screen has been still for a moment, so the UI has
-   * finished mounting (Ink switches the terminal to raw mode in an effect after its first
-   * frame; a key sent before that is read by the terminal's line discipline, not by keel).
+   * Waits for `text` (the prompt, `› `): keel draws its prompt only once the terminal is in
+   * raw mode and keys are heard (a key sent before that is read by the terminal's line
+   * discipline, not by keel), so typing may start as soon as it shows.
    */
   async ready(text: string, ms = 60_000): Promise<void> {
     await this.waitFor(text, ms)
-    let seen = this.#output.length
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 250))
-      if (this.#output.length === seen) return
-      seen = this.#output.length
-    }
   }
 
   /** Waits until `test` holds for the whole plain screen. */
@@ -88,6 +107,53 @@ export class KeelPty {
         throw new Error(`timed out waiting for ${what}; the screen shows:\n${this.screen.slice(-3000)}`)
       await new Promise((r) => setTimeout(r, 50))
     }
+  }
+
+  /** The rows of the terminal's screen as a person sees them now (trailing spaces trimmed). */
+  async rows(): Promise<string[]> {
+    await this.#written
+    const buffer = this.#term.buffer.active
+    const rows: string[] = []
+    for (let y = 0; y < this.#term.rows; y++)
+      rows.push((buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? '').trimEnd())
+    return rows
+  }
+
+  /**
+   * The foreground colour of each character of the first screen row containing `text`, from
+   * where it starts (`-1` for the terminal's default colour); undefined when no row has it.
+   */
+  async colorsOf(text: string): Promise<number[] | undefined> {
+    await this.#written
+    const buffer = this.#term.buffer.active
+    for (let y = 0; y < this.#term.rows; y++) {
+      const line = buffer.getLine(buffer.viewportY + y)
+      const at = line?.translateToString(true).indexOf(text) ?? -1
+      if (!line || at < 0) continue
+      return Array.from({ length: text.length }, (_, i) => {
+        const cell = line.getCell(at + i)
+        return !cell || cell.isFgDefault() ? -1 : cell.getFgColor()
+      })
+    }
+    return undefined
+  }
+
+  /** Waits until `test` holds for the screen's rows; fails with the screen after `ms`. */
+  async waitForScreen(what: string, test: (rows: string[]) => boolean, ms = 60_000): Promise<string[]> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const rows = await this.rows()
+      if (test(rows)) return rows
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; the screen shows:\n${rows.join('\n')}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+
+  /** Resizes the terminal (the pty and the screen model), as dragging the window does. */
+  resize(cols: number, rows: number): void {
+    this.#pty.resize(cols, rows)
+    this.#term.resize(cols, rows)
   }
 
   /** Sends `signal` to keel (default SIGHUP, as a closed terminal does). */

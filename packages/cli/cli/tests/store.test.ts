@@ -15,29 +15,31 @@ function capture() {
 describe('store selection', () => {
   it('defaults to JSONL under KEEL_HOME, and KEEL_STORE / --store choose the backend', async () => {
     const home = await mkdtemp(join(tmpdir(), 'keel-store-sel-'))
-    const jsonl = selectStore(undefined, { KEEL_HOME: home })
+    const jsonl = await selectStore(undefined, { KEEL_HOME: home })
     expect(jsonl.kind).toBe('jsonl')
     expect(jsonl.where).toBe(home)
     expect(jsonl.logOf('abc')).toBe(join(home, 'sessions', 'abc', 'session.jsonl'))
     await jsonl.store.close()
-    const fromEnv = selectStore(undefined, {
+    const fromEnv = await selectStore(undefined, {
       KEEL_STORE: 'postgres',
       KEEL_PG_URL: 'postgres://u:p@127.0.0.1:1/x',
     })
     expect(fromEnv.kind).toBe('postgres')
     await fromEnv.store.close()
     // the flag wins over the environment
-    const flag = selectStore('jsonl', { KEEL_STORE: 'postgres', KEEL_HOME: home })
+    const flag = await selectStore('jsonl', { KEEL_STORE: 'postgres', KEEL_HOME: home })
     expect(flag.kind).toBe('jsonl')
     await flag.store.close()
   })
 
   it('refuses an unknown backend and a postgres store without KEEL_PG_URL, with their codes', async () => {
-    expect(() => selectStore('sqlite', {})).toThrow(expect.objectContaining({ code: 'STORE_KIND_INVALID' }))
+    await expect(selectStore('sqlite', {})).rejects.toThrow(
+      expect.objectContaining({ code: 'STORE_KIND_INVALID' }),
+    )
     const saved = process.env.KEEL_PG_URL
     delete process.env.KEEL_PG_URL
     try {
-      expect(() => selectStore('postgres', {})).toThrow(
+      await expect(selectStore('postgres', {})).rejects.toThrow(
         expect.objectContaining({ code: 'KEEL_PG_URL_MISSING' }),
       )
     } finally {

@@ -45,9 +45,13 @@ function terminal() {
   return { input, answerer, printed: () => printed }
 }
 
-/** Resolves once `predicate` holds for the printed text (polls the event loop, no fixed sleep). */
+/**
+ * Resolves once `predicate` holds for the printed text. Polls every 10 ms for up to 30 s: a
+ * question whose diff reads the file waits for the thread pool, which a loaded machine makes
+ * slow, so a count of event-loop turns is not enough.
+ */
 async function until(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setImmediate(r))
+  for (let i = 0; i < 3000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 10))
   expect(predicate()).toBe(true)
 }
 
@@ -133,5 +137,54 @@ describe('the terminal answerer over a stream pair', () => {
     expect(parseAnswer('nope')).toBeUndefined()
     expect(parseAnswer('yesterday')).toBeUndefined()
     expect(parseAnswer('')).toBeUndefined()
+  })
+})
+
+describe('one-shot questions use the interactive UI’s keys and show an edit as a diff', () => {
+  it('prints a write_file call as a unified diff of the file, then y / a / n', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { writeFileTool } = await import('@keel/fs')
+    const dir = await mkdtemp(join(tmpdir(), 'keel-answerer-'))
+    await writeFile(join(dir, 'a.txt'), 'one\ntwo\nthree\n')
+    const tool = writeFileTool() as Tool<unknown>
+    const input = { path: 'a.txt', content: 'one\n2\nthree\n' }
+    const facts = tool.facts!(input, dir)
+    const q = question('unused')
+    const write: ApprovalQuestion = {
+      ...q,
+      toolName: 'write_file',
+      input,
+      rule: { toolName: 'write_file' },
+      info: { ...q.info, tool, input, facts, call: { ...q.info.call, name: 'write_file' } },
+    }
+    const t = terminal()
+    let before = 0
+    const input2 = new PassThrough()
+    const answerer = createTerminalAnswerer({
+      input: input2,
+      output: new PassThrough().on('data', () => {}),
+      beforeQuestion: () => before++,
+    })
+    const printed: string[] = []
+    const out = new PassThrough()
+    out.on('data', (chunk: Buffer) => printed.push(chunk.toString('utf8')))
+    const shown = createTerminalAnswerer({ input: t.input, output: out })
+    const pending = shown.answer(write)
+    await until(() => printed.join('').includes('> '))
+    const text = printed.join('')
+    expect(text).toContain('a.txt: +1 −1')
+    expect(text).toContain('    -two')
+    expect(text).toContain('    +2')
+    expect(text).toContain(
+      '[y] allow once   [a] allow every write_file call for this session   [n <reason>] reject',
+    )
+    t.input.write('n not that\n')
+    expect(await pending).toEqual({ outcome: 'reject', reason: 'not that' })
+    const again = answerer.answer(question('ls'))
+    await until(() => before === 1)
+    input2.write('y\n')
+    expect(await again).toEqual({ outcome: 'allow-once' })
   })
 })

@@ -2,6 +2,7 @@
 // edit. Each validator is the declared type with the refinements of its JSDoc tags; change the
 // declaration and regenerate.
 import { registerEvents, type SessionEventMap } from '@keel/session'
+import { textBlockSchema, tokenUsageSchema } from '@keel/llm'
 import { z } from 'zod'
 
 /** Validator of {@link ErrorRecord} (generated). */
@@ -18,12 +19,6 @@ export const compactionTriggerSchema = z.enum(["auto", "manual", "overflow"])
 
 /** Validator of {@link WindowSource} (generated). */
 export const windowSourceSchema = z.enum(["adapter", "agent", "config", "default", "selection"])
-
-/** Validator of {@link TextBlock} (generated). */
-export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
-
-/** Validator of {@link TokenUsage} (generated). */
-export const tokenUsageSchema = z.strictObject({ cacheHitTokens: z.number().int().gte(0).optional(), cacheMissTokens: z.number().int().gte(0).optional(), inputTokens: z.number().int().gte(0), outputTokens: z.number().int().gte(0), reasoningTokens: z.number().int().gte(0).optional(), totalTokens: z.number().int().gte(0) })
 
 /** The event types @keel/compaction declares (its plugin's event list). */
 export const ownedEventTypes = ["compaction/end", "compaction/prune", "compaction/retry", "compaction/start", "compaction/summary"] as const

@@ -3,6 +3,7 @@ import { type DeveloperMessage, developerMessageSchema, type UserMessage } from 
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
 import { type CommandSummary, runLoggedCommand } from './commands.js'
+import { type DirectToolOptions, type DirectToolResult, runDirectTool } from './direct-tool.js'
 import { AgentError } from './errors.js'
 import './events.js'
 import { PluginHost } from './host.js'
@@ -317,6 +318,31 @@ export class Agent {
   }
 
   /**
+   * Runs one of the agent's tools directly, as a person asked (keel's `!cmd`), outside any
+   * model call, through the same permission chain, sandbox and output cap as the model's
+   * calls; logged as a turn of its own (see `direct-tool.ts`). Throws `AGENT_CLOSED`, or
+   * `AGENT_BUSY` while a turn runs or is queued; every behaviour of the tool is a result.
+   */
+  async runTool(name: string, input: unknown, options: DirectToolOptions = {}): Promise<DirectToolResult> {
+    if (this.#closed)
+      throw new AgentError('AGENT_CLOSED', 'this agent is closed; create a new one to run tools')
+    if (this.busy || !this.#started) {
+      throw new AgentError('AGENT_BUSY', `a turn is running; run ${name} after it ends (or abort it first)`, {
+        tool: name,
+      })
+    }
+    this.#running = true
+    try {
+      return await runDirectTool(this.#runtime, name, input, options, (controller) => {
+        this.#controller = controller
+      })
+    } finally {
+      this.#settled()
+      if (this.#queue.length > 0) void this.#pump()
+    }
+  }
+
+  /**
    * Adds a developer message before the next step: of the running turn, or of the next
    * turn when none runs. Appended as `developer/message` right before that step starts.
    */
@@ -418,11 +444,16 @@ export class Agent {
         this.#turnMaxTokens = undefined
       }
     } finally {
-      this.#running = false
-      const waiters = this.#idleWaiters
-      this.#idleWaiters = []
-      for (const resolve of waiters) resolve()
+      this.#settled()
     }
+  }
+
+  /** Nothing runs any more: idle waiters are released. */
+  #settled(): void {
+    this.#running = false
+    const waiters = this.#idleWaiters
+    this.#idleWaiters = []
+    for (const resolve of waiters) resolve()
   }
 
   #drainInjections(): void {

@@ -32,6 +32,8 @@ export type AgentErrorCode =
   | 'AGENT_INPUT_INVALID'
   /** `send` or `inject` after `close()`. */
   | 'AGENT_CLOSED'
+  /** `runTool` while a turn runs or is queued. */
+  | 'AGENT_BUSY'
   /** A plugin registered a command with a bad or taken name. */
   | 'COMMAND_INVALID'
   /** `runCommand` named a command no plugin registered. */

@@ -3,19 +3,8 @@
 // declaration and regenerate.
 import { registerEvents, uniqueBy, type SessionEventMap } from '@keel/session'
 import { invariant } from './invariants.js'
+import { toolResultMessageSchema, userMessageSchema } from '@keel/llm'
 import { z } from 'zod'
-
-/** Validator of {@link TextBlock} (generated). */
-export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
-
-/** Validator of {@link ImageMediaType} (generated). */
-export const imageMediaTypeSchema = z.enum(["image/gif", "image/jpeg", "image/png", "image/webp"])
-
-/** Validator of {@link ImageBlock} (generated). */
-export const imageBlockSchema = z.strictObject({ data: z.string(), mediaType: imageMediaTypeSchema, type: z.literal("image") })
-
-/** Validator of {@link UserMessage} (generated). */
-export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
 
 /** Validator of {@link ApprovalAnswerSource} (generated). */
 export const approvalAnswerSourceSchema = z.enum(["hook", "none", "session-rule", "user"])
@@ -35,11 +24,14 @@ export const errorRecordSchema = z.strictObject({ code: z.string().min(1), messa
 /** Validator of {@link RouteSource} (generated). */
 export const routeSourceSchema = z.enum(["adapter", "option", "selection"])
 
+/** Validator of {@link StoredAside} (generated). */
+export const storedAsideSchema = z.strictObject({ chars: z.number().int().gte(0), path: z.string().min(1) })
+
 /** Validator of {@link OfferedTool} (generated). */
 export const offeredToolSchema = z.strictObject({ digest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), name: z.string().min(1) })
 
 /** The event types @keel/agent declares (its plugin's event list). */
-export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "request/context", "request/header", "tool/input-rewritten", "tool/list-changed"] as const
+export const ownedEventTypes = ["agent/inbox/spliced", "approval/asked", "approval/decided", "command/done", "command/run", "llm/retry", "request/context", "request/header", "tool/direct-call", "tool/direct-result", "tool/input-rewritten", "tool/list-changed"] as const
 
 /** The validator of each event @keel/agent declares. */
 export const eventValidators = {
@@ -51,6 +43,8 @@ export const eventValidators = {
   "llm/retry": z.strictObject({ attempt: z.number().int().gte(1), delayMs: z.number().int().gte(0), error: errorRecordSchema, retryAfterMs: z.number().int().gte(0).optional(), status: z.number().int().optional(), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["llm/retry"]>,
   "request/context": z.strictObject({ contextWindow: z.number().int().gte(1).optional(), endpoint: z.string().min(1).optional(), maxOutputTokens: z.number().int().gte(1).optional(), model: z.string().min(1), modelSource: routeSourceSchema, provider: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1), windowSource: routeSourceSchema.optional() }) as unknown as z.ZodType<SessionEventMap["request/context"]>,
   "request/header": z.strictObject({ maxTokens: z.number().int().gte(1).optional(), model: z.string().min(1), provider: z.string().min(1), reasoningEffort: z.string().min(1).optional(), step: z.number().int().gte(1), systemDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), temperature: z.number().optional(), tools: z.array(z.string()), toolsDigest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["request/header"]>,
+  "tool/direct-call": z.strictObject({ arguments: z.string(), callId: z.string().min(1), name: z.string().min(1), source: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/direct-call"]>,
+  "tool/direct-result": z.strictObject({ callId: z.string().min(1), errorCode: z.string().min(1).optional(), message: toolResultMessageSchema, refusedBy: z.string().min(1).optional(), step: z.number().int().gte(1), storedAside: storedAsideSchema.optional(), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/direct-result"]>,
   "tool/input-rewritten": z.strictObject({ arguments: z.string(), callId: z.string().min(1), plugin: z.string().min(1), step: z.number().int().gte(1), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/input-rewritten"]>,
   "tool/list-changed": z.strictObject({ plugin: z.string().min(1), step: z.number().int().gte(1), tools: z.array(offeredToolSchema).refine((items) => uniqueBy(items, "name"), { message: "items must have unique 'name' values" }), turn: z.number().int().gte(1) }) as unknown as z.ZodType<SessionEventMap["tool/list-changed"]>,
 }

@@ -1,5 +1,5 @@
-import type { UserMessage } from '@keel/llm'
-import type { ErrorRecord, StepRef } from '@keel/session'
+import type { ToolResultMessage, UserMessage } from '@keel/llm'
+import type { ErrorRecord, StepRef, StoredAside } from '@keel/session'
 import './events.generated.js'
 
 /**
@@ -259,6 +259,45 @@ declare module '@keel/session' {
       systemDigest: string
     }
 
+    /**
+     * A person (or a program driving the agent) ran one of the agent's tools directly,
+     * outside any model call — keel's `!cmd` runs the `bash` tool this way. Log-only. A
+     * direct run is a turn of its own with one step and no model call: `turn/start`,
+     * `step/start`, this event, the permission events any call gets (`tool/input-rewritten`,
+     * `approval/asked`, `approval/decided`), exactly one `tool/direct-result` with the same
+     * `callId`, `step/end`, then — when the tool ran and the caller shares it — a
+     * `user/message` (source `direct/<tool>`) telling the model what ran and what came out,
+     * and `turn/end`. `arguments` is the JSON of the input as given; `source` says who ran it.
+     * @example {"turn":3,"step":1,"callId":"direct_3","name":"bash","arguments":"{\"command\":\"git status\"}","source":"user"}
+     */
+    'tool/direct-call': StepRef & {
+      /** @minLength 1 */
+      callId: string
+      /** @minLength 1 */
+      name: string
+      arguments: string
+      /** @minLength 1 */
+      source: string
+    }
+
+    /**
+     * What the `tool/direct-call` with the same `callId` produced: the result as a model
+     * call's `tool/result` would carry it (`errorCode` when it failed or did not run,
+     * `refusedBy` when the permission chain refused it, `storedAside` for an output over the
+     * cap). Log-only: the model sees a direct run only through the `user/message` that may
+     * follow it.
+     * @example {"turn":3,"step":1,"callId":"direct_3","message":{"role":"tool","toolCallId":"direct_3","toolName":"bash","content":[{"type":"text","text":"On branch main"}]}}
+     */
+    'tool/direct-result': StepRef & {
+      /** @minLength 1 */
+      callId: string
+      message: ToolResultMessage
+      /** @minLength 1 */
+      errorCode?: string
+      /** @minLength 1 */
+      refusedBy?: string
+      storedAside?: StoredAside
+    }
     /**
      * A plugin's `beforeTool` decision replaced the input of a tool call, and the agent
      * accepted it (it passed the tool's schema and differs from the input before). Log-only:

@@ -3,6 +3,7 @@ export { Agent, createAgent } from './agent.js'
 export type { ChildAgentOptions, ChildSessions } from './child-sessions.js'
 export type { CommandSummary, RegisteredCommand } from './commands.js'
 export { MAX_COMMAND_TEXT } from './commands.js'
+export { type DirectToolOptions, type DirectToolResult, MAX_SHARED_CHARS, sharedText } from './direct-tool.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export {
   approvalAnswerSourceSchema,

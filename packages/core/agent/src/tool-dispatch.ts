@@ -17,7 +17,8 @@ import type { ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { abortedCall, capOutcome, commitResult, notRun, type ToolOutcome } from './tool-results.js'
 
-interface PreparedCall {
+/** A call looked up and parsed, ready for {@link runOne}. */
+export interface PreparedCall {
   call: ToolCallBlock
   tool: Tool<unknown> | undefined
   parsed: ParsedToolInput<unknown> | undefined
@@ -76,7 +77,8 @@ export async function runTools(
   await executor
 }
 
-function prepare(rt: Runtime, call: ToolCallBlock, settled: ToolOutcome | undefined): PreparedCall {
+/** Looks the call's tool up and parses its arguments (`settled`: decided before dispatch, not run). */
+export function prepare(rt: Runtime, call: ToolCallBlock, settled: ToolOutcome | undefined): PreparedCall {
   if (settled) return { call, tool: undefined, parsed: undefined, safe: false, settled }
   const tool = rt.registry.get(call.name)
   if (!tool) return { call, tool, parsed: undefined, safe: false }
@@ -84,7 +86,12 @@ function prepare(rt: Runtime, call: ToolCallBlock, settled: ToolOutcome | undefi
   return { call, tool, parsed, safe: parsed.ok && isConcurrencySafe(tool, parsed.input) }
 }
 
-async function runOne(
+/**
+ * Runs one prepared call the way every call runs: the `beforeTool` vote (input rewrites
+ * included), the answerer chain for an `ask`, the tool through `executeTool`, then `afterTool`.
+ * Never throws; every outcome is a {@link ToolOutcome}.
+ */
+export async function runOne(
   rt: Runtime,
   ts: TurnState,
   step: number,

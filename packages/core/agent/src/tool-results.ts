@@ -51,11 +51,10 @@ export async function capOutcome(
   )
   const capped = await capOutput(outcome.output, call.id, caps)
   const storedAside = capped.storedAside ?? outcome.storedAside
-  return {
-    ...outcome,
-    output: capped.output,
-    ...(storedAside === undefined ? {} : { storedAside }),
-  }
+  // Everything but the output is kept: who refused the call is part of its result.
+  const out: ToolOutcome = { ...outcome, output: capped.output }
+  if (storedAside !== undefined) out.storedAside = storedAside
+  return out
 }
 
 function resultData(

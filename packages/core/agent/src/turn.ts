@@ -224,7 +224,7 @@ function isJson(text: string): boolean {
  * Something unexpected threw (a store write, a bug): end the turn honestly if the log
  * still accepts it — unanswered calls answered, the step and the turn closed.
  */
-async function closeAfterFailure(rt: Runtime, turn: number, error: unknown): Promise<void> {
+export async function closeAfterFailure(rt: Runtime, turn: number, error: unknown): Promise<void> {
   const session = rt.session
   const open = session.openTurn
   if (open?.turn !== turn) return

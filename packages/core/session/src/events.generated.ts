@@ -5,49 +5,14 @@ import type { SessionEventMap } from './events.js'
 import { registerEvents } from './registry.js'
 import type { SessionHeader } from './types.js'
 import { uniqueItems } from './validators.js'
+import { assistantMessageSchema, developerMessageSchema, streamRecordSchema, systemMessageSchema, tokenUsageSchema, toolResultMessageSchema, userMessageSchema } from '@keel/llm'
 import { z } from 'zod'
 
 /** Validator of {@link ErrorRecord} (generated). */
 export const errorRecordSchema = z.strictObject({ code: z.string().min(1), message: z.string() })
 
-/** Validator of {@link FinishReason} (generated). */
-export const finishReasonSchema = z.enum(["content-filter", "insufficient-resources", "length", "other", "stop", "tool-calls"])
-
-/** Validator of {@link StreamRecord} (generated). */
-export const streamRecordSchema = z.strictObject({ chunks: z.number().int().gte(0), endedAt: z.number(), finishReason: finishReasonSchema.optional(), firstChunkAt: z.number().optional(), model: z.string(), provider: z.string(), responseId: z.string().optional(), startedAt: z.number() })
-
-/** Validator of {@link ToolCallBlock} (generated). */
-export const toolCallBlockSchema = z.strictObject({ arguments: z.string(), id: z.string().min(1), name: z.string().min(1), type: z.literal("tool-call") })
-
-/** Validator of {@link TextBlock} (generated). */
-export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
-
-/** Validator of {@link ReasoningBlock} (generated). */
-export const reasoningBlockSchema = z.strictObject({ text: z.string(), type: z.literal("reasoning") })
-
-/** Validator of {@link AssistantMessage} (generated). */
-export const assistantMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [toolCallBlockSchema, textBlockSchema, reasoningBlockSchema])), role: z.literal("assistant") })
-
-/** Validator of {@link TokenUsage} (generated). */
-export const tokenUsageSchema = z.strictObject({ cacheHitTokens: z.number().int().gte(0).optional(), cacheMissTokens: z.number().int().gte(0).optional(), inputTokens: z.number().int().gte(0), outputTokens: z.number().int().gte(0), reasoningTokens: z.number().int().gte(0).optional(), totalTokens: z.number().int().gte(0) })
-
-/** Validator of {@link DeveloperMessage} (generated). */
-export const developerMessageSchema = z.strictObject({ content: z.array(textBlockSchema), role: z.literal("developer") })
-
 /** Validator of {@link StepRef} (generated). */
 export const stepRefSchema = z.strictObject({ step: z.number().int().gte(1), turn: z.number().int().gte(1) })
-
-/** Validator of {@link SystemMessage} (generated). */
-export const systemMessageSchema = z.strictObject({ content: z.array(textBlockSchema), role: z.literal("system") })
-
-/** Validator of {@link ImageMediaType} (generated). */
-export const imageMediaTypeSchema = z.enum(["image/gif", "image/jpeg", "image/png", "image/webp"])
-
-/** Validator of {@link ImageBlock} (generated). */
-export const imageBlockSchema = z.strictObject({ data: z.string(), mediaType: imageMediaTypeSchema, type: z.literal("image") })
-
-/** Validator of {@link ToolResultMessage} (generated). */
-export const toolResultMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), isError: z.literal(true).optional(), role: z.literal("tool"), toolCallId: z.string().min(1), toolName: z.string().min(1) })
 
 /** Validator of {@link StoredAside} (generated). */
 export const storedAsideSchema = z.strictObject({ chars: z.number().int().gte(0), path: z.string().min(1) })
@@ -57,9 +22,6 @@ export const turnEndReasonSchema = z.enum(["aborted", "completed", "content-filt
 
 /** Validator of {@link TurnRef} (generated). */
 export const turnRefSchema = z.strictObject({ turn: z.number().int().gte(1) })
-
-/** Validator of {@link UserMessage} (generated). */
-export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
 
 /** Validator of {@link ComposedPlugin} (generated). */
 export const composedPluginSchema = z.strictObject({ config: z.unknown().optional(), configDigest: z.string(), name: z.string(), version: z.string() })

@@ -1,5 +1,5 @@
 import { SessionError } from './errors.js'
-import type { KnownEventType } from './known-event-types.js'
+import type { KnownEventType } from './known-event-types.generated.js'
 import type { SessionHeaderInit, SessionOptions } from './options.js'
 import type { SessionHeader } from './types.js'
 

@@ -20,7 +20,7 @@ export {
   type SessionCheckpoint,
 } from './checkpoint.js'
 export { sessionHeaderValidator } from './events.generated.js'
-export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+export { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
 export type { OpenTurn, UnansweredCall } from './lifecycle.js'
 export type { PrefixReader } from './log.js'
 export {

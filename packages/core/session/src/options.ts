@@ -1,4 +1,4 @@
-import type { KnownEventType } from './known-event-types.js'
+import type { KnownEventType } from './known-event-types.generated.js'
 import type { Session } from './session.js'
 import type {
   NoSurfaceFields,
@@ -37,6 +37,13 @@ export interface SessionOptions {
    * {@link KNOWN_EVENT_TYPES}.
    */
   knownEventTypes?: Readonly<Record<string, KnownEventType>>
+  /**
+   * Keep a stored event of a type this build neither registers nor knows, even when it is not
+   * marked ignorable, as an opaque event (kept verbatim, not interpreted) instead of refusing
+   * the log with `UNKNOWN_REQUIRED_EVENT`. For read-only views of a log whose plugin is not
+   * loaded (a store's `inspect`): what such an event means for the rest is unknown.
+   */
+  keepUnknownEvents?: boolean
   /**
    * The seed's values come straight from `JSON.parse` and nothing else holds them (a store
    * reading its log): they are plain JSON by construction, so they are frozen in place

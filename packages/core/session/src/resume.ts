@@ -7,7 +7,7 @@ import {
 } from './checkpoint.js'
 import { SessionError } from './errors.js'
 import type { InvariantFolds } from './invariant-folds.js'
-import type { KnownEventType } from './known-event-types.js'
+import type { KnownEventType } from './known-event-types.generated.js'
 import type { LifecycleState } from './lifecycle.js'
 import { EventLog, type PrefixReader } from './log.js'
 import type { ProjectionCache, SavedFold } from './projections.js'

@@ -12,7 +12,7 @@ import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
 import { buildHeader } from './header.js'
 import { InvariantFolds } from './invariant-folds.js'
-import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.js'
+import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
 import {
   applyLifecycle,
   checkLiveLifecycle,
@@ -72,6 +72,7 @@ export class Session {
   readonly #interpreted = (seq: number): SessionEvent | undefined =>
     this.#opaque.has(seq) || seq < 0 || seq >= this.#log.length ? undefined : this.#log.at(seq)
   readonly #isOpaque = (seq: number): boolean => this.#opaque.has(seq)
+  readonly #keepUnknown: boolean
 
   private constructor(header: SessionHeader, options: SessionOptions) {
     this.#header = header
@@ -85,6 +86,7 @@ export class Session {
       parsed: options.parsedSeed === true,
       trusted: options.trusted,
     }
+    this.#keepUnknown = options.keepUnknownEvents === true
   }
 
   /**
@@ -219,6 +221,11 @@ export class Session {
     return this.#opaque.has(seq)
   }
 
+  /** The seqs of the stored events this build does not know, ascending. */
+  opaqueSeqs(): number[] {
+    return [...this.#opaque].sort((a, b) => a - b)
+  }
+
   /**
    * Validates and commits one event, then notifies subscribers. Throws {@link SessionError}
    * and changes nothing when the event is refused.
@@ -334,7 +341,7 @@ export class Session {
     const type = (raw as { type?: unknown } | null)?.type
     const registration = typeof type === 'string' ? getEventRegistration(type) : undefined
     if (!registration && typeof type === 'string' && !Object.hasOwn(this.#known, type)) {
-      this.#log.push(opaqueEvent(this.id, raw, seq))
+      this.#log.push(opaqueEvent(this.id, raw, seq, this.#keepUnknown))
       this.#opaque.add(seq)
       this.#types.set(type, 'opaque')
       return

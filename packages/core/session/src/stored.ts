@@ -8,7 +8,7 @@ import {
   checkStoredShape,
 } from './envelope.js'
 import { SessionError } from './errors.js'
-import type { KnownEventType } from './known-event-types.js'
+import type { KnownEventType } from './known-event-types.generated.js'
 import { type EventRegistration, getEventRegistration } from './registry.js'
 import type { SessionEvent } from './types.js'
 
@@ -22,11 +22,14 @@ export interface StoredReading {
   readonly trusted: ((seq: number) => boolean) | undefined
 }
 
-/** A stored event of a type this build does not know: refused unless ignorable, kept verbatim. */
-export function opaqueEvent(id: string, raw: unknown, seq: number): SessionEvent {
+/**
+ * A stored event of a type this build does not know: refused unless ignorable (or
+ * `keepUnknown`, for read-only views), kept verbatim.
+ */
+export function opaqueEvent(id: string, raw: unknown, seq: number, keepUnknown = false): SessionEvent {
   const stored = checkStoredShape(raw, seq)
   const type = stored.type
-  if (stored.ignorable !== true) {
+  if (stored.ignorable !== true && !keepUnknown) {
     throw new SessionError(
       'UNKNOWN_REQUIRED_EVENT',
       `session ${id}: event '${type}' at seq ${seq} is unknown to this build and not marked ignorable; it may change how the rest of the log reads, so the session is refused (update Keel or load the plugin that owns '${type}')`,

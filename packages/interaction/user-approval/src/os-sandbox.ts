@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { SandboxManager, type SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime'
+import type { SandboxRuntimeConfig } from '@anthropic-ai/sandbox-runtime'
 import { errorMessage } from '@keel/base'
 import { ToolError } from '@keel/tools'
 import type { SandboxMode } from './events.js'
@@ -39,6 +39,15 @@ export interface CommandLimits {
  * Starting and stopping run one after the other.
  */
 let initialized: { domains: string } | undefined
+/**
+ * The runtime's module (with node-forge and its own zod, ~1 MB of code), imported the first
+ * time a command is probed or wrapped, so a run that never reaches the shell never loads it.
+ */
+let runtime: Promise<typeof import('@anthropic-ai/sandbox-runtime')> | undefined
+async function sandboxManager() {
+  runtime ??= import('@anthropic-ai/sandbox-runtime')
+  return (await runtime).SandboxManager
+}
 let holders = 0
 let lifecycle: Promise<unknown> = Promise.resolve()
 let probe: Promise<OsSandboxStatus> | undefined
@@ -66,7 +75,7 @@ function ensureInitialized(allowedDomains: readonly string[]): Promise<void> {
       network: { allowedDomains: [...allowedDomains], deniedDomains: [] },
       filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
     }
-    await SandboxManager.initialize(config)
+    await (await sandboxManager()).initialize(config)
     initialized = { domains }
   })
 }
@@ -85,7 +94,7 @@ export function holdOsSandbox(): () => Promise<void> {
     return serially(async () => {
       if (holders > 0 || !initialized) return
       initialized = undefined
-      await SandboxManager.reset()
+      await (await sandboxManager()).reset()
     })
   }
 }
@@ -111,6 +120,15 @@ export interface OsSandboxStatus {
  */
 export function osSandboxStatus(): Promise<OsSandboxStatus> {
   probe ??= (async (): Promise<OsSandboxStatus> => {
+    let SandboxManager: Awaited<ReturnType<typeof sandboxManager>>
+    try {
+      SandboxManager = await sandboxManager()
+    } catch (error) {
+      return {
+        available: false,
+        reason: `the OS sandbox runtime could not be loaded: ${errorMessage(error)}`,
+      }
+    }
     if (!SandboxManager.isSupportedPlatform()) {
       return { available: false, reason: `no OS sandbox is supported on ${process.platform}` }
     }
@@ -157,6 +175,7 @@ export async function wrapCommand(
   const letGo = holdOsSandbox()
   try {
     await ensureInitialized(limits.allowedDomains)
+    const SandboxManager = await sandboxManager()
     const wrapped = await SandboxManager.wrapWithSandbox(
       command,
       'bash',

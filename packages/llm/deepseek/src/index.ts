@@ -31,3 +31,4 @@ export {
   isLoopback,
   LOCAL_PLACEHOLDER_KEY,
 } from './options.js'
+export { deepSeekPrices } from './prices.js'

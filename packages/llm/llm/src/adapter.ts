@@ -1,12 +1,5 @@
 import { KeelError } from '@keel/base'
-import { z } from 'zod'
-import {
-  type AssistantMessage,
-  type FinishReason,
-  finishReasonSchema,
-  type Message,
-  type TokenUsage,
-} from './messages.js'
+import type { AssistantMessage, FinishReason, Message, TokenUsage } from './messages.js'
 
 /** A tool as the model sees it: name, description and a JSON Schema of its input. */
 export interface ToolSpec {
@@ -184,15 +177,3 @@ export class LlmError extends KeelError<`LLM_${string}`> {
     return retryableKinds.has(this.kind)
   }
 }
-
-/** Runtime schema of {@link StreamRecord}. */
-export const streamRecordSchema = z.strictObject({
-  provider: z.string(),
-  model: z.string(),
-  responseId: z.string().optional(),
-  startedAt: z.number(),
-  firstChunkAt: z.number().optional(),
-  endedAt: z.number(),
-  finishReason: finishReasonSchema.optional(),
-  chunks: z.number().int().nonnegative(),
-})

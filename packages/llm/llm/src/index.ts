@@ -7,38 +7,37 @@ export type {
   StreamRecord,
   ToolSpec,
 } from './adapter.js'
-export { LlmError, streamRecordSchema } from './adapter.js'
+export { LlmError } from './adapter.js'
 export { type ContentDelta, MessageAssembly } from './assembly.js'
 export {
   type AssistantMessage,
-  assistantMessageSchema,
   type ContentBlock,
   type DeveloperMessage,
-  developerMessageSchema,
   type FinishReason,
-  finishReasonSchema,
   type ImageBlock,
   type ImageMediaType,
-  imageBlockSchema,
   type Message,
   messageText,
   type ReasoningBlock,
-  reasoningBlockSchema,
   type SystemMessage,
-  systemMessageSchema,
   type TextBlock,
   type TokenUsage,
   type ToolCallBlock,
   type ToolCallId,
   type ToolResultMessage,
   text,
-  textBlockSchema,
-  tokenUsageSchema,
-  toolCallBlockSchema,
-  toolCallIdSchema,
-  toolResultMessageSchema,
   type UserMessage,
-  userMessageSchema,
 } from './messages.js'
+export {
+  callCost,
+  isPeak,
+  type ModelPrice,
+  modelPriceSchema,
+  type PriceTable,
+  tokenRatesSchema,
+  utcWindowSchema,
+} from './prices.js'
+// The validators of the types above, generated from their declarations (pnpm gen-persistence-catalog).
+export * from './schemas.generated.js'
 export { errorResultText } from './tool-error.js'
 export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'

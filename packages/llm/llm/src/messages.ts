@@ -1,14 +1,14 @@
+// The model's messages. Their validators (`textBlockSchema`, `userMessageSchema`, …) are
+// generated from these declarations into schemas.generated.ts by `pnpm gen-persistence-catalog`:
+// the session's events persist these types, so the declaration here is the only place they
+// are written.
 import type { Brand } from '@keel/base'
-import { z } from 'zod'
 
 /**
  * The id the model gave one tool call; pairs the call with its result.
  * @minLength 1
  */
 export type ToolCallId = Brand<string, 'ToolCallId'>
-
-/** Runtime schema of {@link ToolCallId}: a non-empty string. */
-export const toolCallIdSchema = z.string().min(1) as unknown as z.ZodType<ToolCallId>
 
 /** Plain text written by a person or by the model. */
 export interface TextBlock {
@@ -122,74 +122,6 @@ export type FinishReason =
   | 'content-filter'
   | 'insufficient-resources'
   | 'other'
-
-const count = z.number().int().nonnegative()
-
-/** Runtime schema of {@link TextBlock}. */
-export const textBlockSchema = z.strictObject({ type: z.literal('text'), text: z.string() })
-/** Runtime schema of {@link ReasoningBlock}. */
-export const reasoningBlockSchema = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
-/** Runtime schema of {@link ToolCallBlock}. */
-export const toolCallBlockSchema = z.strictObject({
-  type: z.literal('tool-call'),
-  id: toolCallIdSchema,
-  name: z.string().min(1),
-  arguments: z.string(),
-})
-/** Runtime schema of {@link ImageBlock}. */
-export const imageBlockSchema = z.strictObject({
-  type: z.literal('image'),
-  mediaType: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']),
-  data: z.string(),
-})
-/** Runtime schema of {@link SystemMessage}. */
-export const systemMessageSchema = z.strictObject({
-  role: z.literal('system'),
-  content: z.array(textBlockSchema),
-})
-/** Runtime schema of {@link DeveloperMessage}. */
-export const developerMessageSchema = z.strictObject({
-  role: z.literal('developer'),
-  content: z.array(textBlockSchema),
-})
-/** Runtime schema of {@link UserMessage}. */
-export const userMessageSchema = z.strictObject({
-  role: z.literal('user'),
-  content: z.array(z.discriminatedUnion('type', [textBlockSchema, imageBlockSchema])),
-})
-/** Runtime schema of {@link AssistantMessage}. */
-export const assistantMessageSchema = z.strictObject({
-  role: z.literal('assistant'),
-  content: z.array(
-    z.discriminatedUnion('type', [textBlockSchema, reasoningBlockSchema, toolCallBlockSchema]),
-  ),
-})
-/** Runtime schema of {@link ToolResultMessage}. */
-export const toolResultMessageSchema = z.strictObject({
-  role: z.literal('tool'),
-  toolCallId: toolCallIdSchema,
-  toolName: z.string().min(1),
-  content: z.array(z.discriminatedUnion('type', [textBlockSchema, imageBlockSchema])),
-  isError: z.literal(true).optional(),
-})
-/** Runtime schema of {@link TokenUsage}. */
-export const tokenUsageSchema = z.strictObject({
-  inputTokens: count,
-  outputTokens: count,
-  totalTokens: count,
-  cacheHitTokens: count.optional(),
-  cacheMissTokens: count.optional(),
-  reasoningTokens: count.optional(),
-})
-/** Runtime schema of {@link FinishReason}. */
-export const finishReasonSchema = z.enum([
-  'stop',
-  'tool-calls',
-  'length',
-  'content-filter',
-  'insufficient-resources',
-  'other',
-])
 
 /** The concatenated text blocks of a message, for display and summaries. */
 export function messageText(message: Message): string {

@@ -12,6 +12,8 @@ import { builtinCatalog, type PluginCatalog } from './catalog.js'
 import { presetChildSessions } from './child-sessions.js'
 import { PresetError } from './errors.js'
 import { findPreset, type PresetSource } from './load.js'
+import { addRecordedPlugins } from './package-catalog.js'
+import type { PackageSearch } from './plugin-package.js'
 import type { Preset } from './preset.js'
 import { buildComposition, recordedComposition, resolveComposition } from './resolve.js'
 import { checkServices } from './services.js'
@@ -40,6 +42,11 @@ export interface PresetAgentOptions extends Omit<AgentOptions, 'session' | 'plug
   presets?: readonly PresetSource[]
   /** The installed plugins. Default: Keel's own. */
   catalog?: PluginCatalog
+  /**
+   * Where a recorded plugin the catalog lacks is looked up as a package, by name, when a
+   * session is rebuilt (see {@link PackageSearch}); without it such a plugin is unavailable.
+   */
+  packages?: PackageSearch
   /** Interactive approval answerers (a terminal, a UI); not consulted when the composition is not interactive. */
   answerers?: readonly ApprovalAnswerer[]
   /** Overrides the preset's model (recorded in the composition of a new session). */
@@ -131,9 +138,22 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
   }
   const runtime = { llm: options.llm }
   let built: ReturnType<typeof buildComposition>
+  // The catalog with the recorded plugin packages found by name: the children get it too.
+  const grown = new Map(catalog)
   try {
-    built = buildComposition(composition, runtime, { catalog, where: `session ${handle.session.id}` })
-    checkServices(built.plugins, catalog, runtime, composition.preset)
+    const missing = options.packages
+      ? await addRecordedPlugins(
+          grown,
+          composition.plugins.map((p) => p.name),
+          options.packages,
+        )
+      : undefined
+    built = buildComposition(composition, runtime, {
+      catalog: grown,
+      where: `session ${handle.session.id}`,
+      ...(missing ? { missing } : {}),
+    })
+    checkServices(built.plugins, grown, runtime, composition.preset)
   } catch (error) {
     if (options.session === undefined) await handle.close()
     throw error
@@ -151,6 +171,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     session: _session,
     presets: _presets,
     catalog: _catalog,
+    packages: _packages,
     answerers: _answerers,
     title: _title,
     extraTools,
@@ -166,7 +187,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
             shared: {
               llm: options.llm,
               cwd: options.cwd,
-              catalog,
+              catalog: grown,
               clock: options.clock,
               random: options.random,
               retry: options.retry,

@@ -33,6 +33,8 @@ export interface PluginProvider {
   readonly config: z.ZodType<unknown>
   /** One sentence for `keel presets show`. */
   readonly description: string
+  /** The directory of the package it was loaded from, for a plugin Keel does not ship. */
+  readonly source?: string
   /** Builds the plugin for one agent. */
   create(runtime: PluginRuntime): PluginDefinition<unknown>
 }

@@ -6,6 +6,11 @@ export type PresetErrorCode =
   | 'PRESET_INVALID'
   /** A preset names a plugin no installed package provides. */
   | 'PRESET_PLUGIN_UNKNOWN'
+  /**
+   * A preset names a plugin package that cannot be used: it does not import, its default
+   * export is not a plugin definition named as the package, or its events did not register.
+   */
+  | 'PRESET_PLUGIN_INVALID'
   /** A plugin's config in a preset does not validate against the plugin's schema. */
   | 'PRESET_PLUGIN_CONFIG_INVALID'
   /** Two presets share an id. */

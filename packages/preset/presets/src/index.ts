@@ -26,6 +26,16 @@ export {
   type PresetSource,
   readPresetFile,
 } from './load.js'
+export { addPackageReferences, addRecordedPlugins, type ReferenceProblem } from './package-catalog.js'
+export {
+  importPluginPackage,
+  isPackageName,
+  isRelativePath,
+  loadPluginPackage,
+  type PackageProblem,
+  type PackageResult,
+  type PackageSearch,
+} from './plugin-package.js'
 export {
   definePreset,
   type PluginReference,

@@ -1,9 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { boundIssues, errorMessage, formatJsonPath } from '@keel/base'
-import { builtinCatalog, type PluginCatalog } from './catalog.js'
+import { builtinCatalog, type PluginCatalog, type PluginProvider } from './catalog.js'
 import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
+import { addPackageReferences } from './package-catalog.js'
+import type { PackageSearch } from './plugin-package.js'
 import { type Preset, presetSchema } from './preset.js'
 import { pluginReferenceProblems } from './resolve.js'
 import { shippedPresets } from './shipped.js'
@@ -24,6 +26,14 @@ export interface LoadPresetsOptions {
   readonly extra?: readonly Preset[]
   /** The installed plugins user presets may name. Default: Keel's own. */
   readonly catalog?: PluginCatalog
+  /**
+   * Whether a `use` the catalog lacks is loaded as a plugin package (a name from the project's
+   * node_modules, then `$KEEL_HOME`'s; a relative path from the project or `$KEEL_HOME`).
+   * Default true.
+   */
+  readonly packages?: boolean
+  /** How TypeScript plugin packages are made importable (see {@link PackageSearch}). */
+  readonly loadTypeScript?: () => Promise<void>
 }
 
 /** Longest preset file read; a larger one is refused. */
@@ -55,6 +65,8 @@ export interface BrokenPresetFile {
 export interface PresetReport {
   readonly presets: PresetSource[]
   readonly broken: BrokenPresetFile[]
+  /** The given catalog plus every plugin package the files named (pass it on to resolve and build). */
+  readonly catalog: PluginCatalog
 }
 
 /** `file:line:column: path: reason` — one problem on one line. */
@@ -72,7 +84,12 @@ export function formatPresetProblem(file: string, problem: PresetFileProblem): s
  * located by line and column. A broken file disables only itself.
  */
 export async function loadPresetReport(options: LoadPresetsOptions = {}): Promise<PresetReport> {
-  const catalog = options.catalog ?? builtinCatalog()
+  const catalog = new Map(options.catalog ?? builtinCatalog())
+  const search: PackageSearch = {
+    ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
+    ...(options.keelHome === undefined ? {} : { keelHome: options.keelHome }),
+    ...(options.loadTypeScript === undefined ? {} : { loadTypeScript: options.loadTypeScript }),
+  }
   const presets: PresetSource[] = [
     ...shippedPresets.map((preset) => ({ preset, source: 'shipped' })),
     ...(options.extra ?? []).map((preset) => ({ preset, source: 'code' })),
@@ -90,19 +107,29 @@ export async function loadPresetReport(options: LoadPresetsOptions = {}): Promis
     }
     seen.set(preset.id, source)
   }
+  // Each directory with the base its relative plugin paths start from.
   const dirs = [
-    options.keelHome === undefined ? undefined : join(options.keelHome, 'presets'),
-    options.projectDir === undefined ? undefined : join(options.projectDir, '.keel', 'presets'),
+    options.keelHome === undefined
+      ? undefined
+      : { dir: join(options.keelHome, 'presets'), base: options.keelHome },
+    options.projectDir === undefined
+      ? undefined
+      : { dir: join(options.projectDir, '.keel', 'presets'), base: options.projectDir },
   ]
-  for (const dir of dirs) {
-    if (dir === undefined) continue
+  for (const entry of dirs) {
+    if (entry === undefined) continue
+    const { dir, base } = entry
     const listed = await presetFiles(dir)
     if ('problem' in listed) {
       broken.push({ file: dir, problems: [listed.problem] })
       continue
     }
     for (const file of listed.files) {
-      const checked = await checkPresetFile(file, catalog)
+      const checked = await checkPresetFile(
+        file,
+        catalog,
+        options.packages === false ? undefined : { search, base },
+      )
       const earlier = checked.preset ? seen.get(checked.preset.id) : undefined
       if (checked.preset && earlier !== undefined) {
         checked.problems.push({
@@ -125,7 +152,7 @@ export async function loadPresetReport(options: LoadPresetsOptions = {}): Promis
       presets.push({ preset: checked.preset, source: file })
     }
   }
-  return { presets, broken }
+  return { presets, broken, catalog }
 }
 
 /**
@@ -180,8 +207,15 @@ interface CheckedFile {
   located?: Extract<LocatedJson, { ok: true }>
 }
 
-/** Reads one preset file and collects all its problems (syntax, shape, plugin names and configs). */
-async function checkPresetFile(file: string, catalog: PluginCatalog): Promise<CheckedFile> {
+/**
+ * Reads one preset file and collects all its problems (syntax, shape, plugin names and
+ * configs). With `packages`, a plugin `catalog` lacks is loaded as a package and added to it.
+ */
+async function checkPresetFile(
+  file: string,
+  catalog: Map<string, PluginProvider>,
+  packages?: { search: PackageSearch; base: string },
+): Promise<CheckedFile> {
   let text: string
   try {
     const bytes = await readFile(file)
@@ -221,16 +255,31 @@ async function checkPresetFile(file: string, catalog: PluginCatalog): Promise<Ch
     }
     return { ...(id === undefined ? {} : { id }), problems, located }
   }
-  const problems = pluginReferenceProblems(parsed.data, catalog, file).map(
-    (p): PresetFileProblem => ({
+  const added = packages
+    ? await addPackageReferences(parsed.data, catalog, packages.search, packages.base)
+    : { preset: parsed.data, problems: [] }
+  const failed = new Set(added.problems.map((p) => String(p.keys[1])))
+  const problems: PresetFileProblem[] = added.problems.map((p) => ({
+    code: p.code,
+    path: formatJsonPath(p.keys, '$'),
+    ...located.at(p.keys),
+    reason: p.reason,
+    details: { plugin: p.plugin },
+  }))
+  for (const p of pluginReferenceProblems(added.preset, catalog, file)) {
+    // a plugin that failed to load is reported once, with why
+    if (p.error.code === 'PRESET_PLUGIN_UNKNOWN' && failed.has(String(p.keys[1]))) continue
+    problems.push({
       code: p.error.code,
       path: formatJsonPath(p.keys, '$'),
       ...located.at(p.keys),
       reason: p.reason,
       ...(typeof p.error.details.plugin === 'string' ? { details: { plugin: p.error.details.plugin } } : {}),
-    }),
-  )
-  return { preset: parsed.data, id: parsed.data.id, problems, located }
+    })
+  }
+  // in the order of the file
+  problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
+  return { preset: added.preset, id: parsed.data.id, problems, located }
 }
 
 /** Reads and validates one preset file; throws a {@link PresetError} listing all its problems. */
@@ -238,7 +287,7 @@ export async function readPresetFile(
   file: string,
   catalog: PluginCatalog = builtinCatalog(),
 ): Promise<Preset> {
-  const checked = await checkPresetFile(file, catalog)
+  const checked = await checkPresetFile(file, new Map(catalog))
   if (checked.preset && checked.problems.length === 0) return checked.preset
   throw brokenError([
     { file, ...(checked.id === undefined ? {} : { id: checked.id }), problems: checked.problems },

@@ -1,4 +1,5 @@
 import { boundIssues } from '@keel/base'
+import { modelPriceSchema } from '@keel/llm'
 import { approvalPolicySchema, sandboxModeSchema } from '@keel/user-approval'
 import { z } from 'zod'
 import { PresetError } from './errors.js'
@@ -42,6 +43,11 @@ export const presetSchema = z.strictObject({
   interactive: z.boolean().default(true),
   /** Extra system prompt text appended to the program's own. */
   systemPrompt: z.string().min(1).optional(),
+  /**
+   * Prices by model id (US dollars per million tokens), over the provider's published ones:
+   * what `keel` shows as the session's cost (a negotiated rate, a self-hosted model at 0).
+   */
+  prices: z.record(z.string().min(1), modelPriceSchema).optional(),
 })
 
 /** A preset as written (defaults not yet applied). */

@@ -207,7 +207,12 @@ export const WRITE_TOOLS: readonly string[] = [writeFileTool().name, editFileToo
 export function buildComposition(
   composition: AgentComposition,
   runtime: PluginRuntime,
-  options: { catalog?: PluginCatalog; where?: string } = {},
+  options: {
+    catalog?: PluginCatalog
+    where?: string
+    /** Why a plugin the catalog lacks could not be loaded as a package, by name (said with it). */
+    missing?: ReadonlyMap<string, string>
+  } = {},
 ): BuiltComposition {
   const catalog = options.catalog ?? builtinCatalog()
   const where = options.where ?? 'the composition'
@@ -217,7 +222,8 @@ export function buildComposition(
   for (const recorded of composition.plugins) {
     const provider = catalog.get(recorded.name)
     if (!provider) {
-      problems.push(`plugin ${recorded.name} ${recorded.version} is not installed`)
+      const why = options.missing?.get(recorded.name)
+      problems.push(`plugin ${recorded.name} ${recorded.version} is not installed${why ? ` (${why})` : ''}`)
       continue
     }
     const parsed = provider.config.safeParse(recorded.config ?? {})
@@ -250,8 +256,16 @@ export function buildComposition(
  * The composition a session runs with: the latest `agent-preset/selected`, else the
  * header's `agentComposition`; `undefined` for a session created without a preset.
  */
-export function recordedComposition(session: Session): AgentComposition | undefined {
-  return session.project(selectedComposition) ?? session.header.agentComposition
+export function recordedComposition(
+  session: Session | Pick<Session, 'header' | 'events'>,
+): AgentComposition | undefined {
+  if ('project' in session) return session.project(selectedComposition) ?? session.header.agentComposition
+  // a read-only view (a store's inspection): scan back for the latest switch
+  for (let i = session.events.length - 1; i >= 0; i--) {
+    const event = session.events[i]!
+    if (event.type === 'agent-preset/selected') return event.data.composition
+  }
+  return session.header.agentComposition
 }
 
 /** The composition of the latest `agent-preset/selected`, folded (a checkpoint keeps it: no scan of the log). */

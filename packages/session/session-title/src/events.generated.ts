@@ -2,6 +2,7 @@
 // edit. Each validator is the declared type with the refinements of its JSDoc tags; change the
 // declaration and regenerate.
 import { registerEvents, type SessionEventMap } from '@keel/session'
+import { systemMessageSchema, tokenUsageSchema, userMessageSchema } from '@keel/llm'
 import { z } from 'zod'
 
 /** Validator of {@link SessionTitleSource} (generated). */
@@ -13,26 +14,8 @@ export const errorRecordSchema = z.strictObject({ code: z.string().min(1), messa
 /** Validator of {@link TitleRequestOutcome} (generated). */
 export const titleRequestOutcomeSchema = z.enum(["discarded", "failed", "title"])
 
-/** Validator of {@link TextBlock} (generated). */
-export const textBlockSchema = z.strictObject({ text: z.string(), type: z.literal("text") })
-
-/** Validator of {@link SystemMessage} (generated). */
-export const systemMessageSchema = z.strictObject({ content: z.array(textBlockSchema), role: z.literal("system") })
-
-/** Validator of {@link ImageMediaType} (generated). */
-export const imageMediaTypeSchema = z.enum(["image/gif", "image/jpeg", "image/png", "image/webp"])
-
-/** Validator of {@link ImageBlock} (generated). */
-export const imageBlockSchema = z.strictObject({ data: z.string(), mediaType: imageMediaTypeSchema, type: z.literal("image") })
-
-/** Validator of {@link UserMessage} (generated). */
-export const userMessageSchema = z.strictObject({ content: z.array(z.discriminatedUnion("type", [textBlockSchema, imageBlockSchema])), role: z.literal("user") })
-
 /** Validator of {@link TitleRequest} (generated). */
 export const titleRequestSchema = z.strictObject({ maxTokens: z.number().int().gte(1), messages: z.array(z.discriminatedUnion("role", [systemMessageSchema, userMessageSchema])), model: z.string().optional() })
-
-/** Validator of {@link TokenUsage} (generated). */
-export const tokenUsageSchema = z.strictObject({ cacheHitTokens: z.number().int().gte(0).optional(), cacheMissTokens: z.number().int().gte(0).optional(), inputTokens: z.number().int().gte(0), outputTokens: z.number().int().gte(0), reasoningTokens: z.number().int().gte(0).optional(), totalTokens: z.number().int().gte(0) })
 
 /** The event types @keel/session-title declares (its plugin's event list). */
 export const ownedEventTypes = ["session/title", "session/title-llm-request"] as const

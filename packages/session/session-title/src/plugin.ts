@@ -97,8 +97,9 @@ async function requestTitle(
 }
 
 /**
- * Session titles. When a turn ends and the session has no title yet — no `session/title`,
- * and no header title unless `replaceHeaderTitle` — (and fewer than
+ * Session titles. When a turn ends in a session a person attends (an interactive answerer
+ * is lent) that has no title yet — no `session/title`, and no header title unless
+ * `replaceHeaderTitle` — (and fewer than
  * `maxRequests` title requests), it asks the model for one in a separate small request —
  * the instruction and an excerpt of the first exchange, no tools — logged as
  * `session/title-llm-request` (the request, usage, outcome), then `session/title`. `/title
@@ -118,7 +119,10 @@ export const sessionTitlePlugin: PluginDefinition<SessionTitleConfig> = definePl
       const state = session.project(sessionTitleProjection)
       const titled =
         state.title !== undefined || (session.header.title !== undefined && !config.replaceHeaderTitle)
-      return config.enabled && !titled && state.requests < config.maxRequests
+      // Only with a person at the session (an interactive answerer is lent): a session a
+      // program drives (`keel -p --input-format stream-json`) is titled with its first prompt.
+      const attended = ctx.answerers().some((a) => a.kind === 'interactive')
+      return config.enabled && attended && !titled && state.requests < config.maxRequests
     }
     const start = (turn: number): void => {
       if (running !== undefined || !due()) return

@@ -19,6 +19,7 @@ async function rig(
   script: ScriptedResponse[],
   config: Record<string, unknown> = {},
   session = Session.create('t'),
+  attended = true,
 ) {
   const server = await startScriptedServer({ script })
   const shown: string[] = []
@@ -28,6 +29,8 @@ async function rig(
     cwd: process.cwd(),
     systemPrompt: 'You are careful.',
     plugins: [usePlugin(sessionTitlePlugin, config)],
+    // a person at the session: the interactive answerer a terminal lends
+    answerers: attended ? [{ name: 'person', kind: 'interactive', answer: () => undefined }] : [],
     observers: [{ onDisplay: (n) => shown.push(`${n.kind}: ${n.text}`) }],
   })
   let closed = false
@@ -163,5 +166,13 @@ describe('session titles in a real agent', () => {
     await second.agent.send('two')
     expect(second.server.requests).toHaveLength(1)
     expect(resumed.project(sessionTitleProjection).title).toBe('Kept title')
+  })
+
+  it('a session nobody attends (a program drives it, no interactive answerer) asks nothing', async () => {
+    const r = await rig([{ text: 'one' }, { text: 'two' }], {}, Session.create('t'), false)
+    await r.agent.send('first')
+    await r.agent.send('second')
+    expect(r.server.requests).toHaveLength(2)
+    expect(r.session.events.some((e) => e.type === 'session/title-llm-request')).toBe(false)
   })
 })

@@ -299,6 +299,19 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Confo
       expectCode(await rejection(f.store.open('foreign')), 'UNKNOWN_REQUIRED_EVENT')
       // the refused open released the lock
       expectCode(await rejection(f.store.open('foreign')), 'UNKNOWN_REQUIRED_EVENT')
+      // a read-only view still shows it, as stored, and says so (the ignorable one needs no word)
+      const inspection = await f.store.inspect('foreign')
+      expect(inspection.events.slice(N).map((e) => [e.type, e.data])).toEqual([
+        ['elsewhere/note', { any: ['json', 1] }],
+        ['elsewhere/rule', {}],
+      ])
+      expect(inspection.notices.filter((n) => n.code === 'UNKNOWN_EVENTS_KEPT')).toEqual([
+        {
+          code: 'UNKNOWN_EVENTS_KEPT',
+          message:
+            'events no loaded plugin owns, shown as stored: elsewhere/rule (1); the session opens only with their plugin installed',
+        },
+      ])
     })
 
     it('refuses a newer format version with its direction', async () => {

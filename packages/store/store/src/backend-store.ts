@@ -25,6 +25,7 @@ import type {
   SessionStore,
   SessionSummary,
   SessionVerification,
+  StoreNotice,
   StoreOptions,
 } from './store.js'
 import { headerInit, validateAppend } from './validate.js'
@@ -124,7 +125,10 @@ export class BackendStore implements SessionStore {
   }
 
   async inspect(id: string): Promise<SessionInspection> {
-    const { session, notices } = await this.#load(id)
+    // A view, not a run: events whose plugin is not loaded are kept as stored and said so.
+    const { session, notices } = await this.#load(id, { keepUnknownEvents: true })
+    const unknown = unknownEventsNotice(session)
+    if (unknown) notices.push(unknown)
     const open = session.openTurn
     if (open) notices.push(interruptedTurnNotice(open.turn))
     const inspection: SessionInspection = { header: session.header, events: session.events, notices }
@@ -135,9 +139,9 @@ export class BackendStore implements SessionStore {
     return verifySession(id, (o) => this.backend.read(id, o))
   }
 
-  async #load(id: string): Promise<LoadedSession> {
+  async #load(id: string, options: SessionOptions = {}): Promise<LoadedSession> {
     const first = await this.backend.read(id, this.#readFirst)
-    const loaded = await loadSession(id, first, (o) => this.backend.read(id, o))
+    const loaded = await loadSession(id, first, (o) => this.backend.read(id, o), options)
     this.#noticeMissing(loaded)
     return loaded
   }
@@ -270,4 +274,21 @@ function handleStart(loaded: LoadedSession): HandleStart {
  */
 async function releaseWhileFailing(writer: LogWriter): Promise<void> {
   await writer.close().catch(() => undefined)
+}
+
+/** `UNKNOWN_EVENTS_KEPT` for the events no loaded plugin reads (not ignorable ones), by type. */
+function unknownEventsNotice(session: Session): StoreNotice | undefined {
+  const counts = new Map<string, number>()
+  // only the opaque seqs are read (a resumed session's events before its checkpoint are read on demand)
+  for (const seq of session.opaqueSeqs()) {
+    const event = session.events[seq]!
+    if (event.ignorable) continue
+    counts.set(event.type, (counts.get(event.type) ?? 0) + 1)
+  }
+  if (counts.size === 0) return undefined
+  const list = [...counts].map(([type, n]) => `${type} (${n})`).join(', ')
+  return {
+    code: 'UNKNOWN_EVENTS_KEPT',
+    message: `events no loaded plugin owns, shown as stored: ${list}; the session opens only with their plugin installed`,
+  }
 }

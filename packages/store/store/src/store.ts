@@ -93,7 +93,11 @@ export interface StoreNotice {
   message: string
 }
 
-/** A read-only view of a stored session: nothing is repaired or written. */
+/**
+ * A read-only view of a stored session: nothing is repaired or written. Unlike a load, it
+ * keeps events whose plugin is not loaded (not ignorable ones too), verbatim and not
+ * interpreted, with an `UNKNOWN_EVENTS_KEPT` notice naming their types.
+ */
 export interface SessionInspection {
   header: SessionHeader
   events: readonly SessionEvent[]

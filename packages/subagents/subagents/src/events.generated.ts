@@ -2,6 +2,7 @@
 // edit. Each validator is the declared type with the refinements of its JSDoc tags; change the
 // declaration and regenerate.
 import { registerEvents, uniqueItems, type SessionEventMap } from '@keel/session'
+import { tokenUsageSchema } from '@keel/llm'
 import { z } from 'zod'
 
 /** Validator of {@link ApprovalPolicy} (generated). */
@@ -21,9 +22,6 @@ export const errorRecordSchema = z.strictObject({ code: z.string().min(1), messa
 
 /** Validator of {@link SubagentOutcome} (generated). */
 export const subagentOutcomeSchema = z.enum(["aborted", "completed", "content-filter", "error", "interrupted", "max-steps", "not-started", "output-limit", "rejected"])
-
-/** Validator of {@link TokenUsage} (generated). */
-export const tokenUsageSchema = z.strictObject({ cacheHitTokens: z.number().int().gte(0).optional(), cacheMissTokens: z.number().int().gte(0).optional(), inputTokens: z.number().int().gte(0), outputTokens: z.number().int().gte(0), reasoningTokens: z.number().int().gte(0).optional(), totalTokens: z.number().int().gte(0) })
 
 /** The event types @keel/subagents declares (its plugin's event list). */
 export const ownedEventTypes = ["subagent/descriptor", "subagent/settled", "subagent/spawned"] as const

@@ -1,10 +1,28 @@
 import type { AgentObserver, ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/agent'
-import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
+import { errorMessage } from '@keel/base'
+import type { PriceTable, ToolResultMessage } from '@keel/llm'
+import type { SessionEvent } from '@keel/session'
+import { type ProposedChange, proposedChange } from '../approval-diff.js'
+import { refusalText } from '../refusal.js'
+import { oneLine, summarizeArguments } from '../render.js'
+import { type SessionUsage, sessionUsage } from '../session-usage.js'
+import { safeSplit } from './markdown.js'
 
-/** One finished line of the transcript (printed once, above the live region). */
+/** One finished entry of the transcript (printed once, above the live region). */
 export interface HistoryItem {
   readonly id: number
-  readonly kind: 'user' | 'assistant' | 'reasoning' | 'call' | 'result' | 'error' | 'notice' | 'todo' | 'info'
+  readonly kind:
+    | 'user'
+    | 'assistant'
+    | 'reasoning'
+    | 'call'
+    | 'result'
+    | 'error'
+    | 'refused'
+    | 'output'
+    | 'notice'
+    | 'todo'
+    | 'info'
   readonly text: string
 }
 
@@ -14,10 +32,19 @@ export interface StreamingCall {
   args: string
 }
 
-/** An approval question waiting for the person. */
+/** An approval question waiting for the person, with the diff of the edit it would make. */
 export interface PendingApproval {
   readonly question: ApprovalQuestion
+  /** The diff of an `edit_file` / `write_file` call, or why it could not be made. */
+  readonly change: ProposedChange | string | undefined
   answer(answer: ApprovalAnswer): void
+}
+
+/** The last tool output, which Ctrl-O prints in full. */
+export interface LastOutput {
+  readonly title: string
+  readonly text: string
+  readonly lines: number
 }
 
 /** What the interactive UI shows; replaced (never mutated) on each change. */
@@ -33,29 +60,60 @@ export interface FeedState {
   readonly queued: readonly string[]
   /** The queue waits for the person (after Ctrl-C, or restored on resume) instead of running. */
   readonly paused: boolean
+  readonly lastOutput: LastOutput | undefined
+  /** Tokens and cost of the session's model calls so far. */
+  readonly usage: SessionUsage
+  /** Bumped when the whole transcript must be printed again (the terminal was resized). */
+  readonly epoch: number
 }
 
-const empty: FeedState = {
-  history: [],
-  text: '',
-  reasoning: '',
-  calls: [],
-  busySince: undefined,
-  approval: undefined,
-  todo: undefined,
-  queued: [],
-  paused: false,
+/** Lines of a direct run's (`!cmd`) output shown at once; Ctrl-O shows the rest. */
+export const DIRECT_OUTPUT_LINES = 20
+
+function textOf(result: ToolResultMessage): string {
+  return result.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
 }
+
+const countLines = (text: string) => (text === '' ? 0 : text.replace(/\n$/u, '').split('\n').length)
 
 /**
  * The state of an interactive session, fed by an agent observer and an interactive
- * approval answerer, read by the Ink app through {@link Feed.subscribe}. Streaming text and
- * reasoning stay live until the step's message is committed, then move to the history.
+ * approval answerer, read by the Ink app through {@link Feed.subscribe}. Streaming text is
+ * moved into the history block by block (at each blank line outside a code fence), so only
+ * the unfinished tail stays live.
  */
 export class Feed {
-  #state: FeedState = empty
   #next = 0
   readonly #listeners = new Set<() => void>()
+  #prices: PriceTable = {}
+  /** Every model call's usage so far (the footer's totals are folded from these). */
+  readonly #calls: SessionEvent[] = []
+  /** The asked question of each call (`approval/asked` id → call id) and the words of a rejection. */
+  readonly #asked = new Map<string, string>()
+  readonly #rejections = new Map<string, string>()
+
+  #state: FeedState = {
+    history: [],
+    text: '',
+    reasoning: '',
+    calls: [],
+    busySince: undefined,
+    approval: undefined,
+    todo: undefined,
+    queued: [],
+    paused: false,
+    lastOutput: undefined,
+    usage: sessionUsage([], {}),
+    epoch: 0,
+  }
+
+  /** The prices the footer counts with, and the session's earlier model calls (a resumed session). */
+  configure(prices: PriceTable, events: readonly SessionEvent[]): void {
+    this.#prices = prices
+    this.#calls.length = 0
+    for (const event of events) if (event.type === 'assistant/message') this.#calls.push(event)
+    this.#set({ usage: sessionUsage(this.#calls, this.#prices) })
+  }
 
   get state(): FeedState {
     return this.#state
@@ -71,15 +129,18 @@ export class Feed {
     for (const listener of this.#listeners) listener()
   }
 
+  #item(kind: HistoryItem['kind'], text: string): HistoryItem {
+    return { id: this.#next++, kind, text }
+  }
+
   /** Adds a finished line to the transcript. */
   add(kind: HistoryItem['kind'], text: string): void {
-    this.#set({ history: [...this.#state.history, { id: this.#next++, kind, text }] })
+    this.#set({ history: [...this.#state.history, this.#item(kind, text)] })
   }
 
   /** Adds finished lines at once (an earlier conversation on resume). */
   addAll(lines: ReadonlyArray<Pick<HistoryItem, 'kind' | 'text'>>): void {
-    const items = lines.map((line) => ({ id: this.#next++, kind: line.kind, text: line.text }))
-    this.#set({ history: [...this.#state.history, ...items] })
+    this.#set({ history: [...this.#state.history, ...lines.map((l) => this.#item(l.kind, l.text))] })
   }
 
   /** Shows the queued messages and whether they wait for the person. */
@@ -93,19 +154,82 @@ export class Feed {
     this.#set({ busySince: running ? Date.now() : undefined })
   }
 
-  #flushStreaming(): void {
+  /** The transcript is printed again from the top (after a resize: no line keeps the old width). */
+  reprint(): void {
+    this.#set({ epoch: this.#state.epoch + 1 })
+  }
+
+  /** Ctrl-O: the last tool output in full, into the transcript. False when there is none. */
+  expandLast(): boolean {
+    const last = this.#state.lastOutput
+    if (!last) return false
+    this.#set({
+      history: [...this.#state.history, this.#item('output', `${last.title}\n${last.text || '(no output)'}`)],
+      lastOutput: undefined,
+    })
+    return true
+  }
+
+  /** Moves the finished reasoning and text (all of it, or the text's finished blocks) into the history. */
+  #flushStreaming(all: boolean): void {
     const items: HistoryItem[] = []
-    if (this.#state.reasoning.trim() !== '')
-      items.push({ id: this.#next++, kind: 'reasoning', text: this.#state.reasoning.trim() })
-    if (this.#state.text.trim() !== '')
-      items.push({ id: this.#next++, kind: 'assistant', text: this.#state.text.trim() })
-    this.#set({ history: [...this.#state.history, ...items], text: '', reasoning: '', calls: [] })
+    const { reasoning, text } = this.#state
+    if (reasoning.trim() !== '') items.push(this.#item('reasoning', reasoning.trim()))
+    const cut = all ? text.length : safeSplit(text)
+    const done = text.slice(0, cut)
+    if (done.trim() !== '') items.push(this.#item('assistant', done.replace(/\s+$/u, '')))
+    if (items.length === 0 && cut === 0 && !all) return
+    this.#set({
+      history: [...this.#state.history, ...items],
+      reasoning: '',
+      text: text.slice(cut),
+      ...(all ? { calls: [] } : {}),
+    })
+  }
+
+  #finished(info: Parameters<NonNullable<AgentObserver['onToolCallFinished']>>[0], direct: boolean): void {
+    const { call, result, errorCode, refusedBy } = info
+    const full = textOf(result)
+    const args = summarizeArguments(call.arguments, 120)
+    if (refusedBy !== undefined || errorCode === 'TOOL_ABORTED') {
+      const items = [this.#item('call', `${call.name} ${args}`)]
+      items.push(this.#item('refused', refusalText(call, errorCode, full, this.#rejections.get(call.id))))
+      this.#set({ history: [...this.#state.history, ...items] })
+      return
+    }
+    const lines = full.split('\n').filter((l) => l.trim() !== '')
+    const first = oneLine(lines[0] ?? '(no output)', 110)
+    const more =
+      lines.length > 1
+        ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'} · Ctrl-O shows all)`
+        : ''
+    const items = [
+      errorCode
+        ? this.#item('error', `${call.name} ✗ ${errorCode}: ${first}${more}`)
+        : this.#item('result', `${call.name} ✓ ${first}${more}`),
+    ]
+    if (direct && lines.length > 1) {
+      const shown = full.split('\n').slice(0, DIRECT_OUTPUT_LINES).join('\n')
+      items.push(this.#item('output', shown))
+    }
+    this.#set({
+      history: [...this.#state.history, ...items],
+      lastOutput: {
+        title: `── ${call.name} ${args} (${countLines(full)} lines) ──`,
+        text: full,
+        lines: countLines(full),
+      },
+    })
   }
 
   /** The observer the agent reports to. */
   readonly observer: AgentObserver = {
     onReasoningDelta: (d) => this.#set({ reasoning: this.#state.reasoning + d.text }),
-    onTextDelta: (d) => this.#set({ text: this.#state.text + d.text }),
+    onTextDelta: (d) => {
+      if (this.#state.reasoning !== '') this.#flushStreaming(false)
+      this.#set({ text: this.#state.text + d.text })
+      if (d.text.includes('\n')) this.#flushStreaming(false)
+    },
     onToolCallDelta: (d) => {
       const calls = [...this.#state.calls]
       const current = calls[d.index] ?? { name: '', args: '' }
@@ -114,29 +238,33 @@ export class Feed {
     },
     onEvent: (event) => {
       if (event.type === 'assistant/message') {
-        this.#flushStreaming()
+        this.#flushStreaming(true)
+        this.#calls.push(event)
+        this.#set({ usage: sessionUsage(this.#calls, this.#prices) })
         if (event.data.interrupted) this.add('notice', 'interrupted: the delivered prefix was kept')
       } else if (event.type === 'turn/end') {
-        this.#flushStreaming()
+        this.#flushStreaming(true)
         const error = event.data.error
           ? `: ${event.data.error.code} ${oneLine(event.data.error.message, 160)}`
           : ''
         if (event.data.reason !== 'completed')
           this.add('notice', `turn ${event.data.turn} ${event.data.reason}${error}`)
+      } else if (event.type === 'approval/asked') {
+        this.#asked.set(event.data.id, event.data.callId)
       } else if (event.type === 'approval/decided') {
+        const callId = this.#asked.get(event.data.id)
+        if (callId !== undefined && event.data.outcome === 'rejected' && event.data.reason)
+          this.#rejections.set(callId, event.data.reason)
+        const scope = event.data.rule ? ' for this session' : ''
         this.add(
           'info',
-          `approval: ${event.data.outcome}${event.data.reason ? ` (${oneLine(event.data.reason, 80)})` : ''}`,
+          `approval: ${event.data.outcome}${scope}${event.data.by === 'session-rule' ? ' (by a session rule)' : ''}`,
         )
       }
     },
     onToolCallStarted: (info) =>
       this.add('call', `${info.call.name} ${summarizeArguments(info.call.arguments, 120)}`),
-    onToolCallFinished: (info) => {
-      const summary = summarizeResult(info.result, 120)
-      if (info.errorCode) this.add('error', `${info.call.name} ✗ ${info.errorCode}: ${summary}`)
-      else this.add('result', `${info.call.name} ✓ ${summary}`)
-    },
+    onToolCallFinished: (info) => this.#finished(info, info.call.id.startsWith('direct_')),
     onRetry: (n) =>
       this.add('notice', `model call failed (${n.error.code}); retry ${n.attempt} in ${n.delayMs} ms`),
     onDisplay: (n) => {
@@ -147,20 +275,28 @@ export class Feed {
     },
   }
 
-  /** The interactive approval answerer: shows the question and waits for the person (or the turn's abort). */
+  /**
+   * The interactive approval answerer: shows the question (with the diff of an edit, read
+   * now) and waits for the person or the turn's abort.
+   */
   readonly answerer: ApprovalAnswerer = {
     name: 'keel-terminal',
     kind: 'interactive',
-    answer: (question) =>
-      new Promise<ApprovalAnswer | undefined>((resolve) => {
+    answer: async (question) => {
+      const change = await proposedChange(question).catch(
+        (error: unknown) => `the diff could not be made: ${errorMessage(error)}`,
+      )
+      return new Promise<ApprovalAnswer | undefined>((resolve) => {
         const done = (answer: ApprovalAnswer | undefined) => {
           question.signal.removeEventListener('abort', onAbort)
           this.#set({ approval: undefined })
           resolve(answer)
         }
         const onAbort = () => done({ outcome: 'reject', reason: 'the turn was interrupted' })
+        if (question.signal.aborted) return onAbort()
         question.signal.addEventListener('abort', onAbort, { once: true })
-        this.#set({ approval: { question, answer: done } })
-      }),
+        this.#set({ approval: { question, change, answer: done } })
+      })
+    },
   }
 }

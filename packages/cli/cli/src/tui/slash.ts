@@ -1,5 +1,7 @@
 import type { Agent } from '@keel/agent'
 import type { PresetAgent } from '@keel/presets'
+import type { Feed } from './feed.js'
+import { contextReport, costReport } from './usage-report.js'
 
 /** What a slash command needs. */
 export interface SlashContext {
@@ -7,14 +9,33 @@ export interface SlashContext {
   readonly built: PresetAgent
   /** Aborted when the person presses Ctrl-C while the command runs. */
   readonly signal?: AbortSignal
+  /** The UI's state (`/cost`, `/context` read its usage). */
+  readonly feed?: Feed
+  readonly contextWindow?: number | undefined
 }
 
 /** The commands the UI itself answers; every other `/name` is a plugin's, from the agent's registry. */
 const OWN: ReadonlyArray<readonly [string, string]> = [
   ['/help', 'this list'],
   ['/preset', 'the preset and plugins this session runs with'],
+  ['/cost', 'tokens and cost of this session, per model'],
+  ['/context', 'how full the context window is, and what fills it'],
   ['/exit', 'leave (Ctrl-D on an empty line does too)'],
 ]
+
+/** The keys of the input line, as `/help` lists them. */
+export const KEYS_HELP = [
+  'keys: Enter sends · Ctrl-J or \\+Enter adds a line · ←/→ Home/End Ctrl-A/E move · Alt-B/F or Ctrl-←/→ by word',
+  '      Ctrl-W/U/K delete word/before/after · ↑/↓ history (per project) · Tab completes @path and /command',
+  '      @path attaches a file · !cmd runs a shell command (approval and sandbox as bash) · Ctrl-O shows the last tool output',
+  '      Esc interrupts a turn · Ctrl-C interrupts, twice within 2 s exits · Ctrl-D on an empty line exits',
+  '      approvals: y allow once · a allow for this session (its scope is shown) · n reject with a reason · Esc rejects',
+].join('\n')
+
+/** Every command name (the UI's and the plugins'), for Tab completion. */
+export function slashNames(agent: Agent): string[] {
+  return [...OWN.map(([cmd]) => cmd.slice(1)), ...agent.commands().map((c) => c.name)]
+}
 
 /** The help text: the UI's own commands, then every command the agent's plugins registered. */
 export function slashHelp(agent: Agent): string {
@@ -25,7 +46,7 @@ export function slashHelp(agent: Agent): string {
       .map((c) => [`/${c.name}${c.usage ? ` ${c.usage}` : ''}`, `${c.description} (${c.plugin})`] as const),
   ]
   const width = Math.min(48, Math.max(...rows.map(([cmd]) => cmd.length)) + 2)
-  return rows.map(([cmd, text]) => `${cmd.padEnd(width)} ${text}`).join('\n')
+  return `${rows.map(([cmd, text]) => `${cmd.padEnd(width)} ${text}`).join('\n')}\n${KEYS_HELP}`
 }
 
 function describePreset(ctx: SlashContext): string {
@@ -46,6 +67,8 @@ export async function runSlash(line: string, ctx: SlashContext): Promise<string>
   const args = space < 0 ? '' : trimmed.slice(space + 1).trim()
   if (name === 'help') return slashHelp(ctx.agent)
   if (name === 'preset') return describePreset(ctx)
+  if (name === 'cost' && ctx.feed) return costReport(ctx.feed.state.usage)
+  if (name === 'context' && ctx.feed) return contextReport(ctx.agent, ctx.feed.state.usage, ctx.contextWindow)
   if (!ctx.agent.commands().some((c) => c.name === name)) {
     return `unknown command /${name}; /help lists them`
   }

@@ -1,6 +1,7 @@
 import type { SessionEvent } from '@keel/session'
 import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
 import type { HistoryItem } from './feed.js'
+import { typedPart } from './mentions.js'
 
 /** A transcript line before it is numbered. */
 export type TranscriptLine = Pick<HistoryItem, 'kind' | 'text'>
@@ -40,12 +41,25 @@ export function transcriptOf(
   for (const event of events) {
     if (event.seq < first) continue
     switch (event.type) {
-      case 'user/message':
+      case 'user/message': {
+        // a direct run's note to the model: its `!cmd` line and result are shown instead
+        if (event.data.source?.startsWith('direct/')) break
+        const { text, attached } = typedPart(event.data.message)
         lines.push({
           kind: 'user',
-          text: `${event.data.source ? `(${event.data.source}) ` : ''}${textOf(event.data.message.content)}`,
+          text: `${event.data.source ? `(${event.data.source}) ` : ''}${text}${attached.length > 0 ? ` (attached: ${attached.join(', ')})` : ''}`,
         })
         break
+      }
+      case 'tool/direct-call': {
+        const command = /^\{"command":(".*")\}$/u.exec(event.data.arguments)?.[1]
+        lines.push(
+          command !== undefined && event.data.name === 'bash'
+            ? { kind: 'user', text: `!${JSON.parse(command) as string}` }
+            : { kind: 'call', text: `${event.data.name} ${summarizeArguments(event.data.arguments, 120)}` },
+        )
+        break
+      }
       case 'assistant/message': {
         const text = textOf(event.data.message.content).trim()
         if (text !== '') lines.push({ kind: 'assistant', text })
@@ -59,7 +73,8 @@ export function transcriptOf(
           text: `${event.data.name} ${summarizeArguments(event.data.arguments, 120)}`,
         })
         break
-      case 'tool/result': {
+      case 'tool/result':
+      case 'tool/direct-result': {
         const summary = summarizeResult(event.data.message, 120)
         const name = event.data.message.toolName
         lines.push(

@@ -52,6 +52,8 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'system/message': { surface: true, owner: '@keel/session' },
   'todo/write': { surface: false, owner: '@keel/todo' },
   'tool/call': { surface: false, owner: '@keel/session' },
+  'tool/direct-call': { surface: false, owner: '@keel/agent' },
+  'tool/direct-result': { surface: false, owner: '@keel/agent' },
   'tool/input-rewritten': { surface: false, owner: '@keel/agent' },
   'tool/list-changed': { surface: false, owner: '@keel/agent' },
   'tool/result': { surface: true, owner: '@keel/session' },

@@ -1,0 +1,51 @@
+import type { ToolCallBlock } from '@keel/llm'
+import { oneLine } from './render.js'
+
+/** What a call was about, for a person: the command line, else the path, else the tool. */
+export function callSubject(call: ToolCallBlock): string {
+  try {
+    const input = JSON.parse(call.arguments) as Record<string, unknown>
+    if (typeof input.command === 'string') return `\`${oneLine(input.command, 80)}\``
+    if (typeof input.path === 'string') return `${call.name} on ${oneLine(input.path, 80)}`
+  } catch {
+    // arguments that are not JSON: the tool's name says enough
+  }
+  return call.name
+}
+
+/** The reason after `Error [CODE]: <tool> was not run: ` (and a `denied by plugin '…': ` prefix). */
+function why(text: string): string {
+  return oneLine(
+    text
+      .replace(/^Error \[[A-Z0-9_]+\]:\s*/u, '')
+      .replace(/^\S+ was not run:\s*/u, '')
+      .replace(/^denied by plugin '[^']*':\s*/u, ''),
+    140,
+  )
+}
+
+/**
+ * The line under a refused call's `→ tool args`: who refused what, in a person's words —
+ * `you refused \`rm out.txt\`: "keep the file"` — instead of the error the model reads.
+ */
+export function refusalText(
+  call: ToolCallBlock,
+  errorCode: string | undefined,
+  resultText: string,
+  userWords: string | undefined,
+): string {
+  const subject = callSubject(call)
+  switch (errorCode) {
+    case 'USER_REJECTED':
+      return `✗ you refused ${subject}${userWords ? `: “${oneLine(userWords, 120)}”` : ''}`
+    case 'APPROVAL_UNAVAILABLE':
+      return `✗ ${subject} needed your approval and nobody could answer: not run`
+    case 'APPROVAL_CANCELLED':
+    case 'TOOL_ABORTED':
+      return `✗ ${subject} was not run: the turn was interrupted`
+    case 'HOOK_DENIED':
+      return `✗ a hook refused ${subject}: ${why(resultText).replace(/^a hook refused it:\s*/u, '')}`
+    default:
+      return `✗ ${subject} refused${errorCode ? ` (${errorCode})` : ''}: ${why(resultText)}`
+  }
+}

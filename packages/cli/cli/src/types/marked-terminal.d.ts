@@ -1,0 +1,9 @@
+// marked-terminal ships no types (and @types/marked-terminal pins an old marked): the one
+// function keel uses, typed here.
+declare module 'marked-terminal' {
+  import type { MarkedExtension } from 'marked'
+  export function markedTerminal(
+    options?: Record<string, unknown>,
+    highlightOptions?: Record<string, unknown>,
+  ): MarkedExtension
+}
