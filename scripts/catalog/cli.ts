@@ -4,6 +4,7 @@
 // a plugin package outside the repository (see outside.ts).
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorMessage } from '@keel/base'
 import { CatalogError } from './errors.js'
 import { generateCatalog, type HistoryOptions } from './generate.js'
 import { goldenJobs } from './history.js'
@@ -83,7 +84,7 @@ async function main(): Promise<number> {
   try {
     args = parseArgs(process.argv.slice(2))
   } catch (e) {
-    console.error((e as Error).message)
+    console.error(errorMessage(e))
     return 2
   }
   // Process start to here: node, tsx and loading the TypeScript compiler.
@@ -151,7 +152,7 @@ async function main(): Promise<number> {
       console.error(e.message)
       return 1
     }
-    console.error((e as Error).message)
+    console.error(errorMessage(e))
     return 1
   }
 }

@@ -2,6 +2,7 @@
 // snapshot freezes them into the golden log), it must be JSON, and it must pass the event's
 // own validator — the zod expressions zod-exprs.ts writes into `events.generated.ts`,
 // evaluated here, so the check and the file cannot disagree.
+import { boundIssues, errorMessage } from '@keel/base'
 import { z } from 'zod'
 // The runtime helpers the generated validators call, from their own module (not the session
 // package's index: that would run the registry and the generated modules gen may be fixing).
@@ -39,9 +40,8 @@ export function compileValidators(
 }
 
 function issueText(issues: readonly ZodIssue[]): string {
-  return issues
-    .slice(0, 3)
-    .map((i) => `${i.path.length > 0 ? `data.${i.path.map(String).join('.')}` : 'data'}: ${i.message}`)
+  return boundIssues(issues.slice(0, 3), 'data')
+    .issues.map((i) => `${i.path}: ${i.message}`)
     .join('; ')
 }
 
@@ -78,10 +78,7 @@ export function exampleProblems(model: SourceModel): CatalogProblem[] {
       try {
         value = JSON.parse(e.example)
       } catch (error) {
-        fail(
-          e,
-          `the @example of '${e.type}' is not JSON (${(error as Error).message}): ${e.example.slice(0, 60)}`,
-        )
+        fail(e, `the @example of '${e.type}' is not JSON (${errorMessage(error)}): ${e.example.slice(0, 60)}`)
         continue
       }
       const result = validators.get(e.type)!.safeParse(value)

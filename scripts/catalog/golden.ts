@@ -3,8 +3,10 @@
 // header on the first line, then the events). Written with the snapshot, from each event's
 // JSDoc `@example` payload (checked at gen), and sealed into it: verify loads every golden
 // log with the code that runs, through the migration chain (runtime.ts).
+
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorMessage } from '@keel/base'
 import { CatalogError, type CatalogProblem } from './errors.js'
 import type { SourceModel } from './model.js'
 
@@ -56,7 +58,7 @@ export function renderGolden(model: SourceModel): string {
         code: 'EVENT_WITHOUT_JSDOC',
         loc: e.loc,
         event: e.type,
-        message: `${e.loc}: the @example of '${e.type}' is not JSON (${(error as Error).message})`,
+        message: `${e.loc}: the @example of '${e.type}' is not JSON (${errorMessage(error)})`,
       })
     }
   }

@@ -3,8 +3,10 @@
 // describes one entry's change since snapshot vN. `superseded` keeps the states of the entry
 // that were committed since the snapshot and then changed incompatibly (see committed.ts):
 // logs may have been written with them, so they count in the classification.
+
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorMessage } from '@keel/base'
 import type { MachineCatalog } from './catalog-json.js'
 import { type Classification, diffCatalogs, type EntryDiff, RANK } from './diff.js'
 
@@ -68,7 +70,7 @@ export function readRecords(root: string): StoredRecord[] {
       try {
         out.push({ path, record: JSON.parse(readFileSync(join(root, path), 'utf8')) as ChangeRecord })
       } catch (e) {
-        out.push({ path, record: undefined, error: (e as Error).message })
+        out.push({ path, record: undefined, error: errorMessage(e) })
       }
     }
   }

@@ -1,6 +1,7 @@
 // Refinement tags: constraints written once as JSDoc tags on a declaration (`@integer`,
 // `@minimum 1`, `@pattern …`). They are part of the normalized type (digest, JSON Schema,
 // generated validator) and verify classifies each change.
+import { errorMessage } from '@keel/base'
 import { ts } from 'ts-morph'
 import type { NodeKind } from './graph.js'
 
@@ -70,7 +71,7 @@ export function refinementsOf(decl: ts.Node, report: (what: string) => void): Re
         if (raw === '') throw new Error('empty')
         out[name] = raw
       } catch (e) {
-        report(`@pattern ${JSON.stringify(raw)} is not a valid regular expression (${(e as Error).message})`)
+        report(`@pattern ${JSON.stringify(raw)} is not a valid regular expression (${errorMessage(e)})`)
       }
       continue
     }

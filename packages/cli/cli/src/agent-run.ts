@@ -1,4 +1,5 @@
 import type { AgentObserver, StoreHandle } from '@keel/agent'
+import { errorMessage } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import {
   checkForkUnder,
@@ -10,8 +11,8 @@ import {
   resolveComposition,
 } from '@keel/presets'
 import type { Session } from '@keel/session'
-import type { CliIo } from './commands.js'
 import { DeferredSession } from './deferred-session.js'
+import type { CliIo } from './io.js'
 import { createJsonLines, OUTPUT_CAPABILITIES } from './json-output.js'
 import { printModeNotices, runOneShot } from './one-shot.js'
 import type { SessionChoice } from './open-session.js'
@@ -273,7 +274,7 @@ async function runWith(s: Setup): Promise<number> {
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })
     } finally {
-      await agent.close().catch((error: unknown) => io.err(`keel: ${(error as Error).message}\n`))
+      await agent.close().catch((error: unknown) => io.err(`keel: ${errorMessage(error)}\n`))
       await closeStore()
     }
   }

@@ -1,40 +1,12 @@
 import { readFileSync } from 'node:fs'
-import { isKeelError } from '@keel/base'
+import { errorMessage, isKeelError } from '@keel/base'
 import { EXIT } from './exit-codes.js'
+import type { CliIo } from './io.js'
 import { USAGE, UsageError, usageLine } from './usage.js'
 
 export { describeEvent } from './describe-event.js'
 export { EXIT, type Interrupt, interruptExitCode } from './exit-codes.js'
 export { COMMANDS, USAGE } from './usage.js'
-
-/** Where a command reads its environment and writes its output. */
-export interface CliIo {
-  env: Readonly<Record<string, string | undefined>>
-  out(text: string): void
-  err(text: string): void
-  /** Style the output with ANSI escapes. */
-  color?: boolean
-  /**
-   * Aborted by SIGINT, SIGTERM or SIGHUP: a running turn ends (the log is closed) and the
-   * command exits with the signal's code. The reason is an {@link Interrupt}.
-   */
-  signal?: AbortSignal
-  /** The working directory (default `process.cwd()`). */
-  cwd?: string
-  /** Present when stdin and stdout are a terminal: interactive `keel` and approval prompts use it. */
-  terminal?: Terminal
-  /** Reads what was piped into stdin (set only when stdin is not a terminal). */
-  readStdin?: () => Promise<string>
-  /** Stdin itself, for `--input-format stream-json` (set only when it is not a terminal). */
-  stdin?: NodeJS.ReadableStream
-}
-
-/** The terminal of an interactive run. */
-export interface Terminal {
-  stdin: NodeJS.ReadStream
-  stdout: NodeJS.WriteStream
-  stderr: NodeJS.WriteStream
-}
 
 /** The version of this package. */
 export function keelVersion(): string {
@@ -83,7 +55,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.usage
     }
     const code = isKeelError(error) ? error.code : undefined
-    const message = error instanceof Error ? error.message : String(error)
+    const message = errorMessage(error)
     io.err(`keel: ${code ? `${code}: ` : ''}${message.replace(/\s*\n\s*/gu, ' ')}\n`)
     return code !== undefined && usageCodes.test(code) ? EXIT.usage : EXIT.runtime
   }

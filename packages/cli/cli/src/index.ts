@@ -1,5 +1,5 @@
 export { KEEL_SYSTEM_PROMPT } from './agent-run.js'
-export { type CliIo, describeEvent, EXIT, type Interrupt, runCli, type Terminal } from './commands.js'
+export { describeEvent, EXIT, type Interrupt, runCli } from './commands.js'
 export { DeferredSession } from './deferred-session.js'
 export {
   demoAnswer,
@@ -13,6 +13,7 @@ export {
   writeDemoWorkspace,
 } from './demo-task.js'
 export { sessionToHtml } from './export-html.js'
+export type { CliIo, Terminal } from './io.js'
 export {
   createJsonLines,
   type JsonLines,

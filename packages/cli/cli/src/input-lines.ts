@@ -1,6 +1,6 @@
 // Reading `keel -p --input-format stream-json`: one JSON object per line on stdin, each
 // checked by its generated validator (the line types are declared in output-lines.ts).
-import { KeelError } from '@keel/base'
+import { boundIssues, KeelError } from '@keel/base'
 import type { UserMessage } from '@keel/llm'
 import { inputLineValidators } from './output-lines.generated.js'
 import type { InputLine, UserInputLine } from './output-lines.js'
@@ -34,9 +34,8 @@ export function parseInputLine(text: string, number: number): InputLine {
     )
   const parsed = inputLineValidators[kind].safeParse(value)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const path = issue.path.map(String).join('.')
-    throw new InputLineError(where, `${path === '' ? 'the line' : path}: ${issue.message}`)
+    const issue = boundIssues(parsed.error.issues).issues[0]!
+    throw new InputLineError(where, `${issue.path === '' ? 'the line' : issue.path}: ${issue.message}`)
   }
   return parsed.data
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import { UsageError } from './usage.js'
 
@@ -93,7 +94,7 @@ export async function selectLlm(
         { showUsage: false },
       )
     }
-    if (code === 'DEEPSEEK_INVALID_OPTIONS') throw new UsageError((error as Error).message)
+    if (code === 'DEEPSEEK_INVALID_OPTIONS') throw new UsageError(errorMessage(error))
     throw error
   }
 }

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { listMcpServers, mcpConfigSchema, renderStatus } from '@keel/mcp'
 import { findPreset, loadPresets } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
-import type { CliIo } from './commands.js'
+import type { CliIo } from './io.js'
 import { pluginSearch } from './plugin-search.js'
 import { parseFlags, UsageError } from './usage.js'
 

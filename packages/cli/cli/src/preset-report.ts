@@ -5,7 +5,7 @@ import {
   loadPresetReport,
   type PresetReport,
 } from '@keel/presets'
-import type { CliIo } from './commands.js'
+import type { CliIo } from './io.js'
 import { pluginSearch } from './plugin-search.js'
 
 /**

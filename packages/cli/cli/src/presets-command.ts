@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { brokenError, findPreset, loadPresetReport } from '@keel/presets'
 import { keelHome } from '@keel/store-jsonl'
-import type { CliIo } from './commands.js'
+import type { CliIo } from './io.js'
 import { checkDirectory } from './open-session.js'
 import { pluginSearch } from './plugin-search.js'
 import { reportBroken } from './preset-report.js'

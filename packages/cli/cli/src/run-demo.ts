@@ -2,13 +2,13 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { errorMessage } from '@keel/base'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { createPresetAgent } from '@keel/presets'
 import { type ScriptedServer, startScriptedServer } from '@keel/scripted-server'
 import type { SessionEvent } from '@keel/session'
 // The demo reads the coding preset's `sandbox.limits` service (types only).
 import type {} from '@keel/user-approval'
-import type { Terminal } from './commands.js'
 import {
   demoAnswer,
   demoScript,
@@ -18,6 +18,7 @@ import {
   testOutcome,
   writeDemoWorkspace,
 } from './demo-task.js'
+import type { Terminal } from './io.js'
 import { checkDirectory } from './open-session.js'
 import { createRenderer, oneLine, type RenderTarget } from './render.js'
 import { selectStore } from './store.js'
@@ -73,7 +74,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     args = parse(io.argv).values
     if (args.cwd !== undefined) await checkDirectory(resolve(args.cwd), '--cwd')
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)} (pnpm demo --help lists the options)\n`)
+    io.err(`${errorMessage(error)} (pnpm demo --help lists the options)\n`)
     return { exitCode: 2 }
   }
   if (args.help) {
@@ -118,7 +119,7 @@ export async function runDemo(io: DemoIo): Promise<DemoOutcome> {
     selected = await selectStore(args.store, io.env, home)
   } catch (error) {
     await server?.close()
-    io.err(`${error instanceof Error ? error.message : String(error)}\n`)
+    io.err(`${errorMessage(error)}\n`)
     return { exitCode: 2 }
   }
   const store = selected.store

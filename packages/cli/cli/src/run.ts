@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { keelHome } from '@keel/store-jsonl'
-import type { CliIo } from './commands.js'
 import { EXIT } from './exit-codes.js'
+import type { CliIo } from './io.js'
 import { selectLlm } from './llm.js'
 import { checkDirectory } from './open-session.js'
 import { startModeOptions } from './start-modes.js'

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { errorMessage } from '@keel/base'
 
 /**
  * A command line the user must change (exit code 2). The CLI prints it as one line,
@@ -48,7 +49,7 @@ export function parseFlags<const O extends Options>(
 
 function describeParseError(error: unknown, options: Options): string {
   const code = (error as { code?: string }).code
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const flag = /^Unknown option '([^']*)'/u.exec(message)?.[1] ?? '?'
     const names = Object.keys(options).map((name) => `--${name}`)

@@ -1,5 +1,5 @@
 import type { SessionVerification } from '@keel/store'
-import type { CliIo } from './commands.js'
+import type { CliIo } from './io.js'
 import { selectStore } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
 

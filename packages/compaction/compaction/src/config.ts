@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { boundIssues, KeelError } from '@keel/base'
 import { z } from 'zod'
 
 /** The context window assumed for a model nobody configured: a conservative 128K. */
@@ -92,10 +92,10 @@ export class CompactionError extends KeelError<CompactionErrorCode> {}
 export function parseCompactionConfig(input: unknown): CompactionConfig {
   const result = compactionConfigSchema.safeParse(input ?? {})
   if (result.success) return result.data
-  const issue = result.error.issues[0]!
-  const path = ['config', ...issue.path.map(String)].join('.')
-  throw new CompactionError('COMPACTION_CONFIG_INVALID', `compaction ${path}: ${issue.message}`, {
-    path,
-    issues: result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  const { issues } = boundIssues(result.error.issues)
+  const first = boundIssues(result.error.issues, 'config').issues[0]!
+  throw new CompactionError('COMPACTION_CONFIG_INVALID', `compaction ${first.path}: ${first.message}`, {
+    path: first.path,
+    issues,
   })
 }

@@ -1,4 +1,4 @@
-import { isKeelError } from '@keel/base'
+import { errorRecordOf } from '@keel/base'
 import { type LlmAdapter, LlmError, type TextBlock, type ToolSpec, type UserMessage } from '@keel/llm'
 import type { Session, SessionSeq } from '@keel/session'
 import { CompactionError } from './config.js'
@@ -194,10 +194,10 @@ export async function writeSummary(
     }
   } catch (error) {
     if (error instanceof LlmError && error.kind === 'aborted') throw error
-    const code = isKeelError(error) ? error.code : 'UNKNOWN'
+    const { code, message } = errorRecordOf(error, 'UNKNOWN')
     throw new CompactionError(
       'COMPACTION_SUMMARY_FAILED',
-      `the summary call failed (${code}): ${error instanceof Error ? error.message : String(error)}`,
+      `the summary call failed (${code}): ${message}`,
       { modelErrorCode: code },
       { cause: error },
     )

@@ -1,4 +1,4 @@
-import { errorMessage, isKeelError } from '@keel/base'
+import { boundIssues, errorRecordOf } from '@keel/base'
 import { type DeveloperMessage, developerMessageSchema, type UserMessage } from '@keel/llm'
 import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
@@ -354,7 +354,7 @@ export class Agent {
     if (!result.success) {
       throw new AgentError(
         'AGENT_INPUT_INVALID',
-        `inject: not a developer message: ${result.error.issues[0]!.message}`,
+        `inject: not a developer message: ${boundIssues(result.error.issues).issues[0]!.message}`,
       )
     }
     this.#injections.push(options.source === undefined ? { message } : { message, source: options.source })
@@ -416,10 +416,8 @@ export class Agent {
     if (this.#closed)
       throw new AgentError('AGENT_CLOSED', 'this agent is closing; the message was not queued')
     this.send(message, source === undefined ? {} : { source }).catch((error: unknown) => {
-      this.#log({
-        code: isKeelError(error) ? error.code : 'AGENT_FAILED',
-        message: `a plugin-queued turn failed: ${errorMessage(error)}`,
-      })
+      const record = errorRecordOf(error, 'AGENT_FAILED')
+      this.#log({ ...record, message: `a plugin-queued turn failed: ${record.message}` })
     })
   }
 

@@ -1,4 +1,4 @@
-import { isKeelError } from '@keel/base'
+import { errorRecordOf, isKeelError } from '@keel/base'
 import {
   type AssistantMessage,
   type FinishReason,
@@ -58,12 +58,11 @@ const legacyAnswer = {
     `${call.name} did not finish: the process stopped before the tool returned its result. Its effects, if any, are unknown; check before repeating it.`,
 }
 
-export function errorRecordOf(error: unknown): ErrorRecord {
-  if (isKeelError(error)) return { code: error.code, message: error.message }
-  return {
-    code: 'LLM_ADAPTER_FAILED',
-    message: `the model adapter failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`,
-  }
+/** A failed model call as a record: a typed error as it is, anything else `LLM_ADAPTER_FAILED`. */
+function modelErrorRecord(error: unknown): ErrorRecord {
+  const record = errorRecordOf(error, 'LLM_ADAPTER_FAILED')
+  if (isKeelError(error)) return record
+  return { ...record, message: `the model adapter failed unexpectedly: ${record.message}` }
 }
 
 /**
@@ -80,7 +79,7 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
     ts.route = rt.route(ts.maxTokens)
   } catch (error) {
     // A model.active provider that answered nonsense: the step fails, nothing is sent.
-    return { kind: 'failed', error: errorRecordOf(error) }
+    return { kind: 'failed', error: modelErrorRecord(error) }
   }
   for (let attempt = 1, failures = 0; ; attempt++) {
     answerUnansweredCalls(rt.session, unansweredBeforeCall)
@@ -98,7 +97,7 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
       return done
     }
     if (signal.aborted) return commitPartial(rt, ts, step, attempt, result, 'aborted')
-    const error = errorRecordOf(result.error)
+    const error = modelErrorRecord(result.error)
     rt.session.append('assistant/attempt', { turn, step, attempt, stream: result.record, error })
     const llmError = result.error instanceof LlmError ? result.error : undefined
     failures++

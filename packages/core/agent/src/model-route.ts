@@ -1,3 +1,4 @@
+import { boundIssues } from '@keel/base'
 import type { LlmAdapter } from '@keel/llm'
 import type { ServiceView } from '@keel/tools'
 import { z } from 'zod'
@@ -62,10 +63,10 @@ export function activeChoice(services: ServiceView): ModelChoice | undefined {
   if (answer === undefined) return undefined
   const parsed = choiceSchema.safeParse(answer)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
+    const issue = boundIssues(parsed.error.issues).issues[0]!
     throw new AgentError(
       'MODEL_CHOICE_INVALID',
-      `plugin '${provider}' answered ${ACTIVE_MODEL_KEY}.current() with an invalid choice: ${issue.path.join('.') || 'the value'}: ${issue.message}`,
+      `plugin '${provider}' answered ${ACTIVE_MODEL_KEY}.current() with an invalid choice: ${issue.path || 'the value'}: ${issue.message}`,
       { plugin: provider },
     )
   }

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { boundIssues } from '@keel/base'
 import type { AssistantMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { userMessageSchema } from '@keel/llm'
 import type { ErrorRecord, Session, ToolFilter, TurnEndReason } from '@keel/session'
@@ -240,7 +241,7 @@ export function toUserMessage(input: string | UserMessage, where = 'send'): User
   if (!result.success) {
     throw new AgentError(
       'AGENT_INPUT_INVALID',
-      `${where}: not a user message: ${result.error.issues[0]!.message}`,
+      `${where}: not a user message: ${boundIssues(result.error.issues).issues[0]!.message}`,
     )
   }
   return message

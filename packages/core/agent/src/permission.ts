@@ -2,6 +2,7 @@
 // `deny` refuses the call; an `ask` comes here: hook answerers, then the session rules, then
 // interactive answerers, then fail closed (`unavailable`). Each question is logged as one
 // `approval/asked` and one `approval/decided`.
+import { errorMessage } from '@keel/base'
 import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { ApprovalAnswerSource, ApprovalOutcome, SessionRule } from './events.js'
 import type { BeforeToolDecision, ToolCallInfo } from './plugin.js'
@@ -154,7 +155,7 @@ async function consult(
   try {
     answer = await raced(answerer, question)
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error)
+    const why = errorMessage(error)
     return { outcome: 'rejected', by, answerer: answerer.name, reason: `the answerer failed: ${why}` }
   }
   if (answer === 'aborted') return cancelled

@@ -1,3 +1,4 @@
+import { boundIssues } from '@keel/base'
 import type { z } from 'zod'
 import { AgentError } from './errors.js'
 import type { PluginDefinition } from './plugin.js'
@@ -45,22 +46,14 @@ export function validateConfig(plugin: PluginDefinition<unknown>, config: unknow
   // A plugin used bare gets its defaults: an absent config is read as `{}` when the schema refuses undefined.
   if (!result.success && config === undefined) result = schema.safeParse({})
   if (result.success) return result.data
-  const issues = result.error.issues.map((issue) => ({
-    path: formatPath(issue.path),
-    message: issue.message,
-  }))
+  const { issues, more } = boundIssues(result.error.issues, 'config')
   const first = issues[0]!
+  const others = issues.length - 1 + more
   throw new AgentError(
     'PLUGIN_CONFIG_INVALID',
     `plugin '${plugin.name}': ${first.path}: ${first.message}${
-      issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''
+      others > 0 ? ` (and ${others} more)` : ''
     }; fix the plugin's config in the preset or the createAgent call`,
     { plugin: plugin.name, path: first.path, issues },
   )
-}
-
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = 'config'
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`
-  return out
 }

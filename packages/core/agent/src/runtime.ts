@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import type { LlmAdapter, ToolSpec } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { ServiceView, ToolRegistry } from '@keel/tools'
@@ -65,7 +66,7 @@ export function createEmit(observers: readonly AgentObserver[], log: AgentLogger
       } catch (error) {
         log({
           code: 'OBSERVER_FAILED',
-          message: `observer ${method} threw: ${error instanceof Error ? error.message : String(error)}`,
+          message: `observer ${method} threw: ${errorMessage(error)}`,
         })
       }
     }

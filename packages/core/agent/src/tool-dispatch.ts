@@ -1,6 +1,7 @@
 import { canonicalJson, errorMessage } from '@keel/base'
 import type { ToolCallBlock } from '@keel/llm'
 import {
+  errorOutput,
   executeTool,
   formatZodIssues,
   isConcurrencySafe,
@@ -14,14 +15,7 @@ import type { Reinput } from './interceptors-run.js'
 import { askAbout } from './permission.js'
 import type { ToolCallInfo } from './plugin.js'
 import type { Runtime, TurnState } from './runtime.js'
-import {
-  abortedCall,
-  capOutcome,
-  commitResult,
-  errorOutput,
-  notRun,
-  type ToolOutcome,
-} from './tool-results.js'
+import { abortedCall, capOutcome, commitResult, notRun, type ToolOutcome } from './tool-results.js'
 
 /** A call looked up and parsed, ready for {@link runOne}. */
 export interface PreparedCall {

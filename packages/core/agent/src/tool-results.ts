@@ -1,7 +1,7 @@
-import { elide, isKeelError, MAX_ERROR_KEY_CHARS } from '@keel/base'
+import { elide, errorRecordOf, MAX_ERROR_KEY_CHARS } from '@keel/base'
 import type { ToolCallBlock, ToolResultMessage } from '@keel/llm'
 import type { SessionEventMap } from '@keel/session'
-import { capOutput, capsFor, type Tool, type ToolOutput } from '@keel/tools'
+import { capOutput, capsFor, errorOutput, type Tool, type ToolOutput } from '@keel/tools'
 import type { Runtime } from './runtime.js'
 
 /** What became of one tool call: its output, where a capped output went, and whether the tool ran. */
@@ -11,11 +11,6 @@ export interface ToolOutcome {
   ran: boolean
   /** The permission chain refused the call: the plugin whose vote denied it or whose ask was refused. */
   refusedBy?: string
-}
-
-/** An error output the model reads as `Error [<code>]: <message>`. */
-export function errorOutput(code: string, message: string): ToolOutput {
-  return { content: [{ type: 'text', text: `Error [${code}]: ${message}` }], isError: true, errorCode: code }
 }
 
 /**
@@ -100,8 +95,7 @@ export function commitResult(
   try {
     rt.session.append('tool/result', data)
   } catch (error) {
-    const code = isKeelError(error) ? error.code : 'APPEND_FAILED'
-    const reason = error instanceof Error ? error.message : String(error)
+    const { code, message: reason } = errorRecordOf(error, 'APPEND_FAILED')
     committed = {
       output: errorOutput(
         'TOOL_RESULT_UNCOMMITTED',

@@ -1,4 +1,4 @@
-import { isKeelError } from '@keel/base'
+import { errorMessage, errorRecordOf } from '@keel/base'
 import { type AssistantMessage, messageText, type ToolCallBlock, type UserMessage } from '@keel/llm'
 import {
   answerUnansweredCalls,
@@ -156,7 +156,7 @@ async function runSteps(rt: Runtime, ts: TurnState): Promise<{ end: TurnEnd; las
     try {
       continuation = toUserMessage(stopping.decision.message, `turnStopping of plugin '${stopping.plugin}'`)
     } catch (error) {
-      return { end: { reason: 'rejected', error: errorOf(error) }, last }
+      return { end: { reason: 'rejected', error: errorRecordOf(error, 'AGENT_FAILED') }, last }
     }
     session.append('user/message', { message: continuation, source: `plugin/${stopping.plugin}` })
   }
@@ -220,13 +220,6 @@ function isJson(text: string): boolean {
   }
 }
 
-function errorOf(error: unknown): ErrorRecord {
-  return {
-    code: isKeelError(error) ? error.code : 'AGENT_FAILED',
-    message: error instanceof Error ? error.message : String(error),
-  }
-}
-
 /**
  * Something unexpected threw (a store write, a bug): end the turn honestly if the log
  * still accepts it — unanswered calls answered, the step and the turn closed.
@@ -235,7 +228,7 @@ export async function closeAfterFailure(rt: Runtime, turn: number, error: unknow
   const session = rt.session
   const open = session.openTurn
   if (open?.turn !== turn) return
-  const failure = errorOf(error)
+  const failure = errorRecordOf(error, 'AGENT_FAILED')
   try {
     answerUnansweredCalls(session, {
       errorCode: 'TOOL_INTERRUPTED',
@@ -250,7 +243,7 @@ export async function closeAfterFailure(rt: Runtime, turn: number, error: unknow
     // `interrupted` and answers its calls when the session is next opened.
     rt.log({
       code: 'TURN_CLOSE_FAILED',
-      message: `turn ${turn} could not be closed after ${failure.code}: ${closing instanceof Error ? closing.message : String(closing)}`,
+      message: `turn ${turn} could not be closed after ${failure.code}: ${errorMessage(closing)}`,
     })
   }
 }

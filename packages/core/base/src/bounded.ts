@@ -42,18 +42,23 @@ export function boundText(text: string, max: number = MAX_ERROR_TEXT_CHARS): str
   return elide(text, max)
 }
 
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/u
+
 /**
  * A JSON path for messages: `root.key[2].other`, each key elided past
- * {@link MAX_ERROR_KEY_CHARS}. With an empty `root` the path starts at its first key
- * (`key[2]`); an empty path is `root`.
+ * {@link MAX_ERROR_KEY_CHARS}. A key that is not an identifier is quoted (`$["my server"]`),
+ * so a key holding a dot or a bracket cannot be mistaken for two. With an empty `root` the
+ * path starts at its first key (`key[2]`); an empty path is `root`.
  */
 export function formatJsonPath(path: ReadonlyArray<PropertyKey>, root = ''): string {
   let out = root
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`
     else {
-      const name = elide(String(key), MAX_ERROR_KEY_CHARS)
-      out += out === '' ? name : `.${name}`
+      const raw = String(key)
+      const name = elide(raw, MAX_ERROR_KEY_CHARS)
+      if (!IDENTIFIER.test(raw)) out += `[${JSON.stringify(name)}]`
+      else out += out === '' ? name : `.${name}`
     }
   }
   return out

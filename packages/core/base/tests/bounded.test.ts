@@ -54,6 +54,18 @@ describe('formatJsonPath and previewJson', () => {
     expect(formatJsonPath([], '(arguments)')).toBe('(arguments)')
   })
 
+  it('quotes a key that is not an identifier, elided inside the quotes', () => {
+    expect(formatJsonPath(['mcpServers', 'my server', 'env', 'a.b'], '$')).toBe(
+      '$.mcpServers["my server"].env["a.b"]',
+    )
+    expect(formatJsonPath(['x-y', 0])).toBe('["x-y"][0]')
+    const path = formatJsonPath(['config', `${'.'.repeat(1 << 20)}`], '$')
+    expect(path.startsWith('$.config["...')).toBe(true)
+    expect(path.endsWith('..."]')).toBe(true)
+    expect(path).toContain('characters elided')
+    expect(path.length).toBeLessThan(MAX_ERROR_KEY_CHARS + 60)
+  })
+
   it('previews any value in bounded space without stringifying it whole', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.integer({ min: 10, max: 300 }), (value, max) => {

@@ -1,4 +1,4 @@
-import type { JsonValue } from '@keel/base'
+import { boundIssues, type JsonValue } from '@keel/base'
 import { z } from 'zod'
 import { SessionError } from './errors.js'
 import { type InvariantFolds, invariantDigest } from './invariant-folds.js'
@@ -213,7 +213,7 @@ export function assertResumable(
   known: Readonly<Record<string, unknown>>,
 ): void {
   if (!isCheckpointShaped(checkpoint)) {
-    const issue = sessionCheckpointSchema.safeParse(checkpoint).error?.issues[0]
+    const issue = boundIssues(sessionCheckpointSchema.safeParse(checkpoint).error?.issues ?? []).issues[0]
     throw checkpointMismatchError(id, `its state is malformed (${issue?.message ?? 'unexpected shape'})`)
   }
   const reason = checkpointMismatch(checkpoint, known)

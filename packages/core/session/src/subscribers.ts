@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import { SessionError } from './errors.js'
 import type { Session } from './session.js'
 import type { SessionEvent } from './types.js'
@@ -43,7 +44,7 @@ export class Subscribers {
     if (failures.length > 0) {
       throw new SessionError(
         'SUBSCRIBER_FAILED',
-        `event '${event.type}' was committed at seq ${event.seq}, but ${failures.length} subscriber(s) threw: ${failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ')}`,
+        `event '${event.type}' was committed at seq ${event.seq}, but ${failures.length} subscriber(s) threw: ${failures.map((f) => errorMessage(f)).join('; ')}`,
         { type: event.type, seq: event.seq, committed: true },
         { cause: failures[0] },
       )

@@ -1,4 +1,4 @@
-import type { ToolCallId } from '@keel/llm'
+import { errorResultText, type ToolCallId } from '@keel/llm'
 import type { UnansweredCall } from './lifecycle.js'
 import type { Session } from './session.js'
 
@@ -23,7 +23,7 @@ export function answerUnansweredCalls(session: Session, answer: UnansweredCallAn
         role: 'tool',
         toolCallId: call.callId as ToolCallId,
         toolName: call.name,
-        content: [{ type: 'text', text: `Error [${answer.errorCode}]: ${answer.text(call)}` }],
+        content: [{ type: 'text', text: errorResultText(answer.errorCode, answer.text(call)) }],
         isError: true,
       },
       errorCode: answer.errorCode,

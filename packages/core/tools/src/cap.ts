@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { errorMessage } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import {
   type AsideConfig,
@@ -73,8 +74,6 @@ const EXTENSIONS: Record<string, string> = {
   'image/webp': '.webp',
 }
 
-const describeError = (error: unknown) => (error instanceof Error ? error.message : String(error))
-
 /**
  * Caps one tool output before it becomes an event:
  * - every text block is made sane text ({@link toModelText}: lone surrogates → U+FFFD, NUL → `␀`);
@@ -123,7 +122,7 @@ export async function capOutput(output: ToolOutput, callId: string, caps: Output
         budget -= data.length
         line = `[${what} was too large for the log; it is saved in ${path}]`
       } catch (error) {
-        line = `[${what} was too large for the log and could not be saved (${describeError(error)})]`
+        line = `[${what} was too large for the log and could not be saved (${errorMessage(error)})]`
       }
     }
     blocks.push({ type: 'text', text: line })
@@ -164,7 +163,7 @@ export async function capOutput(output: ToolOutput, callId: string, caps: Output
     storedAside = { path, chars: cut === '' ? full.length : bytes.toString('utf8').length }
     location = `The full output is saved in ${path}${cut}; read it with read_file (offset/limit) or search it with grep`
   } catch (error) {
-    location = `The full output could not be saved (${describeError(error)}); rerun with a narrower request`
+    location = `The full output could not be saved (${errorMessage(error)}); rerun with a narrower request`
   }
   const { view } = truncateText(full, caps.maxResultChars, location)
   const out = capped([{ type: 'text', text: view }, ...images])

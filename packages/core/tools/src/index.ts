@@ -21,6 +21,7 @@ export {
   matchesEnvPattern,
   toolEnvironment,
 } from './env.js'
+export { errorOutput } from './error-output.js'
 export {
   ToolError,
   ToolRegistryError,

@@ -1,7 +1,8 @@
-import { boundIssues, elide, isKeelError } from '@keel/base'
+import { boundIssues, elide, errorMessage, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
+import { errorOutput } from './error-output.js'
 import { ToolError, type ToolRuntimeErrorCode } from './errors.js'
 import type { Tool, ToolContext, ToolOutput } from './tool.js'
 
@@ -64,10 +65,6 @@ export interface ToolCallOutcome {
 /** The result of {@link parseToolInput}: the validated input, or the error output the model gets. */
 export type ParsedToolInput<Input> = { ok: true; input: Input } | { ok: false; output: ToolOutput }
 
-function errorOutput(code: string, message: string): ToolOutput {
-  return { content: [{ type: 'text', text: `Error [${code}]: ${message}` }], isError: true, errorCode: code }
-}
-
 function runtimeError(code: ToolRuntimeErrorCode, message: string): ToolOutput {
   return errorOutput(code, message)
 }
@@ -97,7 +94,7 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
     parsed = JSON.parse(text)
   } catch (error) {
     const preview = elide(rawArguments, 200)
-    const complaint = elide(error instanceof Error ? error.message : String(error))
+    const complaint = elide(errorMessage(error))
     return {
       ok: false,
       output: runtimeError(
@@ -189,7 +186,7 @@ function fromThrown(tool: Tool<unknown>, error: unknown, signal: AbortSignal): T
       `${tool.name} was cancelled before it finished (the turn was aborted).`,
     )
   }
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   return runtimeError('TOOL_FAILED', `${tool.name} failed: ${message}`)
 }
 

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import type { ToolSpec } from '@keel/llm'
 import { z } from 'zod'
 import { ToolRegistryError } from './errors.js'
@@ -40,7 +41,7 @@ export function toToolSpec(tool: Tool<unknown>): ToolSpec {
   } catch (error) {
     throw new ToolRegistryError(
       'TOOL_SCHEMA_UNREPRESENTABLE',
-      `tool ${tool.name}: its input schema cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)}); use plain JSON types (strings, numbers, booleans, arrays, objects, enums)`,
+      `tool ${tool.name}: its input schema cannot be expressed as JSON Schema (${errorMessage(error)}); use plain JSON types (strings, numbers, booleans, arrays, objects, enums)`,
       { tool: tool.name },
       { cause: error },
     )

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { boundIssues, errorMessage } from '@keel/base'
 import { z } from 'zod'
 import { HookError } from './errors.js'
 import { compileMatcher, type Matcher } from './matcher.js'
@@ -125,25 +126,17 @@ export const hookSettingsSchema = z.looseObject({
   hooks: z.record(z.string(), z.array(groupSchema)).optional(),
 })
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = ''
-  for (const key of path)
-    out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`
-  return out === '' ? '(top level)' : out
-}
-
 /** Validates one parsed settings document; `file` names it in errors. */
 export function parseHookSettings(value: unknown, file: string): z.output<typeof hookSettingsSchema> {
   const result = hookSettingsSchema.safeParse(value)
   if (result.success) return result.data
-  const issues = result.error.issues.map((issue) => ({
-    path: formatPath(issue.path),
-    message: issue.message,
-  }))
+  const bounded = boundIssues(result.error.issues)
+  const issues = bounded.issues.map((issue) => ({ ...issue, path: issue.path || '(top level)' }))
   const first = issues[0]!
+  const others = issues.length - 1 + bounded.more
   throw new HookError(
     'HOOK_CONFIG_INVALID',
-    `${file}: ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}; fix the hook settings and start again`,
+    `${file}: ${first.path}: ${first.message}${others > 0 ? ` (and ${others} more)` : ''}; fix the hook settings and start again`,
     { file, path: first.path, issues },
   )
 }
@@ -157,7 +150,7 @@ function readSettingsFile(file: string): unknown {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw new HookError(
       'HOOK_CONFIG_UNREADABLE',
-      `${file}: cannot read the hook settings (${(error as Error).message}); fix its permissions or remove it from the hook sources`,
+      `${file}: cannot read the hook settings (${errorMessage(error)}); fix its permissions or remove it from the hook sources`,
       { file, path: '(file)' },
       { cause: error },
     )
@@ -167,7 +160,7 @@ function readSettingsFile(file: string): unknown {
   } catch (error) {
     throw new HookError(
       'HOOK_CONFIG_INVALID',
-      `${file}: not valid JSON (${(error as Error).message}); fix the file and start again`,
+      `${file}: not valid JSON (${errorMessage(error)}); fix the file and start again`,
       { file, path: '(file)' },
       { cause: error },
     )

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import { HookError } from './errors.js'
 
 /** A compiled matcher: tests the value the event is matched on (tool name, source, trigger, …). */
@@ -26,9 +27,9 @@ export function compileMatcher(pattern: string | undefined, where: { file: strin
   } catch (error) {
     throw new HookError(
       'HOOK_MATCHER_INVALID',
-      `${where.file}: ${where.path}: matcher ${JSON.stringify(pattern)} is not a valid regular expression (${
-        error instanceof Error ? error.message : String(error)
-      }); use a name list like "Edit|Write" or fix the expression`,
+      `${where.file}: ${where.path}: matcher ${JSON.stringify(pattern)} is not a valid regular expression (${errorMessage(
+        error,
+      )}); use a name list like "Edit|Write" or fix the expression`,
       { file: where.file, path: where.path, matcher: pattern },
     )
   }

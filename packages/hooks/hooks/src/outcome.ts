@@ -1,3 +1,4 @@
+import { boundIssues, errorMessage } from '@keel/base'
 import { z } from 'zod'
 import type { HookDialect, HookPoint } from './config.js'
 import type { HookDecisionLabel } from './events.js'
@@ -118,12 +119,12 @@ export function interpretRun(point: HookPoint, dialect: HookDialect, run: Comman
   try {
     parsed = JSON.parse(text)
   } catch (error) {
-    return fail(`${point} hook printed invalid JSON (${(error as Error).message}); ignored`)
+    return fail(`${point} hook printed invalid JSON (${errorMessage(error)}); ignored`)
   }
   const result = jsonOutputSchema.safeParse(parsed)
   if (!result.success) {
-    const issue = result.error.issues[0]!
-    return fail(`${point} hook JSON: ${issue.path.join('.') || '(top level)'}: ${issue.message}; ignored`)
+    const issue = boundIssues(result.error.issues).issues[0]!
+    return fail(`${point} hook JSON: ${issue.path || '(top level)'}: ${issue.message}; ignored`)
   }
   return readJson(point, dialect, result.data, outcome)
 }

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCallInfo } from '@keel/agent'
-import { canonicalJson } from '@keel/base'
+import { boundIssues, canonicalJson } from '@keel/base'
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
@@ -77,7 +77,7 @@ export function updatedInputDecision(
     return {
       action: 'deny',
       errorCode: 'HOOK_INPUT_INVALID',
-      reason: `a PreToolUse hook rewrote the input of ${tool.name} into one it does not accept: ${parsed.error.issues[0]!.message}`,
+      reason: `a PreToolUse hook rewrote the input of ${tool.name} into one it does not accept: ${boundIssues(parsed.error.issues).issues[0]!.message}`,
     }
   }
   const same =

@@ -167,6 +167,28 @@ describe('loading hook settings', () => {
     )
   })
 
+  it('bounds a megabyte key and thousands of issues in the error text', () => {
+    const at = locations()
+    const huge = 'E'.repeat(1 << 20)
+    const hooks: Record<string, unknown> = { [huge]: 'not a list' }
+    for (let i = 0; i < 2_000; i++) hooks[`Event${i}`] = 'not a list'
+    const file = writeJson(at.projectDir, '.claude/settings.json', { hooks })
+    let error: HookError | undefined
+    try {
+      loadHooks({ sources: all, locations: at })
+    } catch (e) {
+      error = e as HookError
+    }
+    expect(isKeelError(error, 'HOOK_CONFIG_INVALID')).toBe(true)
+    expect(error!.message).toContain(file)
+    expect(error!.message).toContain('characters elided')
+    expect(error!.message).toContain('(and 2000 more)')
+    expect(error!.message.length).toBeLessThan(1_000)
+    expect(String(error!.details.path).startsWith('hooks.EEE')).toBe(true)
+    expect((error!.details.issues as unknown[]).length).toBe(10)
+    expect(JSON.stringify(error!.details).length).toBeLessThan(10_000)
+  })
+
   it('refuses an invalid regular expression matcher, naming its path', () => {
     const at = locations()
     const file = writeJson(at.codexHome, 'hooks.json', settings('PostToolUse', 'x', 'Edit(('))

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import { type AssistantMessage, LlmError, type StreamRecord } from '@keel/llm'
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
 import { StreamIdleTimeoutError } from './done-watch.js'
@@ -130,7 +131,7 @@ export function classifyError(error: unknown, context: FailureContext): LlmError
       extra,
     )
   }
-  const message = error instanceof Error ? error.message : String(error)
+  const message = errorMessage(error)
   if (context.phase === 'stream') {
     return new LlmError(
       'stream-cut',

@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { boundIssues, KeelError } from '@keel/base'
 import { z } from 'zod'
 import { type ModelCapabilities, modelCapabilitiesSchema } from './capabilities.js'
 
@@ -100,11 +100,14 @@ export function isLoopback(url: string): boolean {
 export function resolveOptions(options: DeepSeekOptions): ResolvedOptions {
   const parsed = deepSeekOptionsSchema.safeParse(options)
   if (!parsed.success) {
+    const { issues, more } = boundIssues(parsed.error.issues)
+    const list = issues.map((issue) => `${issue.path || '(options)'}: ${issue.message}`)
+    if (more > 0) list.push(`… and ${more} more`)
     throw new DeepSeekConfigError(
       'DEEPSEEK_INVALID_OPTIONS',
-      `Invalid DeepSeek adapter options: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`,
+      `Invalid DeepSeek adapter options: ${list.join('; ')}`,
       {
-        issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+        issues,
       },
     )
   }

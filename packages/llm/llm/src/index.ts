@@ -39,4 +39,5 @@ export {
 } from './prices.js'
 // The validators of the types above, generated from their declarations (pnpm gen-persistence-catalog).
 export * from './schemas.generated.js'
+export { errorResultText } from './tool-error.js'
 export { findUnansweredToolCalls, type UnansweredToolCall, withAnsweredToolCalls } from './well-formed.js'

@@ -1,4 +1,5 @@
 import type { Message, ToolCallId } from './messages.js'
+import { errorResultText } from './tool-error.js'
 
 /** An assistant tool call that no tool message answers. */
 export interface UnansweredToolCall {
@@ -55,7 +56,7 @@ export function withAnsweredToolCalls(
         role: 'tool',
         toolCallId: call.id as ToolCallId,
         toolName: call.name,
-        content: [{ type: 'text', text: `Error [${answer.errorCode}]: ${answer.text(call)}` }],
+        content: [{ type: 'text', text: errorResultText(answer.errorCode, answer.text(call)) }],
         isError: true,
       })
     }

@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { boundIssues, KeelError } from '@keel/base'
 import { z } from 'zod'
 
 /**
@@ -184,7 +184,7 @@ export const scriptedResponseSchema: z.ZodType<ScriptedResponse> = z.strictObjec
 
 /** One problem found in a script step. */
 export interface ScriptIssue {
-  /** JSON path inside the step, e.g. `toolCalls.0.name`. */
+  /** JSON path inside the step, e.g. `toolCalls[0].name`. */
   path: string
   message: string
 }
@@ -215,9 +215,7 @@ export class ScriptValidationError extends KeelError<'SCRIPTED_SERVER_INVALID_ST
 export function parseScriptedResponse(value: unknown, step: number, source = 'script'): ScriptedResponse {
   const result = scriptedResponseSchema.safeParse(value)
   if (result.success) return result.data
-  throw new ScriptValidationError(
-    step,
-    result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
-    source,
-  )
+  const { issues, more } = boundIssues(result.error.issues)
+  if (more > 0) issues.push({ path: '', message: `… and ${more} more issue${more === 1 ? '' : 's'}` })
+  throw new ScriptValidationError(step, issues, source)
 }

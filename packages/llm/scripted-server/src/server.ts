@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { errorMessage } from '@keel/base'
 import { stall, watchClose, write } from './connection.js'
 import { contextOverflowMessage, PromptCache, withCacheHits } from './prompt.js'
 import {
@@ -97,7 +98,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
 
   const server = createServer((req, res) => {
     const task = handle(req, res).catch((error: unknown) => {
-      problems.push(`internal error: ${error instanceof Error ? error.message : String(error)}`)
+      problems.push(`internal error: ${errorMessage(error)}`)
       if (!res.headersSent)
         sendJson(res, 500, errorBody(`scripted server internal error: ${String(error)}`, 'server_error'))
       else res.destroy()
@@ -165,7 +166,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
         const message =
           error instanceof ScriptValidationError
             ? error.message
-            : `the script handler threw: ${error instanceof Error ? error.message : String(error)}`
+            : `the script handler threw: ${errorMessage(error)}`
         return reject(500, message, 'script_error')
       }
     }

@@ -65,7 +65,7 @@ describe('script validation', () => {
     const typed = error as ScriptValidationError
     expect(typed.code).toBe('SCRIPTED_SERVER_INVALID_STEP')
     expect(typed.step).toBe(1)
-    expect(typed.issues.map((issue) => issue.path)).toContain('toolCalls.0.name')
+    expect(typed.issues.map((issue) => issue.path)).toContain('toolCalls[0].name')
     expect(typed.message).toContain('step 1')
   })
 

@@ -6,7 +6,14 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { canonicalJson, errorMessage } from '@keel/base'
+import {
+  boundIssues,
+  canonicalJson,
+  elide,
+  errorMessage,
+  formatJsonPath,
+  MAX_ERROR_KEY_CHARS,
+} from '@keel/base'
 import { z } from 'zod'
 
 /** Server names: letters, digits, `-` and `_` (they become part of tool names). */
@@ -84,10 +91,6 @@ export function entryDigest(value: unknown): string {
   return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`
 }
 
-function jsonPath(parts: ReadonlyArray<PropertyKey>): string {
-  return `$${parts.map((p) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/u.test(String(p)) ? `.${String(p)}` : `[${JSON.stringify(String(p))}]`)).join('')}`
-}
-
 /**
  * Reads one entry of a file leniently: unknown keys are dropped (and reported), Claude
  * Code's unsupported ones too; an entry with `url` and no `type` is an error (as in Claude
@@ -99,7 +102,7 @@ function fileEntry(
   source: string,
   problems: ConfigProblem[],
 ): ServerEntry | undefined {
-  const at = (...more: PropertyKey[]) => jsonPath(['mcpServers', name, ...more])
+  const at = (...more: PropertyKey[]) => formatJsonPath(['mcpServers', name, ...more], '$')
   if (!SERVER_NAME_PATTERN.test(name)) {
     problems.push({ source, path: at(), message: 'server names use 1–64 of A-Z a-z 0-9 - _; entry skipped' })
     return undefined
@@ -128,13 +131,21 @@ function fileEntry(
     const why = (UNSUPPORTED_KEYS as readonly string[]).includes(key)
       ? 'is not supported by Keel and is ignored'
       : 'is not a known field and is ignored'
-    problems.push({ source, path: at(key), message: `"${key}" ${why}` })
+    problems.push({
+      source,
+      path: at(key),
+      message: `${JSON.stringify(elide(key, MAX_ERROR_KEY_CHARS))} ${why}`,
+    })
     delete record[key]
   }
   const parsed = (remote ? z.strictObject(remoteShape) : z.strictObject(stdioShape)).safeParse(record)
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    problems.push({ source, path: at(...issue.path), message: `${issue.message}; entry skipped` })
+    const issue = boundIssues(parsed.error.issues).issues[0]!
+    problems.push({
+      source,
+      path: at(...parsed.error.issues[0]!.path),
+      message: `${issue.message}; entry skipped`,
+    })
     return undefined
   }
   return parsed.data

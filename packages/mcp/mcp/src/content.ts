@@ -1,7 +1,7 @@
 // What an MCP tool is and what it returned, in Keel's terms: the four annotations (absent
 // hints mean the fail-closed defaults of the MCP spec), and the call's result as text and
 // image blocks for the model, with resources and links described in text.
-import type { ImageBlock, ImageMediaType, TextBlock } from '@keel/llm'
+import { errorResultText, type ImageBlock, type ImageMediaType, type TextBlock } from '@keel/llm'
 import type { ToolAnnotations, ToolOutput } from '@keel/tools'
 
 /** The MCP hints a tool may declare (`annotations` of `tools/list`); all optional, all untrusted. */
@@ -121,7 +121,7 @@ export function toToolOutput(result: Record<string, unknown>, qualifiedName: str
   if (result.isError === true) {
     const said = content.length > 0 ? content : [text('(the tool gave no details)')]
     return {
-      content: [text(`Error [MCP_TOOL_ERROR]: ${qualifiedName} reported an error:`), ...said],
+      content: [text(errorResultText('MCP_TOOL_ERROR', `${qualifiedName} reported an error:`)), ...said],
       isError: true,
       errorCode: 'MCP_TOOL_ERROR',
     }

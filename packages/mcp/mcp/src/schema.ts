@@ -4,6 +4,7 @@
 // server's schema and whose validation is the schema itself, compiled with Ajv (draft
 // 2020-12 unless the schema names an older draft). Schemas are hostile input: bounded in
 // size, compiled in an instance of their own that remembers nothing, never logged to the console.
+import { errorMessage } from '@keel/base'
 import type { Ajv as AjvCore, ErrorObject, ValidateFunction } from 'ajv'
 import { z } from 'zod'
 import { McpClientError } from './errors.js'
@@ -58,7 +59,7 @@ export function compileSchema(sdk: Sdk, schema: Record<string, unknown>, where: 
   } catch (error) {
     throw new McpClientError(
       'MCP_SCHEMA_INVALID',
-      `${where}: the schema does not compile: ${error instanceof Error ? error.message : String(error)}`,
+      `${where}: the schema does not compile: ${errorMessage(error)}`,
       { where },
       { cause: error },
     )

@@ -2,7 +2,7 @@
 // validated on call, its hints mapped to Keel's annotations, its results turned into text
 // and image blocks. The agent's tool runtime (`executeTool`) then applies the deadline, the
 // abort, the size cap and the aside storage, as for every tool.
-import { canonicalJson } from '@keel/base'
+import { canonicalJson, errorMessage } from '@keel/base'
 import { defineTool, type Tool } from '@keel/tools'
 import type { ListedTool, ServerConnection } from './connection.js'
 import { type McpToolHints, toKeelAnnotations, toToolOutput } from './content.js'
@@ -58,7 +58,7 @@ export class ToolBuilder {
           skipped.push({
             server,
             tool: listed.name,
-            reason: error instanceof Error ? error.message : String(error),
+            reason: errorMessage(error),
           })
           continue
         }

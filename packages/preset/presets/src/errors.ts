@@ -34,14 +34,3 @@ export type PresetErrorCode =
  * user can go straight to the line.
  */
 export class PresetError extends KeelError<PresetErrorCode> {}
-
-/** A JSON path (`$.plugins[1].use`) from a list of keys and indexes. */
-export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '$'
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`
-    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/u.test(key)) out += `.${key}`
-    else out += `[${JSON.stringify(String(key))}]`
-  }
-  return out
-}

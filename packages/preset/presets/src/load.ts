@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { boundIssues, errorMessage, formatJsonPath } from '@keel/base'
 import { builtinCatalog, type PluginCatalog, type PluginProvider } from './catalog.js'
-import { jsonPath, PresetError, type PresetErrorCode } from './errors.js'
+import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
 import { addPackageReferences } from './package-catalog.js'
 import type { PackageSearch } from './plugin-package.js'
@@ -186,7 +187,7 @@ async function presetFiles(dir: string): Promise<{ files: string[] } | { problem
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') return { files: [] }
-    const why = code === 'ENOTDIR' ? 'it is not a directory' : (error as Error).message
+    const why = code === 'ENOTDIR' ? 'it is not a directory' : errorMessage(error)
     return {
       problem: { code: 'PRESET_UNREADABLE', path: '$', reason: `cannot read the preset directory: ${why}` },
     }
@@ -224,7 +225,7 @@ async function checkPresetFile(
     }
     text = bytes.toString('utf8')
   } catch (error) {
-    const reason = `cannot read the file: ${(error as Error).message}`
+    const reason = `cannot read the file: ${errorMessage(error)}`
     return { problems: [{ code: 'PRESET_UNREADABLE', path: '$', reason }] }
   }
   const located = parseLocatedJson(text)
@@ -237,12 +238,21 @@ async function checkPresetFile(
   const id = typeof declared === 'string' ? declared : undefined
   const parsed = presetSchema.safeParse(json)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue): PresetFileProblem => {
+    const { issues: shown, more } = boundIssues(parsed.error.issues, '$')
+    const problems = shown.map((bounded, i): PresetFileProblem => {
+      const issue = parsed.error.issues[i]!
       const extra = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined
       const place =
         (extra === undefined ? undefined : located.keyAt(issue.path, extra)) ?? located.at(issue.path)
-      return { code: 'PRESET_INVALID', path: jsonPath(issue.path), ...place, reason: issue.message }
+      return { code: 'PRESET_INVALID', path: bounded.path, ...place, reason: bounded.message }
     })
+    if (more > 0) {
+      problems.push({
+        code: 'PRESET_INVALID',
+        path: '$',
+        reason: `… and ${more} more problem${more === 1 ? '' : 's'}`,
+      })
+    }
     return { ...(id === undefined ? {} : { id }), problems, located }
   }
   const added = packages
@@ -251,7 +261,7 @@ async function checkPresetFile(
   const failed = new Set(added.problems.map((p) => String(p.keys[1])))
   const problems: PresetFileProblem[] = added.problems.map((p) => ({
     code: p.code,
-    path: jsonPath(p.keys),
+    path: formatJsonPath(p.keys, '$'),
     ...located.at(p.keys),
     reason: p.reason,
     details: { plugin: p.plugin },
@@ -261,7 +271,7 @@ async function checkPresetFile(
     if (p.error.code === 'PRESET_PLUGIN_UNKNOWN' && failed.has(String(p.keys[1]))) continue
     problems.push({
       code: p.error.code,
-      path: jsonPath(p.keys),
+      path: formatJsonPath(p.keys, '$'),
       ...located.at(p.keys),
       reason: p.reason,
       ...(typeof p.error.details.plugin === 'string' ? { details: { plugin: p.error.details.plugin } } : {}),

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { PluginDefinition } from '@keel/agent'
-import { errorMessage } from '@keel/base'
+import { boundIssues, errorMessage } from '@keel/base'
 import { getEventRegistration } from '@keel/session'
 import { z } from 'zod'
 import type { PluginProvider } from './catalog.js'
@@ -145,8 +145,8 @@ export async function importPluginPackage(
   try {
     const parsed = manifestSchema.safeParse(JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')))
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!
-      return invalid(`${join(dir, 'package.json')}: ${issue.path.join('.') || '(root)'}: ${issue.message}`)
+      const issue = boundIssues(parsed.error.issues).issues[0]!
+      return invalid(`${join(dir, 'package.json')}: ${issue.path || '(root)'}: ${issue.message}`)
     }
     manifest = parsed.data
   } catch (error) {
@@ -193,9 +193,9 @@ export async function importPluginPackage(
     )
   const checked = definitionSchema.safeParse(exported)
   if (!checked.success) {
-    const issue = checked.error.issues[0]!
+    const issue = boundIssues(checked.error.issues).issues[0]!
     return invalid(
-      `${label}'s default export is not a plugin definition: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+      `${label}'s default export is not a plugin definition: ${issue.path || '(root)'}: ${issue.message}`,
     )
   }
   const definition = exported as PluginDefinition<unknown>

@@ -1,7 +1,8 @@
+import { boundIssues } from '@keel/base'
 import { modelPriceSchema } from '@keel/llm'
 import { approvalPolicySchema, sandboxModeSchema } from '@keel/user-approval'
 import { z } from 'zod'
-import { jsonPath, PresetError } from './errors.js'
+import { PresetError } from './errors.js'
 
 /** The tool groups a preset can name. */
 export const TOOL_GROUPS = ['fs', 'fs-read', 'shell'] as const
@@ -73,8 +74,8 @@ export function definePreset(input: PresetInput): Preset {
 
 /** A {@link PresetError} `PRESET_INVALID` for the first shape problem of a preset. */
 export function shapeError(error: z.ZodError, file: string, id: string): PresetError {
-  const issue = error.issues[0]!
-  const path = jsonPath(issue.path)
+  const issue = boundIssues(error.issues, '$').issues[0]!
+  const path = issue.path
   return new PresetError(
     'PRESET_INVALID',
     `preset ${JSON.stringify(id)} in ${file}: ${path}: ${issue.message}`,

@@ -1,12 +1,12 @@
 import { type PluginEntry, usePlugin } from '@keel/agent'
-import { canonicalDigest } from '@keel/base'
+import { boundIssues, canonicalDigest, formatJsonPath } from '@keel/base'
 import { editFileTool, fsTools, globTool, grepTool, listDirTool, readFileTool, writeFileTool } from '@keel/fs'
 import { type AgentComposition, type ComposedPlugin, registerProjection, type Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
 import type { Tool } from '@keel/tools'
 import { sandboxShellTool } from '@keel/user-approval'
 import { builtinCatalog, type PluginCatalog, type PluginRuntime } from './catalog.js'
-import { jsonPath, PresetError } from './errors.js'
+import { PresetError } from './errors.js'
 import type { Preset, ToolGroup } from './preset.js'
 
 const APPROVAL = '@keel/user-approval'
@@ -48,18 +48,17 @@ function validate(
         reason,
         error: new PresetError(
           'PRESET_PLUGIN_UNKNOWN',
-          `preset ${JSON.stringify(where.preset)} in ${where.file}: ${jsonPath(keys)}: ${reason}`,
-          { file: where.file, path: jsonPath(keys), preset: where.preset, plugin: use },
+          `preset ${JSON.stringify(where.preset)} in ${where.file}: ${formatJsonPath(keys, '$')}: ${reason}`,
+          { file: where.file, path: formatJsonPath(keys, '$'), preset: where.preset, plugin: use },
         ),
       },
     ]
   }
   const parsed = provider.config.safeParse(config ?? {})
   if (parsed.success) return []
-  return parsed.error.issues.map((issue) => {
-    const keys = [...where.path, 'config', ...issue.path]
-    const path = jsonPath(keys)
-    const reason = `${issue.message} (config of ${use})`
+  const configProblem = (keys: ReadonlyArray<PropertyKey>, said: string): PresetProblem => {
+    const path = formatJsonPath(keys, '$')
+    const reason = `${said} (config of ${use})`
     return {
       keys,
       reason,
@@ -69,7 +68,17 @@ function validate(
         { file: where.file, path, preset: where.preset, plugin: use },
       ),
     }
-  })
+  }
+  const { issues: shown, more } = boundIssues(parsed.error.issues)
+  const problems = shown.map((bounded, i) =>
+    configProblem([...where.path, 'config', ...parsed.error.issues[i]!.path], bounded.message),
+  )
+  if (more > 0) {
+    problems.push(
+      configProblem([...where.path, 'config'], `… and ${more} more problem${more === 1 ? '' : 's'}`),
+    )
+  }
+  return problems
 }
 
 /**
@@ -93,8 +102,8 @@ export function pluginReferenceProblems(
         reason,
         error: new PresetError(
           'PRESET_INVALID',
-          `preset ${JSON.stringify(preset.id)} in ${file}: ${jsonPath(keys)}: ${reason}`,
-          { file, path: jsonPath(keys), preset: preset.id, plugin: ref.use },
+          `preset ${JSON.stringify(preset.id)} in ${file}: ${formatJsonPath(keys, '$')}: ${reason}`,
+          { file, path: formatJsonPath(keys, '$'), preset: preset.id, plugin: ref.use },
         ),
       })
       return
@@ -219,9 +228,9 @@ export function buildComposition(
     }
     const parsed = provider.config.safeParse(recorded.config ?? {})
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!
+      const issue = boundIssues(parsed.error.issues, '$').issues[0]!
       problems.push(
-        `the recorded config of ${recorded.name} no longer validates with ${provider.use} ${provider.version}: ${jsonPath(issue.path)}: ${issue.message}`,
+        `the recorded config of ${recorded.name} no longer validates with ${provider.use} ${provider.version}: ${issue.path}: ${issue.message}`,
       )
       continue
     }

@@ -1,5 +1,5 @@
 import { definePlugin } from '@keel/agent'
-import { defineTool, type Tool, type ToolOutput } from '@keel/tools'
+import { defineTool, errorOutput, type Tool, type ToolOutput } from '@keel/tools'
 import { z } from 'zod'
 import { ownedEventTypes } from './events.generated.js'
 import { Scheduler } from './scheduler.js'
@@ -50,11 +50,7 @@ const deleteInputSchema = z.strictObject({
 
 function failure(error: unknown): ToolOutput {
   if (!(error instanceof ScheduleError)) throw error
-  return {
-    content: [{ type: 'text', text: `Error [${error.code}]: ${error.message}` }],
-    isError: true,
-    errorCode: error.code,
-  }
+  return errorOutput(error.code, error.message)
 }
 
 function line(scheduler: Scheduler, schedule: Schedule): string {

@@ -1,5 +1,5 @@
 import type { Clock } from '@keel/agent'
-import { elide } from '@keel/base'
+import { elide, errorMessage } from '@keel/base'
 import type { UserMessage } from '@keel/llm'
 import type { Session } from '@keel/session'
 import { type LostFiring, lostFirings, scheduleSource } from './lost.js'
@@ -191,7 +191,7 @@ export class Scheduler {
         this.stop()
         notify?.(
           'schedule-deferred',
-          `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) came due but could not be delivered (${error instanceof Error ? error.message : String(error)}); it fires when the session is next opened.`,
+          `Schedule ${schedule.id} (${describeTrigger(schedule.trigger)}) came due but could not be delivered (${errorMessage(error)}); it fires when the session is next opened.`,
         )
         return
       }

@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { errorMessage, KeelError } from '@keel/base'
 import { type Projection, registerProjection } from '@keel/session'
 import { Cron } from 'croner'
 import { bookCheckpoint } from './book-checkpoint.js'
@@ -338,7 +338,7 @@ export function resolveTrigger(
       } catch (error) {
         throw new ScheduleError(
           'SCHEDULE_CRON_INVALID',
-          `'${request.when}' is not a cron expression (${(error as Error).message}); use 5 fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5'`,
+          `'${request.when}' is not a cron expression (${errorMessage(error)}); use 5 fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5'`,
           { when: request.when },
         )
       }

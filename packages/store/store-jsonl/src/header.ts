@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
-import { boundIssues, previewJson } from '@keel/base'
+import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
 
@@ -111,7 +111,7 @@ export function readHeader(
   try {
     parsed = JSON.parse(line.text) as Partial<PhysicalHeader>
   } catch (error) {
-    throw corrupt(`the physical header is not valid JSON (${(error as Error).message})`)
+    throw corrupt(`the physical header is not valid JSON (${errorMessage(error)})`)
   }
   if (parsed === null || typeof parsed !== 'object' || parsed.format !== FORMAT_NAME) {
     throw corrupt(`the first line is not a ${FORMAT_NAME} header`)

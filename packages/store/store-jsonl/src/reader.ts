@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { errorMessage } from '@keel/base'
 import {
   headerRoot,
   type IntegrityStart,
@@ -194,9 +195,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
             throw new SessionCorrupt(
               id,
               { file, line: lineNo, offset: offsetOf(current) },
-              newline === start
-                ? 'an empty line'
-                : `the line is not valid JSON (${(error as Error).message})`,
+              newline === start ? 'an empty line' : `the line is not valid JSON (${errorMessage(error)})`,
             )
           }
           if (isBlobStub(parsed)) parsed = resolve(parsed, { file, line: lineNo, offset: offsetOf(current) })
@@ -234,7 +233,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
     try {
       parsed = JSON.parse(text)
     } catch (error) {
-      throw new SessionCorrupt(id, at, `the line is not valid JSON (${(error as Error).message})`)
+      throw new SessionCorrupt(id, at, `the line is not valid JSON (${errorMessage(error)})`)
     }
     return resolve(parsed, at)
   }

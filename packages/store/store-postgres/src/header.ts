@@ -1,4 +1,4 @@
-import { boundIssues, previewJson } from '@keel/base'
+import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
 import { SessionCorrupt, type StoreLocation } from '@keel/store'
 
@@ -17,7 +17,7 @@ export function parseHeader(
   try {
     raw = JSON.parse(text)
   } catch (error) {
-    throw new SessionCorrupt(id, location, `the header is not valid JSON (${(error as Error).message})`)
+    throw new SessionCorrupt(id, location, `the header is not valid JSON (${errorMessage(error)})`)
   }
   const parsed = sessionHeaderValidator.safeParse(raw)
   if (!parsed.success) {

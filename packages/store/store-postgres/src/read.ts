@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { errorMessage } from '@keel/base'
 import type { SessionHeader } from '@keel/session'
 import {
   type CheckpointDocument,
@@ -286,7 +287,7 @@ export function parseRow(id: string, tables: Tables, row: { seq: number; line: s
     throw new SessionCorrupt(
       id,
       { file: tables.events, seq: row.seq },
-      `the row of seq ${row.seq} is not valid JSON (${(error as Error).message})`,
+      `the row of seq ${row.seq} is not valid JSON (${errorMessage(error)})`,
     )
   }
 }
@@ -359,7 +360,7 @@ export function blobEvent(
   try {
     event = JSON.parse(json)
   } catch (error) {
-    throw new SessionCorrupt(id, at, `${name} is not valid JSON (${(error as Error).message})`)
+    throw new SessionCorrupt(id, at, `${name} is not valid JSON (${errorMessage(error)})`)
   }
   const stored = event as { seq?: unknown; type?: unknown } | null
   if (stored?.seq !== stub.seq || stored.type !== (stubEvent as { type?: unknown }).type) {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { errorMessage } from '@keel/base'
 import type { SessionEvent } from '@keel/session'
 import { SessionCorrupt, type StoreLocation } from './errors.js'
 
@@ -103,7 +104,7 @@ export function resolveBlobStub(
   try {
     parsed = JSON.parse(typeof content === 'string' ? content : Buffer.from(content).toString('utf8'))
   } catch (error) {
-    throw new SessionCorrupt(id, where, `${name}, which is not valid JSON (${(error as Error).message})`)
+    throw new SessionCorrupt(id, where, `${name}, which is not valid JSON (${errorMessage(error)})`)
   }
   const event = parsed as Partial<BlobStub> | null
   if (

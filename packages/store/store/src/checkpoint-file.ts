@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
+import { errorMessage } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionCheckpoint } from '@keel/session'
 import { isBlobStub, type PendingBlob, resolveBlobStub, spill } from './blob.js'
 import { SessionCorrupt } from './errors.js'
@@ -85,7 +86,7 @@ export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCh
   try {
     doc = JSON.parse(body.toString('utf8')) as CheckpointDocument
   } catch (error) {
-    return { ok: false, reason: `its body is not JSON (${(error as Error).message})` }
+    return { ok: false, reason: `its body is not JSON (${errorMessage(error)})` }
   }
   if (doc === null || typeof doc !== 'object' || doc.session !== id) {
     return { ok: false, reason: `it belongs to session ${JSON.stringify(doc?.session)}` }

@@ -1,4 +1,4 @@
-import { KeelError, previewJson } from '@keel/base'
+import { errorMessage, KeelError, previewJson } from '@keel/base'
 import { sessionIdSchema } from '@keel/session'
 
 /** Where in a stored artifact something was found: file and line for JSONL, a table for SQL. */
@@ -147,7 +147,7 @@ export class SessionWriteFailed extends KeelError<'SESSION_WRITE_FAILED'> {
     const retry = options?.retry === true
     super(
       'SESSION_WRITE_FAILED',
-      `session ${id}: writing events ${firstSeq}..${lastSeq} failed (${cause instanceof Error ? cause.message : String(cause)}); ${
+      `session ${id}: writing events ${firstSeq}..${lastSeq} failed (${errorMessage(cause)}); ${
         retry
           ? 'they are not durable yet: they are kept, and the next flush() writes them once the store is back (or close the handle and reopen the session: the log keeps every event flushed before)'
           : 'they are not durable and the handle accepts no more appends. Close it and reopen the session (the log keeps every event flushed before)'

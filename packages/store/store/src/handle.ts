@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { errorMessage, KeelError } from '@keel/base'
 import {
   SESSION_FORMAT_VERSION,
   type Session,
@@ -233,7 +233,7 @@ export class StoreHandle implements SessionHandle {
   #notCheckpointed(error: unknown): void {
     this.notices.push({
       code: 'CHECKPOINT_NOT_WRITTEN',
-      message: `session ${this.session.id}: no checkpoint was written at seq ${this.session.nextSeq} (${error instanceof Error ? error.message : String(error)}); the next load replays the log from the previous one`,
+      message: `session ${this.session.id}: no checkpoint was written at seq ${this.session.nextSeq} (${errorMessage(error)}); the next load replays the log from the previous one`,
     })
   }
 

@@ -1,4 +1,4 @@
-import { isKeelError } from '@keel/base'
+import { errorMessage, isKeelError } from '@keel/base'
 import { Session, type SessionCheckpoint, type SessionOptions } from '@keel/session'
 import type { ReadOptions, StoredLog } from './backend.js'
 import { IntegrityBroken } from './integrity.js'
@@ -52,7 +52,7 @@ export async function loadSession(
       if (log.checkpoint) {
         const reason = isKeelError(error, 'CHECKPOINT_MISMATCH')
           ? String(error.details.reason)
-          : `resuming from it failed (${error instanceof Error ? error.message : String(error)})`
+          : `resuming from it failed (${errorMessage(error)})`
         notices.push(checkpointIgnored(id, log.checkpoint.doc.seq, reason))
         log = await reread({ checkpoint: false, trust: log.trusted !== undefined })
         continue
@@ -66,7 +66,7 @@ export async function loadSession(
               }
             : {
                 code: 'TRUSTED_LOAD_FAILED',
-                message: `session ${id}: loading the lines this store vouched for failed (${error instanceof Error ? error.message : String(error)}); every line was validated in full instead`,
+                message: `session ${id}: loading the lines this store vouched for failed (${errorMessage(error)}); every line was validated in full instead`,
               },
         )
         log = await reread({ checkpoint: false, trust: false })
@@ -144,7 +144,7 @@ export async function verifySession(id: string, read: Reread): Promise<SessionVe
     report.checkpoint = {
       seq: doc.seq,
       usable: false,
-      reason: error instanceof Error ? error.message : String(error),
+      reason: errorMessage(error),
     }
     return report
   }

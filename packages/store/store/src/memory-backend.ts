@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   HOST,
@@ -257,6 +258,6 @@ function parseStored(id: string, line: string, where: StoreLocation): unknown {
   try {
     return JSON.parse(line)
   } catch (error) {
-    throw new SessionCorrupt(id, where, `the line is not valid JSON (${(error as Error).message})`)
+    throw new SessionCorrupt(id, where, `the line is not valid JSON (${errorMessage(error)})`)
   }
 }

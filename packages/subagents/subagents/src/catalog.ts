@@ -3,7 +3,7 @@
 import type { Dirent } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, relative } from 'node:path'
-import { isKeelError } from '@keel/base'
+import { errorMessage, isKeelError } from '@keel/base'
 import { type AgentDefinition, MAX_DEFINITION_BYTES, parseDefinition, SubagentError } from './definition.js'
 import type { AgentDefinitionSource } from './events.js'
 import { shippedDefinitions } from './shipped.js'
@@ -117,7 +117,7 @@ export async function loadAgentCatalog(
             ? (error as SubagentError)
             : new SubagentError(
                 'AGENT_DEFINITION_INVALID',
-                `${file}:1: cannot be read: ${(error as Error).message}`,
+                `${file}:1: cannot be read: ${errorMessage(error)}`,
                 { file, line: 1 },
               ),
         )

@@ -3,7 +3,7 @@
 import type { Agent, AgentObserver, ChildSessions, PluginContext, StoreHandle, TurnResult } from '@keel/agent'
 import { errorMessage, errorRecordOf, isKeelError } from '@keel/base'
 import type { AgentComposition, ErrorRecord, SessionId } from '@keel/session'
-import type { ToolOutput } from '@keel/tools'
+import { errorOutput, type ToolOutput } from '@keel/tools'
 import type { ApprovalPolicyService } from '@keel/user-approval'
 import { parentAnswerer } from './bubble.js'
 import { childComposition, childTools } from './compose.js'
@@ -165,8 +165,10 @@ export async function runChild(parent: Parent, run: ChildRun): Promise<ToolOutpu
     }
   }
   if (outcome === 'aborted' && run.signal.aborted) {
-    const text = `Error [TOOL_ABORTED]: task was cancelled (the turn was aborted); subagent ${definition.name} stopped, and its log is session ${child}.\n${trailer}`
-    return { content: [{ type: 'text', text }], isError: true, errorCode: 'TOOL_ABORTED' }
+    return errorOutput(
+      'TOOL_ABORTED',
+      `task was cancelled (the turn was aborted); subagent ${definition.name} stopped, and its log is session ${child}.\n${trailer}`,
+    )
   }
   const why = error ? `${error.code}: ${error.message}` : outcome
   const partial = result?.text ? `\nIts last message:\n${result.text}` : ''

@@ -2,7 +2,7 @@
 // mode, …) and a Markdown body, the child's system prompt. Claude Code's format, read strictly:
 // a malformed file is a typed error naming the file, the line and the field.
 import { createHash } from 'node:crypto'
-import { KeelError } from '@keel/base'
+import { boundIssues, errorMessage, formatJsonPath, KeelError } from '@keel/base'
 import type { ApprovalPolicy, SandboxMode } from '@keel/user-approval'
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
@@ -159,13 +159,13 @@ export function parseDefinition(text: string, file: string, source: AgentDefinit
   try {
     data = doc.toJS({ maxAliasCount: 20 }) ?? {}
   } catch (error) {
-    throw invalid(file, 2, undefined, `the front matter cannot be read: ${(error as Error).message}`)
+    throw invalid(file, 2, undefined, `the front matter cannot be read: ${errorMessage(error)}`)
   }
   const parsed = frontMatterSchema.safeParse(data)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!
-    const [key, index] = issue.path as Array<string | number>
-    const field = index === undefined ? String(key ?? '') : `${String(key)}[${index}]`
+    const [key] = issue.path as Array<string | number>
+    const field = formatJsonPath(issue.path.slice(0, 2))
     const node = key === undefined ? undefined : doc.getIn(issue.path as Array<string | number>, true)
     const keyNode = isMap(doc.contents)
       ? doc.contents.items.find((pair) => isScalar(pair.key) && pair.key.value === key)
@@ -174,7 +174,8 @@ export function parseDefinition(text: string, file: string, source: AgentDefinit
       (node as { range?: [number, number, number] } | undefined)?.range?.[0] ??
       (isScalar(keyNode?.key) ? keyNode.key.range?.[0] : undefined)
     const missing = node === undefined && keyNode === undefined
-    const problem = missing ? `is required (${issue.message})` : issue.message
+    const message = boundIssues([issue]).issues[0]!.message
+    const problem = missing ? `is required (${message})` : message
     throw invalid(file, missing ? 2 : lineAt(offset), field, problem)
   }
   const fm = parsed.data

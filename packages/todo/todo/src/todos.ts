@@ -1,6 +1,6 @@
 import { KeelError } from '@keel/base'
 import { type Projection, registerProjection, type Session } from '@keel/session'
-import { defineTool, type Tool } from '@keel/tools'
+import { defineTool, errorOutput, type Tool } from '@keel/tools'
 import { z } from 'zod'
 import { todoStatusSchema } from './events.generated.js'
 import type { TodoItem } from './events.js'
@@ -155,11 +155,7 @@ export function createTodoWriteTool(options: TodoWriteToolOptions): Tool<TodoWri
         todos = checkTodos(input.todos, { maxInProgress: options.maxInProgress })
       } catch (error) {
         if (!(error instanceof TodoError)) throw error
-        return {
-          content: [{ type: 'text', text: `Error [${error.code}]: ${error.message}` }],
-          isError: true,
-          errorCode: error.code,
-        }
+        return errorOutput(error.code, error.message)
       }
       const before = session.project(todoProjection)
       session.append('todo/write', { todos })

@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
+import { errorMessage } from '@keel/base'
 import { ToolError } from '@keel/tools'
 
 /** The `errorCode`s the fs tools return. */
@@ -85,11 +86,7 @@ export function fsFailure(error: unknown, raw: string, absolute: string): FsTool
     case 'ENOTDIR':
       return new FsToolError('NOT_A_DIRECTORY', `a part of ${where} is a file, not a directory`, details)
     default:
-      return new FsToolError(
-        'FS_ERROR',
-        `file-system error at ${where}: ${error instanceof Error ? error.message : String(error)}`,
-        details,
-      )
+      return new FsToolError('FS_ERROR', `file-system error at ${where}: ${errorMessage(error)}`, details)
   }
 }
 

@@ -1,5 +1,6 @@
 import { lstat, open } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import { errorMessage } from '@keel/base'
 import { defineTool, type Tool } from '@keel/tools'
 import { glob } from 'tinyglobby'
 import { z } from 'zod'
@@ -122,7 +123,7 @@ function compile(pattern: string, ignoreCase: boolean): string {
       if (flags.includes('u')) continue
       throw new FsToolError(
         'GREP_INVALID_PATTERN',
-        `${JSON.stringify(pattern)} is not a valid regular expression (${error instanceof Error ? error.message : String(error)}); escape special characters like ( [ . * with a backslash`,
+        `${JSON.stringify(pattern)} is not a valid regular expression (${errorMessage(error)}); escape special characters like ( [ . * with a backslash`,
         { pattern },
       )
     }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
+import { errorMessage } from '@keel/base'
 import {
   defineTool,
   type EnvironmentPolicy,
@@ -153,13 +154,9 @@ export function bashTool(options: BashToolOptions = {}): Tool<BashInput> {
           })
         } catch (error) {
           reject(
-            new ShellToolError(
-              'SPAWN_FAILED',
-              `could not start ${shell}: ${error instanceof Error ? error.message : String(error)}`,
-              {
-                shell,
-              },
-            ),
+            new ShellToolError('SPAWN_FAILED', `could not start ${shell}: ${errorMessage(error)}`, {
+              shell,
+            }),
           )
           return
         }

@@ -1,3 +1,4 @@
+import { errorMessage } from '@keel/base'
 import { type AsideConfig, AsideFile, VISIBLE_NUL } from '@keel/tools'
 
 /** Keeps the head and the tail of a stream of text within a character budget. */
@@ -103,9 +104,7 @@ export class CommandOutput {
     try {
       this.#file = new AsideFile(this.#aside, this.#name)
     } catch (error) {
-      this.#notes.push(
-        `[the complete output could not be stored aside: ${error instanceof Error ? error.message : String(error)}]`,
-      )
+      this.#notes.push(`[the complete output could not be stored aside: ${errorMessage(error)}]`)
       return true
     }
     return this.#file.write(all)
@@ -130,9 +129,7 @@ export class CommandOutput {
       }
       return { text, storedAside: { path: summary.path, chars: summary.chars }, notes: this.#notes }
     } catch (error) {
-      this.#notes.push(
-        `[the complete output could not be stored aside: ${error instanceof Error ? error.message : String(error)}]`,
-      )
+      this.#notes.push(`[the complete output could not be stored aside: ${errorMessage(error)}]`)
       return { text, notes: this.#notes }
     }
   }
