@@ -54,8 +54,7 @@ describe('jsonl write path', () => {
       expect(traced.stdout).toContain('ack')
       const lines = readFileSync(trace, 'utf8').split('\n')
       const log = join(h, 'sessions', 's', 'session.jsonl')
-      const opened = lines.filter((l) => l.includes(`"${log}"`) && l.includes('O_APPEND'))
-      const fd = /= (\d+)$/.exec(opened.at(-1) ?? '')?.[1]
+      const fd = openedFd(lines, log)
       expect(fd).toBeDefined()
       const from = lines.findIndex((l) => l.includes('turn-begin'))
       const to = lines.findIndex((l) => l.includes('turn-end'))
@@ -70,6 +69,27 @@ describe('jsonl write path', () => {
     60_000,
   )
 })
+
+/**
+ * The fd of the last O_APPEND open of `path` in an `strace -f` trace. The open may run on a
+ * libuv thread while others run too: strace then splits it into `… <unfinished ...>` and a
+ * later `<pid> <... openat resumed>) = fd` line of the same thread.
+ */
+function openedFd(lines: readonly string[], path: string): string | undefined {
+  let fd: string | undefined
+  lines.forEach((line, i) => {
+    if (!line.includes(`"${path}"`) || !line.includes('O_APPEND')) return
+    const done = /= (\d+)$/.exec(line)?.[1]
+    if (done !== undefined) {
+      fd = done
+      return
+    }
+    const pid = line.split(' ')[0]
+    const resumed = lines.slice(i + 1).find((l) => l.startsWith(`${pid} `) && l.includes('openat resumed>'))
+    fd = /= (\d+)$/.exec(resumed ?? '')?.[1] ?? fd
+  })
+  return fd
+}
 
 describe('jsonl checkpoints under SIGKILL', () => {
   it('a SIGKILL while a checkpoint is being written leaves the session resumable', async () => {
