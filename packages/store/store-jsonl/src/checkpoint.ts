@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
@@ -14,6 +14,7 @@ import {
 } from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
 import { readBlob } from './files.js'
+import { type ReleasableBytes, readReleasable } from './releasable.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -78,14 +79,17 @@ export function readTiedCheckpoint(
   length: number,
   notices: StoreNotice[],
 ): TiedCheckpoint | undefined {
-  let stored: Buffer
+  let stored: ReleasableBytes
   try {
-    stored = readFileSync(checkpointPath(dir))
+    stored = readReleasable(checkpointPath(dir))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  const decoded = decodeCheckpoint(stored, id)
+  const bytes = stored.bytes.length
+  // the bytes are freed once checked and decoded, before the text is parsed
+  const decoded = decodeCheckpoint(stored.bytes, id, stored.release)
+  stored.release()
   if (!decoded.ok) {
     notices.push(checkpointIgnored(id, undefined, decoded.reason))
     return undefined
@@ -128,7 +132,7 @@ export function readTiedCheckpoint(
     notices.push(checkpointIgnored(id, doc.seq, resolved.reason))
     return undefined
   }
-  return { doc: resolved.doc, bytes: stored.length, locator, mark, chainNext: locator.chainAt + placed.bytes }
+  return { doc: resolved.doc, bytes, locator, mark, chainNext: locator.chainAt + placed.bytes }
 }
 
 /** CRC-32 of `file` bytes `[start, end)` (-1 when the file is shorter). */

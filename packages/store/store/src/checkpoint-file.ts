@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
 import { errorMessage } from '@keel/base'
@@ -58,8 +59,14 @@ export type DecodedCheckpoint = { ok: true; doc: CheckpointDocument } | { ok: fa
 /**
  * Reads a stored checkpoint of session `id` (its text, or its bytes as read: then nothing
  * is decoded before the digest holds), checking its format, length, digest and owner.
+ * `decoded` runs once the checked bytes are text, before the text is parsed: a caller that
+ * can release the bytes there keeps only the text and the objects alive together.
  */
-export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCheckpoint {
+export function decodeCheckpoint(
+  stored: string | Buffer,
+  id: string,
+  decoded?: () => void,
+): DecodedCheckpoint {
   const bytes = typeof stored === 'string' ? Buffer.from(stored) : stored
   const newline = bytes.indexOf(10)
   const head = parseHead(bytes.toString('utf8', 0, newline === -1 ? bytes.length : newline))
@@ -82,9 +89,12 @@ export function decodeCheckpoint(stored: string | Buffer, id: string): DecodedCh
   if (crc32(body) !== head.crc32) {
     return { ok: false, reason: 'its content does not match its digest (it was damaged or edited)' }
   }
+  // ASCII (most checkpoints) decodes as a copy; the rest as UTF-8
+  const text = isAscii(body) ? body.toString('latin1') : body.toString('utf8')
+  decoded?.()
   let doc: CheckpointDocument
   try {
-    doc = JSON.parse(body.toString('utf8')) as CheckpointDocument
+    doc = JSON.parse(text) as CheckpointDocument
   } catch (error) {
     return { ok: false, reason: `its body is not JSON (${errorMessage(error)})` }
   }
