@@ -170,7 +170,9 @@ async function runWith(s: Setup): Promise<number> {
   if (print) observers.push(printModeNotices(io, output))
   // The whole interactive UI is imported at once, through the loader that sets the environment
   // Ink and the colour libraries judge at import (see tui/load.ts).
-  const ui = s.interactive ? await (await import('./tui/load.js')).loadInteractiveUi() : undefined
+  const ui = s.interactive
+    ? await (await import('./tui/load.js')).loadInteractiveUi({ color: io.color === true })
+    : undefined
   const feed = ui ? new ui.Feed() : undefined
   if (feed) observers.push(feed.observer)
   // One-shot on a terminal asks the person at the terminal; print mode never asks (fails closed).
@@ -263,6 +265,7 @@ async function runWith(s: Setup): Promise<number> {
         built,
         feed: feed!,
         terminal: io.terminal!,
+        color: io.color === true,
         header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
         resumed: s.mode !== 'new',
         home: s.home,

@@ -1,3 +1,4 @@
+import { colorWanted } from './color.js'
 import { runCli } from './commands.js'
 import { EXIT, type Interrupt, interruptExitCode } from './exit-codes.js'
 
@@ -36,7 +37,7 @@ function readAll(stream: NodeJS.ReadStream, say: (text: string) => void): Promis
  * closed terminal) end a running turn — the interrupted prefix is kept, the log is closed,
  * a `result` is printed — and the process exits with 130, 143 or 129; a second signal exits
  * at once. A closed stdout (piped into `head`) does not kill the run, since the session log
- * is the record; colour only on a TTY without NO_COLOR. Piped stdin is offered to the
+ * is the record; colour as {@link colorWanted} says (a TTY, NO_COLOR, FORCE_COLOR). Piped stdin is offered to the
  * command as the task or its context. Sets the exit code.
  */
 export async function runAsProcess(argv: readonly string[]): Promise<void> {
@@ -64,7 +65,7 @@ export async function runAsProcess(argv: readonly string[]): Promise<void> {
       if (stdoutOpen) process.stdout.write(text)
     },
     err,
-    color: process.stdout.isTTY === true && !process.env.NO_COLOR,
+    color: colorWanted(process.env, process.stdout.isTTY === true),
     signal: controller.signal,
     // `pnpm keel …` runs in the repository root; the user meant the directory they typed it in.
     ...(process.env.npm_lifecycle_event === 'keel' && process.env.INIT_CWD

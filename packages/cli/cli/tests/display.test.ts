@@ -1,25 +1,10 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { writeAskingPreset } from './keel-process.js'
+import { writeAskingPreset, writeStrictPreset } from './keel-process.js'
 import { idle, plain, ptyTests } from './pty.js'
 
 const { rig, open } = ptyTests()
-
-/** A user preset that asks before every write and every shell command (strict policy, no OS sandbox). */
-async function writeStrictPreset(home: string): Promise<void> {
-  await mkdir(join(home, 'presets'), { recursive: true })
-  await writeFile(
-    join(home, 'presets', 'strict.json'),
-    JSON.stringify({
-      id: 'strict',
-      description: 'asks before every write and shell command',
-      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off', approvalPolicy: 'strict' } }],
-      tools: ['fs', 'shell'],
-      prices: { 'deepseek-v4-flash': { rates: { cacheHit: 0, cacheMiss: 1000, output: 2000 } } },
-    }),
-  )
-}
 
 const MARKDOWN = [
   '# Release notes',

@@ -99,6 +99,21 @@ export async function writeAskingPreset(home: string): Promise<void> {
   )
 }
 
+/** A user preset that asks before every write and every shell command (strict policy, no OS sandbox). */
+export async function writeStrictPreset(home: string): Promise<void> {
+  await mkdir(join(home, 'presets'), { recursive: true })
+  await writeFile(
+    join(home, 'presets', 'strict.json'),
+    JSON.stringify({
+      id: 'strict',
+      description: 'asks before every write and shell command',
+      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off', approvalPolicy: 'strict' } }],
+      tools: ['fs', 'shell'],
+      prices: { 'deepseek-v4-flash': { rates: { cacheHit: 0, cacheMiss: 1000, output: 2000 } } },
+    }),
+  )
+}
+
 /** Cleanups of one test file, run in reverse after each test (register it with `afterEach(cleanups.run)`). */
 export function cleanupList() {
   const list: Array<() => Promise<void> | void> = []

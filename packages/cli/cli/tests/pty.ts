@@ -138,6 +138,22 @@ export class KeelPty {
     return undefined
   }
 
+  /**
+   * Whether the cell just after `text` on the first screen row containing it is drawn in
+   * inverse video (the input line's cursor); undefined when no row has `text`.
+   */
+  async inverseAfter(text: string): Promise<boolean | undefined> {
+    await this.#written
+    const buffer = this.#term.buffer.active
+    for (let y = 0; y < this.#term.rows; y++) {
+      const line = buffer.getLine(buffer.viewportY + y)
+      const at = line?.translateToString(true).indexOf(text) ?? -1
+      if (!line || at < 0) continue
+      return line.getCell(at + text.length)?.isInverse() !== 0
+    }
+    return undefined
+  }
+
   /** Waits until `test` holds for the screen's rows; fails with the screen after `ms`. */
   async waitForScreen(what: string, test: (rows: string[]) => boolean, ms = 60_000): Promise<string[]> {
     const deadline = Date.now() + ms

@@ -5,14 +5,24 @@
  * live frame whatever those variables say (a dev container or a CI debug shell often sets
  * `CI`), so Ink is imported with them hidden, and they are restored at once: tools, hooks
  * and everything else keep seeing the environment as it is.
+ *
+ * Without `color` (NO_COLOR, FORCE_COLOR=0) the colour libraries (chalk, in Ink and the
+ * markdown renderer) are imported with `FORCE_COLOR=1`, since they also judge at import and
+ * know only all styles or none: none would hide the input line's cursor (an inverse cell).
+ * The UI then strips only the colours from what it writes (`no-color.ts`).
  */
-export async function loadInteractiveUi(): Promise<typeof import('./run.js')> {
-  const names = ['CI', 'CONTINUOUS_INTEGRATION'] as const
+export async function loadInteractiveUi(options: { color: boolean }): Promise<typeof import('./run.js')> {
+  const names = ['CI', 'CONTINUOUS_INTEGRATION', 'FORCE_COLOR'] as const
   const saved = names.map((name) => [name, process.env[name]] as const)
-  for (const name of names) delete process.env[name]
+  delete process.env.CI
+  delete process.env.CONTINUOUS_INTEGRATION
+  if (!options.color) process.env.FORCE_COLOR = '1'
   try {
     return await import('./run.js')
   } finally {
-    for (const [name, value] of saved) if (value !== undefined) process.env[name] = value
+    for (const [name, value] of saved) {
+      if (value !== undefined) process.env[name] = value
+      else delete process.env[name]
+    }
   }
 }

@@ -11,6 +11,7 @@ import { App, type AppActions } from './app.js'
 import type { Feed } from './feed.js'
 import { InputHistory } from './history.js'
 import { attachMentions, completePath, mentionAt, typedPart } from './mentions.js'
+import { colorless } from './no-color.js'
 import { runSlash, slashNames } from './slash.js'
 import { transcriptOf } from './transcript.js'
 
@@ -22,6 +23,8 @@ export interface InteractiveOptions {
   readonly built: PresetAgent
   readonly feed: Feed
   readonly terminal: Terminal
+  /** Paint in colour; without it (NO_COLOR) colours are stripped, bold, dim and the inverse cursor stay. */
+  readonly color: boolean
   /** Lines shown first (session, model, preset, notices). */
   readonly header: readonly string[]
   /** A resumed or forked session: its earlier conversation is shown, its queued messages wait. */
@@ -229,8 +232,8 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     }),
     {
       stdin: terminal.stdin,
-      stdout: terminal.stdout,
-      stderr: terminal.stderr,
+      stdout: options.color ? terminal.stdout : colorless(terminal.stdout),
+      stderr: options.color ? terminal.stderr : colorless(terminal.stderr),
       exitOnCtrlC: false,
       patchConsole: false,
     },
