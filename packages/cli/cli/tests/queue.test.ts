@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { ScriptedResponse } from '@keel/scripted-server'
 import { JsonlStore } from '@keel/store-jsonl'
 import { describe, expect, it } from 'vitest'
@@ -10,6 +12,19 @@ const slow = (word: string): ScriptedResponse => ({
   chunking: { text: 5 },
   delayMs: 40,
 })
+/** The session's log once it holds an event of `type` (polled; the test's timeout bounds it). */
+async function untilLogged(r: KeelRig, type: string): Promise<string> {
+  const sessions = join(r.home, 'sessions')
+  for (;;) {
+    for (const id of existsSync(sessions) ? readdirSync(sessions) : []) {
+      const log = join(sessions, id, 'session.jsonl')
+      const text = existsSync(log) ? readFileSync(log, 'utf8') : ''
+      if (text.includes(`"type":"${type}"`)) return text
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 const userTexts = async (r: KeelRig) => {
   const [summary] = await new JsonlStore({ home: r.home }).list({ limit: 1 })
   const events = (await new JsonlStore({ home: r.home }).load(summary!.id)).events
@@ -97,7 +112,9 @@ describe('nothing typed is lost (a real pseudo-terminal)', { timeout: 180_000 },
     await pty.waitFor('three word')
     pty.write('do not lose me\r')
     await pty.waitFor('⋯ queued: do not lose me')
-    await new Promise((resolve) => setTimeout(resolve, 300)) // the splice's batch is written within ms
+    // The queued line reaches the log while the answer still streams (about 24 s more), not at the turn end.
+    const written = await untilLogged(r, 'agent/inbox/spliced')
+    expect(written).not.toContain('"type":"turn/end"')
     pty.kill('SIGKILL')
     await pty.exitCode()
     const again = open(r, ['-c'])
