@@ -1,6 +1,6 @@
-import { boundIssues, errorRecordOf } from '@keel/base'
-import { type DeveloperMessage, developerMessageSchema, type UserMessage } from '@keel/llm'
-import { answerUnansweredCalls, interruptedCallAnswer, type Session } from '@keel/session'
+import { errorRecordOf } from '@keel/base'
+import type { DeveloperMessage, UserMessage } from '@keel/llm'
+import { closeInterruptedTurn, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
 import { type CommandSummary, runLoggedCommand } from './commands.js'
 import { type DirectToolOptions, type DirectToolResult, runDirectTool } from './direct-tool.js'
@@ -18,12 +18,14 @@ import {
   type SendOptions,
   type StoreHandle,
   type TurnResult,
+  toDeveloperMessage,
   toolAllowed,
   toUserMessage,
 } from './options.js'
 import { createEmit, type Emit, type Runtime } from './runtime.js'
+import { replaceSystemPrompt, startSystemPrompt } from './system-prompt.js'
 import { ToolBoard } from './tool-sets.js'
-import { type InboxItem, runTurn } from './turn.js'
+import { type InboxItem, inboxItem, runTurn } from './turn.js'
 
 /**
  * Creates an agent over a session: validates the options, appends the system prompt to a
@@ -139,48 +141,20 @@ export class Agent {
       services: agent.#host.services,
       emit: agent.#emit,
       log: agent.#log,
-      flush: () => (agent.#handle ? agent.#handle.flush() : Promise.resolve()),
+      flush: () => agent.flush(),
       drainInjections: () => agent.#drainInjections(),
       route,
     }
     const resumed = session.events.length > 0
-    agent.#closeInterruptedTurn()
-    agent.#applySystemPrompt(options.systemPrompt, resumed)
+    // a bare session left mid-turn is closed the way a store closes one on open
+    closeInterruptedTurn(session)
+    const kept = startSystemPrompt(session, options.systemPrompt, resumed)
+    if (kept) agent.#emit('onNotice', kept)
     const added = await agent.#host.sessionStart({ source: resumed ? 'resume' : 'startup' })
     for (const { plugin, text } of added) agent.inject(text, { source: `plugin/${plugin}` })
     agent.#started = true
     if (agent.#queue.length > 0) void agent.#pump()
     return agent
-  }
-
-  /** A bare session left mid-turn (a store closes it on open): close it the same way. */
-  #closeInterruptedTurn(): void {
-    const open = this.session.openTurn
-    if (!open) return
-    answerUnansweredCalls(this.session, interruptedCallAnswer)
-    if (open.step !== null) this.session.append('step/end', { turn: open.turn, step: open.step })
-    this.session.append('turn/end', { turn: open.turn, reason: 'interrupted' })
-  }
-
-  /** The system prompt opens a blank session; a resumed one keeps its log's. */
-  #applySystemPrompt(prompt: string | undefined, resumed: boolean): void {
-    if (prompt === undefined) return
-    const current = this.session.events.find((e) => e.type === 'system/message')
-    if (!resumed && !current) {
-      this.session.append('system/message', {
-        message: { role: 'system', content: [{ type: 'text', text: prompt }] },
-      })
-      return
-    }
-    const logged = current ? current.data.message.content.map((b) => b.text).join('') : undefined
-    if (logged === prompt) return
-    this.#emit('onNotice', {
-      code: 'SYSTEM_PROMPT_KEPT',
-      message:
-        logged === undefined
-          ? 'the resumed session has no system prompt and keeps none; the systemPrompt option applies to blank sessions only'
-          : 'the resumed session keeps the system prompt of its log; call setSystemPrompt to change it',
-    })
   }
 
   /** Start failed: nothing will run the turns plugins queued during setup. */
@@ -263,29 +237,7 @@ export class Agent {
    */
   setSystemPrompt(text: string): void {
     if (this.#closed) throw new AgentError('AGENT_CLOSED', 'this agent is closed')
-    if (this.session.openTurn) {
-      throw new AgentError(
-        'SYSTEM_PROMPT_UNCHANGEABLE',
-        'a turn is running; change the system prompt between turns',
-      )
-    }
-    const message = { role: 'system' as const, content: [{ type: 'text' as const, text }] }
-    const firstSeq = this.session.surfaceSeqs()[0]
-    if (firstSeq === undefined) {
-      this.session.append('system/message', { message })
-      return
-    }
-    if (this.session.deriveMessages()[0]!.role !== 'system') {
-      throw new AgentError(
-        'SYSTEM_PROMPT_UNCHANGEABLE',
-        'this session has history but no system message; a system message may not follow other messages',
-      )
-    }
-    this.session.append(
-      'system/message',
-      { message },
-      { surfaceOp: { op: 'replace', startSeq: firstSeq, endSeq: firstSeq }, sourceEventSeqs: [firstSeq] },
-    )
+    replaceSystemPrompt(this.session, text)
   }
 
   /**
@@ -307,12 +259,7 @@ export class Agent {
       return Promise.reject(error)
     }
     return new Promise<TurnResult>((resolve, reject) => {
-      const item: InboxItem = { message, resolve, reject }
-      if (options.source !== undefined) item.source = options.source
-      if (options.signal !== undefined) item.signal = options.signal
-      if (options.maxTokens !== undefined) item.maxTokens = options.maxTokens
-      if (options.fromInbox) item.fromInbox = true
-      this.#queue.push(item)
+      this.#queue.push(inboxItem(message, options, { resolve, reject }))
       void this.#pump()
     })
   }
@@ -348,15 +295,7 @@ export class Agent {
    */
   inject(input: string | DeveloperMessage, options: { source?: string } = {}): void {
     if (this.#closed) throw new AgentError('AGENT_CLOSED', 'this agent is closed; inject before closing it')
-    const message: DeveloperMessage =
-      typeof input === 'string' ? { role: 'developer', content: [{ type: 'text', text: input }] } : input
-    const result = developerMessageSchema.safeParse(message)
-    if (!result.success) {
-      throw new AgentError(
-        'AGENT_INPUT_INVALID',
-        `inject: not a developer message: ${boundIssues(result.error.issues).issues[0]!.message}`,
-      )
-    }
+    const message = toDeveloperMessage(input)
     this.#injections.push(options.source === undefined ? { message } : { message, source: options.source })
   }
 

@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { boundIssues } from '@keel/base'
-import type { AssistantMessage, LlmAdapter, UserMessage } from '@keel/llm'
-import { userMessageSchema } from '@keel/llm'
+import type { AssistantMessage, DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
+import { developerMessageSchema, userMessageSchema } from '@keel/llm'
 import type { ErrorRecord, Session, ToolFilter, TurnEndReason } from '@keel/session'
 import type { Tool } from '@keel/tools'
 import type { ChildSessions } from './child-sessions.js'
@@ -242,6 +242,20 @@ export function toUserMessage(input: string | UserMessage, where = 'send'): User
     throw new AgentError(
       'AGENT_INPUT_INVALID',
       `${where}: not a user message: ${boundIssues(result.error.issues).issues[0]!.message}`,
+    )
+  }
+  return message
+}
+
+/** The validation of `inject`'s message (a string is one text block). Throws `AGENT_INPUT_INVALID`. */
+export function toDeveloperMessage(input: string | DeveloperMessage): DeveloperMessage {
+  const message: DeveloperMessage =
+    typeof input === 'string' ? { role: 'developer', content: [{ type: 'text', text: input }] } : input
+  const result = developerMessageSchema.safeParse(message)
+  if (!result.success) {
+    throw new AgentError(
+      'AGENT_INPUT_INVALID',
+      `inject: not a developer message: ${boundIssues(result.error.issues).issues[0]!.message}`,
     )
   }
   return message

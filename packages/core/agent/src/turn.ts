@@ -8,7 +8,7 @@ import {
 } from '@keel/session'
 import { takeFromInbox } from './inbox.js'
 import { callModel, uniqueCallIds } from './model-call.js'
-import { type TurnResult, toUserMessage } from './options.js'
+import { type SendOptions, type TurnResult, toUserMessage } from './options.js'
 import type { Runtime, TurnState } from './runtime.js'
 import { runTools } from './tool-dispatch.js'
 import { notRun, type ToolOutcome } from './tool-results.js'
@@ -24,6 +24,20 @@ export interface InboxItem {
   fromInbox?: boolean
   resolve(result: TurnResult): void
   reject(error: unknown): void
+}
+
+/** The inbox item of one `send` (a checked message and its options), settled through `resolve`/`reject`. */
+export function inboxItem(
+  message: UserMessage,
+  options: SendOptions,
+  settle: Pick<InboxItem, 'resolve' | 'reject'>,
+): InboxItem {
+  const item: InboxItem = { message, resolve: settle.resolve, reject: settle.reject }
+  if (options.source !== undefined) item.source = options.source
+  if (options.signal !== undefined) item.signal = options.signal
+  if (options.maxTokens !== undefined) item.maxTokens = options.maxTokens
+  if (options.fromInbox) item.fromInbox = true
+  return item
 }
 
 /** How the turn runner lets the agent follow along (the agent owns the abort controller). */

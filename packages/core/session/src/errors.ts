@@ -58,3 +58,16 @@ export type SessionErrorCode =
 
 /** A refused session operation. `details` names the event type, seq and JSON path involved. */
 export class SessionError extends KeelError<SessionErrorCode> {}
+
+/** Why `append` refuses an event before checking it: from inside a subscriber, or of a type no package registered. */
+export function appendRefused(
+  code: 'REENTRANT_APPEND' | 'EVENT_TYPE_UNREGISTERED',
+  type: string,
+  session: string,
+): SessionError {
+  const message =
+    code === 'REENTRANT_APPEND'
+      ? `cannot append '${type}' to session ${session} from inside a subscriber; queue it and append after the listener returns`
+      : `cannot append '${type}': no loaded package registered it (import the plugin that owns it, whose events.ts calls registerEvents)`
+  return new SessionError(code, message, { type })
+}

@@ -76,5 +76,10 @@ export {
   type ToolCallId,
   type ToolFilter,
 } from './types.js'
-export { answerUnansweredCalls, interruptedCallAnswer, type UnansweredCallAnswer } from './unanswered.js'
+export {
+  answerUnansweredCalls,
+  closeInterruptedTurn,
+  interruptedCallAnswer,
+  type UnansweredCallAnswer,
+} from './unanswered.js'
 export { uniqueBy, uniqueItems } from './validators.js'

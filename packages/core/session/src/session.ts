@@ -7,7 +7,7 @@ import {
   type SessionCheckpoint,
 } from './checkpoint.js'
 import { type AnyEvent, buildEvent, checkData } from './envelope.js'
-import { SessionError } from './errors.js'
+import { appendRefused, SessionError } from './errors.js'
 import type { SessionEventMap } from './events.js'
 import { forkInsideTurnError, planFork } from './fork.js'
 import { buildHeader } from './header.js'
@@ -235,21 +235,9 @@ export class Session {
     data: SessionEventMap[T],
     options?: AppendOptions<T>,
   ): SessionEvent<T> {
-    if (this.#subscribers.notifying) {
-      throw new SessionError(
-        'REENTRANT_APPEND',
-        `cannot append '${type}' to session ${this.id} from inside a subscriber; queue it and append after the listener returns`,
-        { type },
-      )
-    }
+    if (this.#subscribers.notifying) throw appendRefused('REENTRANT_APPEND', type, this.id)
     const registration = getEventRegistration(type)
-    if (!registration) {
-      throw new SessionError(
-        'EVENT_TYPE_UNREGISTERED',
-        `cannot append '${type}': no loaded package registered it (import the plugin that owns it, whose events.ts calls registerEvents)`,
-        { type },
-      )
-    }
+    if (!registration) throw appendRefused('EVENT_TYPE_UNREGISTERED', type, this.id)
     const opts = (options ?? {}) as AppendOptions<SessionEventType> & SurfaceFields
     const seq = this.#log.length
     const event = buildEvent(

@@ -38,3 +38,18 @@ export const interruptedCallAnswer: UnansweredCallAnswer = {
   text: (call) =>
     `${call.name} did not finish: the process stopped before the tool returned its result. Its effects, if any, are unknown; check before repeating it.`,
 }
+
+/**
+ * Closes the turn a log ends in (its writer stopped mid-turn): answers its unanswered calls
+ * with {@link interruptedCallAnswer}, appends `step/end` for an open step and `turn/end
+ * { reason: 'interrupted' }`. Returns the turn and step it closed, or undefined when no
+ * turn was open.
+ */
+export function closeInterruptedTurn(session: Session): { turn: number; step: number | null } | undefined {
+  const open = session.openTurn
+  if (!open) return undefined
+  answerUnansweredCalls(session, interruptedCallAnswer)
+  if (open.step !== null) session.append('step/end', { turn: open.turn, step: open.step })
+  session.append('turn/end', { turn: open.turn, reason: 'interrupted' })
+  return { turn: open.turn, step: open.step }
+}

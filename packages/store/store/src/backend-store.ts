@@ -13,7 +13,7 @@ import { DEFAULT_CHECKPOINT_EVERY, DEFAULT_CHECKPOINT_MIN_EVENTS } from './check
 import { SessionFormatUnsupported, SessionLocked } from './errors.js'
 import { type HandleStart, HookLink, StoreHandle } from './handle.js'
 import { headerRoot, type IntegrityMark, type IntegrityStart, IntegrityTracker } from './integrity.js'
-import { closeInterruptedTurn, interruptedTurnNotice } from './interrupted-turn.js'
+import { closeInterruptedTurnNoticed, interruptedTurnNotice } from './interrupted-turn.js'
 import { type LoadedSession, loadSession, verifySession } from './load.js'
 import { serializeEvent } from './serialize.js'
 import type {
@@ -106,9 +106,9 @@ export class BackendStore implements SessionStore {
     }
     const notices = [...opened.notices, ...loaded.notices]
     const handle = this.#adopt(new StoreHandle(this, loaded.session, opened.writer, notices, start), link)
-    let closed: ReturnType<typeof closeInterruptedTurn>
+    let closed: ReturnType<typeof closeInterruptedTurnNoticed>
     try {
-      closed = closeInterruptedTurn(loaded.session)
+      closed = closeInterruptedTurnNoticed(loaded.session)
       if (closed) await handle.flush()
     } catch (error) {
       // Closing the handle flushes again and rejects with this same failure (or, after a
