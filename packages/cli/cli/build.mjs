@@ -47,9 +47,6 @@ const result = await build({
     // optional: pg tries it in a try/catch; Ink's devtools load only under DEV=true
     'pg-native',
     'react-devtools-core',
-    // loaded only to import a plugin package whose main module is TypeScript (plugin-search.ts)
-    'tsx',
-    'tsx/esm/api',
   ],
   // Bundled CommonJS (pg, ink's dependencies) calls `require` for Node's built-ins.
   banner: {

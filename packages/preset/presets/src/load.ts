@@ -32,8 +32,6 @@ export interface LoadPresetsOptions {
    * Default true.
    */
   readonly packages?: boolean
-  /** How TypeScript plugin packages are made importable (see {@link PackageSearch}). */
-  readonly loadTypeScript?: () => Promise<void>
 }
 
 /** Longest preset file read; a larger one is refused. */
@@ -88,7 +86,6 @@ export async function loadPresetReport(options: LoadPresetsOptions = {}): Promis
   const search: PackageSearch = {
     ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
     ...(options.keelHome === undefined ? {} : { keelHome: options.keelHome }),
-    ...(options.loadTypeScript === undefined ? {} : { loadTypeScript: options.loadTypeScript }),
   }
   const presets: PresetSource[] = [
     ...shippedPresets.map((preset) => ({ preset, source: 'shipped' })),

@@ -21,12 +21,6 @@ export interface PackageSearch {
   readonly projectDir?: string
   /** `$KEEL_HOME`: `<home>/node_modules`, after the project's. */
   readonly keelHome?: string
-  /**
-   * Makes TypeScript modules importable (the embedder's loader, e.g. tsx's `register`):
-   * called once, when a package's main module is TypeScript, before its import is tried
-   * again. Without it such a package must be built.
-   */
-  readonly loadTypeScript?: () => Promise<void>
 }
 
 /** Why a plugin package could not be used (the preset problem's code and reason). */
@@ -124,10 +118,6 @@ async function otherSession(dir: string): Promise<string | undefined> {
   }
 }
 
-/** Node refused to import a `.ts` file (no TypeScript loader is registered). */
-const isTypeScriptRefusal = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === 'ERR_UNKNOWN_FILE_EXTENSION'
-
 const invalid = (reason: string): PackageResult => ({ problem: { code: 'PRESET_PLUGIN_INVALID', reason } })
 
 /**
@@ -139,7 +129,6 @@ export async function importPluginPackage(
   dir: string,
   use: string,
   known?: ReadonlyMap<string, PluginProvider>,
-  loadTypeScript?: () => Promise<void>,
 ): Promise<PackageResult> {
   let manifest: Manifest
   try {
@@ -166,20 +155,13 @@ export async function importPluginPackage(
   const entry = entryOf(manifest)
   if (entry === undefined) return invalid(`${label} exports no main module ("exports" has no "." for import)`)
   let module: { default?: unknown }
-  const url = pathToFileURL(join(dir, entry)).href
   try {
-    try {
-      module = (await import(url)) as { default?: unknown }
-    } catch (error) {
-      if (!isTypeScriptRefusal(error) || loadTypeScript === undefined) throw error
-      await loadTypeScript()
-      // a failed import stays failed under its URL: the retry names the file anew
-      module = (await import(`${url}?typescript`)) as { default?: unknown }
-    }
+    module = (await import(pathToFileURL(join(dir, entry)).href)) as { default?: unknown }
   } catch (error) {
-    const ts = isTypeScriptRefusal(error)
-      ? ' (its main module is TypeScript and no TypeScript loader is available: build the package)'
-      : ''
+    const ts =
+      (error as { code?: unknown } | null)?.code === 'ERR_UNKNOWN_FILE_EXTENSION'
+        ? ' (its main module is TypeScript: build the package, or run keel from a Keel checkout, which loads TypeScript)'
+        : ''
     return invalid(`cannot import ${label} from ${entry}: ${errorMessage(error)}${ts}`)
   }
   const exported = module.default
@@ -252,7 +234,7 @@ export async function loadPluginPackage(
           reason: `no plugin package at ${dir} (relative to ${base}): no package.json there`,
         },
       }
-    return importPluginPackage(await realpath(dir), use, known, search.loadTypeScript)
+    return importPluginPackage(await realpath(dir), use, known)
   }
   const found = searchDirs(use, search).find((d) => existsSync(join(d, 'package.json')))
   if (found === undefined) {
@@ -271,5 +253,5 @@ export async function loadPluginPackage(
       },
     }
   }
-  return importPluginPackage(await realpath(found), use, known, search.loadTypeScript)
+  return importPluginPackage(await realpath(found), use, known)
 }
