@@ -152,7 +152,7 @@ export function builtinPlugins(): PluginProvider[] {
     ),
     provider(
       '@keel/session-title',
-      'a short session title written by the model after the first turn (/title sets yours)',
+      'a short session title written by the model after the first turn of an attended session (/title sets yours)',
       sessionTitleConfigSchema,
       () => sessionTitlePlugin as PluginDefinition<unknown>,
     ),
