@@ -10,12 +10,10 @@
 // — one before each model call and one at the turn end — is an fdatasync). On JSONL the
 // raw replay persists too: it appends the same lines to a file with fdatasync at the same
 // flush points, so the disk's cost is on both sides and the difference is Keel's.
-import { fork } from 'node:child_process'
 import { promises as fs, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { createAgent } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { MemoryStore, type SessionStore } from '@keel/store'
@@ -23,6 +21,7 @@ import { JsonlStore } from '@keel/store-jsonl'
 import { defineTool } from '@keel/tools'
 import OpenAI from 'openai'
 import { z } from 'zod'
+import { startServerProcess } from './server-process.js'
 
 const STEPS = 10
 const WARMUP_ROUNDS = 6
@@ -40,18 +39,8 @@ const noop = defineTool({
 
 // The server runs in its own process (agent-server.ts), so its event loop does not share
 // time with the client being measured.
-const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'agent-server.ts'), [String(STEPS)], {
-  execArgv: ['--import', 'tsx'],
-})
-type Reply = { baseURL?: string; bodies?: unknown[] }
-const replies: Array<(reply: Reply) => void> = []
-child.on('message', (reply: Reply) => replies.shift()?.(reply))
-const ask = (message?: object): Promise<Reply> =>
-  new Promise((resolve) => {
-    replies.push(resolve)
-    if (message) child.send(message)
-  })
-const { baseURL } = (await ask()) as { baseURL: string }
+const server = await startServerProcess('agent-server.ts', [String(STEPS)])
+const { baseURL, ask } = server
 const raw = new OpenAI({ baseURL, apiKey: 'bench-no-key', maxRetries: 0 })
 // One adapter (one openai client, one connection pool) for every agent turn, as the raw
 // client is one for every replay: connection setup is not what is measured.
@@ -189,7 +178,7 @@ for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
     globalThis.gc?.()
   }
 }
-child.send({ close: true })
+server.close()
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b)

@@ -8,12 +8,10 @@
 //
 // `pnpm bench load` runs it all; `-- --only=memory` (or jsonl, postgres) one store,
 // `--side=keel` only Keel's side (for `node --cpu-prof`), `--rounds=N`.
-import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { createAgent } from '@keel/agent'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { MemoryStore, type SessionStore } from '@keel/store'
@@ -31,6 +29,7 @@ import {
   rawSession,
   type TurnTemplate,
 } from './load-raw.js'
+import { startServerProcess } from './server-process.js'
 
 const SESSIONS = 200
 const TURNS = 3
@@ -67,18 +66,8 @@ const noop = defineTool({
   call: async (input) => `noop ${input.n}`,
 })
 
-const child = fork(join(dirname(fileURLToPath(import.meta.url)), 'load-server.ts'), [], {
-  execArgv: ['--import', 'tsx'],
-})
-type Reply = { baseURL?: string; bodies?: unknown[] }
-const replies: Array<(reply: Reply) => void> = []
-child.on('message', (reply: Reply) => replies.shift()?.(reply))
-const ask = (message?: object): Promise<Reply> =>
-  new Promise((resolve) => {
-    replies.push(resolve)
-    if (message) child.send(message)
-  })
-const { baseURL } = (await ask()) as { baseURL: string }
+const server = await startServerProcess('load-server.ts')
+const { baseURL, ask } = server
 const llm = createDeepSeekAdapter({ baseURL, env: {} })
 // The client's default retries: the scripted server closes idle keep-alive sockets after 5 s,
 // and a request on such a socket is retried (the agent's own retry does the same for Keel).
@@ -220,7 +209,7 @@ for (const kind of kinds) {
   }
   results.set(kind, series)
 }
-child.send({ close: true })
+server.close()
 rmSync(home, { recursive: true, force: true })
 
 console.log(
