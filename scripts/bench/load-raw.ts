@@ -14,7 +14,7 @@ import pg from 'pg'
 export interface TurnTemplate {
   /** The request bodies of the turn's model calls, in order. */
   bodies: unknown[]
-  /** The stored events of the turn, cut at the flush points: `batches[k]` is flushed before model call `k`, the last at the turn end. */
+  /** The stored events of the turn, cut at the flush points ({@link flushBatches}): a batch that ends with `step/start` is flushed before the next model call. */
   batches: unknown[][]
 }
 
@@ -29,13 +29,18 @@ export interface RawLog {
   close(): Promise<void>
 }
 
-/** Cuts a session's events into its flush batches: after each `step/start` and each `turn/end`. */
+/**
+ * Cuts a session's events into its flush batches, as the agent flushes: after each
+ * `step/start` (before the model call), after a step's last `tool/call` (before its tools
+ * run) and after each `turn/end`.
+ */
 export function flushBatches(events: readonly { type: string }[]): unknown[][] {
   const batches: unknown[][] = []
   let current: unknown[] = []
-  for (const event of events) {
+  for (const [i, event] of events.entries()) {
     current.push(event)
-    if (event.type === 'step/start' || event.type === 'turn/end') {
+    const lastCall = event.type === 'tool/call' && events[i + 1]?.type !== 'tool/call'
+    if (event.type === 'step/start' || lastCall || event.type === 'turn/end') {
       batches.push(current)
       current = []
     }
@@ -131,7 +136,8 @@ async function streamOnce(raw: OpenAI, body: unknown): Promise<number> {
 
 /**
  * One raw session: `turns` turns of the template, each flushing its batches (serialized now,
- * as an application would) before each model call and at the end. Returns each turn's latency.
+ * as an application would) at the agent's points: before each model call, once the call's
+ * tool calls are known, and at the end. Returns each turn's latency.
  */
 export async function rawSession(
   raw: OpenAI,
@@ -144,12 +150,11 @@ export async function rawSession(
   const latencies: number[] = []
   for (const turn of turns) {
     const t0 = performance.now()
-    for (let k = 0; k < turn.bodies.length; k++) {
-      await log.append(turn.batches[k]!.map((event) => JSON.stringify(event)))
-      await streamOnce(raw, turn.bodies[k])
-    }
-    for (let k = turn.bodies.length; k < turn.batches.length; k++) {
-      await log.append(turn.batches[k]!.map((event) => JSON.stringify(event)))
+    let call = 0
+    for (const batch of turn.batches) {
+      await log.append(batch.map((event) => JSON.stringify(event)))
+      if ((batch.at(-1) as { type?: string } | undefined)?.type === 'step/start')
+        await streamOnce(raw, turn.bodies[call++])
     }
     latencies.push(performance.now() - t0)
   }
