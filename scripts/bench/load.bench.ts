@@ -198,8 +198,10 @@ for (const kind of kinds) {
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? sides : [...sides].reverse()
     for (const side of order) {
+      // No forced `gc()` between rounds: a forced full collection discards compiled code
+      // (968 optimizations in two rounds with it, 594 without), so each round would measure
+      // a process re-warming rather than a server in its steady state.
       await ask({ forget: true })
-      globalThis.gc?.()
       const run = await (side === 'keel' ? keelRun(kind) : rawRun(kind, tpl))
       series[side].push(run)
       process.stderr.write(

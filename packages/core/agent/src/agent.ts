@@ -144,6 +144,7 @@ export class Agent {
       flush: () => agent.flush(),
       drainInjections: () => agent.#drainInjections(),
       route,
+      requests: {},
     }
     const resumed = session.events.length > 0
     // a bare session left mid-turn is closed the way a store closes one on open

@@ -1,6 +1,7 @@
 import { errorRecordOf, isKeelError } from '@keel/base'
 import {
   type AssistantMessage,
+  type ContentDelta,
   type FinishReason,
   LlmError,
   MessageAssembly,
@@ -83,7 +84,7 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
   }
   for (let attempt = 1, failures = 0; ; attempt++) {
     answerUnansweredCalls(rt.session, unansweredBeforeCall)
-    recordRequest(rt.session, { turn, step }, ts.route, rt.session.deriveMessages(), rt.specs)
+    recordRequest(rt.session, { turn, step }, ts.route, rt.session.deriveMessages(), rt.specs, rt.requests)
     await rt.flush()
     const result = await attemptOnce(rt, ts, step)
     if (result.ok) {
@@ -148,6 +149,13 @@ export async function callModel(rt: Runtime, ts: TurnState, step: number): Promi
   }
 }
 
+/** The message `deltas` make, as far as they go. */
+function assembled(deltas: readonly ContentDelta[]): AssistantMessage {
+  const assembly = new MessageAssembly()
+  for (const delta of deltas) assembly.accept(delta)
+  return assembly.partial()
+}
+
 async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<AttemptResult> {
   const { turn, signal } = ts
   const clock = rt.options.clock
@@ -157,8 +165,9 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
   let usage: TokenUsage | undefined
   const route = ts.route ?? rt.route(ts.maxTokens)
   const model = route.model
-  // What the user was shown: on an abort this, not the adapter's buffer, is the prefix kept.
-  const shown = new MessageAssembly()
+  // What the user was shown: on an abort this, not the adapter's buffer, is the prefix kept
+  // (assembled only then).
+  const shown: ContentDelta[] = []
   try {
     const stream = rt.llm.stream({
       model,
@@ -185,7 +194,7 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
       if (signal.aborted) continue
       chunks++
       if (firstChunkAt === undefined) firstChunkAt = clock.now()
-      if (chunk.type !== 'usage') shown.accept(chunk)
+      if (chunk.type !== 'usage') shown.push(chunk)
       if (chunk.type === 'usage') usage = chunk.usage
       else if (chunk.type === 'text-delta') rt.emit('onTextDelta', { turn, step, text: chunk.text })
       else if (chunk.type === 'reasoning-delta') rt.emit('onReasoningDelta', { turn, step, text: chunk.text })
@@ -219,7 +228,7 @@ async function attemptOnce(rt: Runtime, ts: TurnState, step: number): Promise<At
       if (firstChunkAt !== undefined) record.firstChunkAt = firstChunkAt
     }
     const failed: AttemptResult = { ok: false, error, record }
-    if (signal.aborted) failed.partial = shown.partial()
+    if (signal.aborted) failed.partial = assembled(shown)
     else if (error instanceof LlmError && error.partial) failed.partial = error.partial
     if (usage) failed.usage = usage
     return failed

@@ -188,8 +188,18 @@ export function modelFacilities(
   modelInfo(model: string): ModelInfo
   modelRetry: ModelRetryPolicy
 } {
-  const route = (turnMaxTokens?: number) =>
-    resolveRoute(llm, defaults, live.services(), turnMaxTokens ?? live.turnMaxTokens())
+  // The route without a model.active choice depends only on the max_tokens asked for (the
+  // adapter's capabilities of one model id are fixed): kept, one object per value.
+  let plain: { maxTokens: number | undefined; route: ModelRoute } | undefined
+  const route = (turnMaxTokens?: number) => {
+    const services = live.services()
+    const maxTokens = turnMaxTokens ?? live.turnMaxTokens()
+    if ((services.get as (key: string) => unknown)(ACTIVE_MODEL_KEY) !== undefined)
+      return resolveRoute(llm, defaults, services, maxTokens)
+    if (plain === undefined || plain.maxTokens !== maxTokens)
+      plain = { maxTokens, route: resolveRoute(llm, defaults, services, maxTokens) }
+    return plain.route
+  }
   return {
     route,
     model: () => route(),

@@ -3,7 +3,13 @@ import { join } from 'node:path'
 import { boundIssues } from '@keel/base'
 import type { AssistantMessage, DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { developerMessageSchema, userMessageSchema } from '@keel/llm'
-import type { ErrorRecord, Session, ToolFilter, TurnEndReason } from '@keel/session'
+import {
+  compileCheck,
+  type ErrorRecord,
+  type Session,
+  type ToolFilter,
+  type TurnEndReason,
+} from '@keel/session'
 import type { Tool } from '@keel/tools'
 import type { ChildSessions } from './child-sessions.js'
 import { AgentError } from './errors.js'
@@ -230,6 +236,10 @@ function nonNegative(name: string, value: number): number {
   return value
 }
 
+// The allocation-free checks of the two schemas (`safeParse` only to word a refusal).
+const isUserMessage = compileCheck(userMessageSchema)
+const isDeveloperMessage = compileCheck(developerMessageSchema)
+
 /**
  * The one validation every user-side message goes through (`send`, plugin `enqueue`, a
  * `turnStopping` continuation). Throws `AGENT_INPUT_INVALID` naming `where`.
@@ -237,6 +247,7 @@ function nonNegative(name: string, value: number): number {
 export function toUserMessage(input: string | UserMessage, where = 'send'): UserMessage {
   const message: UserMessage =
     typeof input === 'string' ? { role: 'user', content: [{ type: 'text', text: input }] } : input
+  if (isUserMessage(message)) return message
   const result = userMessageSchema.safeParse(message)
   if (!result.success) {
     throw new AgentError(
@@ -251,6 +262,7 @@ export function toUserMessage(input: string | UserMessage, where = 'send'): User
 export function toDeveloperMessage(input: string | DeveloperMessage): DeveloperMessage {
   const message: DeveloperMessage =
     typeof input === 'string' ? { role: 'developer', content: [{ type: 'text', text: input }] } : input
+  if (isDeveloperMessage(message)) return message
   const result = developerMessageSchema.safeParse(message)
   if (!result.success) {
     throw new AgentError(

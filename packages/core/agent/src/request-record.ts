@@ -32,13 +32,30 @@ export const requestLogProjection: Projection<RequestLogState> = registerProject
 
 /** `sha256:` over the texts of the system messages that open `messages` (what a provider takes as the system prompt). */
 export function systemDigestOf(messages: readonly Message[]): string {
+  const first = messages[0]
+  // Messages are frozen: a system prompt that is the same objects has the same digest.
+  const known = first === undefined ? undefined : systemDigests.get(first)
+  if (known !== undefined && sameSystemPrefix(known.prefix, messages)) return known.digest
+  const prefix: Message[] = []
   const texts: string[] = []
   for (const message of messages) {
     if (message.role !== 'system') break
+    prefix.push(message)
     texts.push(message.content.map((block) => block.text).join(''))
   }
-  return canonicalDigest(texts)
+  const digest = canonicalDigest(texts)
+  if (first !== undefined && prefix.every((message) => Object.isFrozen(message)))
+    systemDigests.set(first, { prefix, digest })
+  return digest
 }
+
+/** Whether `messages` opens with exactly the system messages of `prefix` (the same objects). */
+function sameSystemPrefix(prefix: readonly Message[], messages: readonly Message[]): boolean {
+  for (let i = 0; i < prefix.length; i++) if (messages[i] !== prefix[i]) return false
+  return messages[prefix.length]?.role !== 'system'
+}
+
+const systemDigests = new WeakMap<Message, { prefix: readonly Message[]; digest: string }>()
 
 /** `sha256:` over the tool specs as sent (name, description, JSON Schema), in order. */
 export function toolsDigestOf(tools: readonly ToolSpec[]): string {
@@ -84,9 +101,38 @@ function requestContextOf(ref: { turn: number; step: number }, route: ModelRoute
 }
 
 /**
+ * What an agent remembers of its latest comparison with the log (owned by its runtime), so
+ * that a request like the one before costs no canonical JSON: the inputs compared, and the
+ * log's request state they matched.
+ */
+export interface RequestMemo {
+  logged?: RequestLogState
+  key?: string
+  tools?: readonly ToolSpec[]
+}
+
+/** The facts of a request that its `request/context` and `request/header` record, as one string. */
+function requestKey(route: ModelRoute, systemDigest: string): string {
+  return JSON.stringify([
+    route.provider,
+    route.model,
+    route.source,
+    route.endpoint,
+    route.contextWindow,
+    route.windowSource,
+    route.maxOutputTokens,
+    route.maxTokens,
+    route.reasoningEffort,
+    systemDigest,
+  ])
+}
+
+/**
  * Inside a step, before its request is sent: appends `request/context` when the route
  * differs from the latest recorded one, then `request/header` when the header does (both
- * `ignorable`: they inform, the surface does not depend on them).
+ * `ignorable`: they inform, the surface does not depend on them). With `memo`, a request
+ * whose facts equal those last compared, while the log recorded nothing since, is not
+ * compared again.
  */
 export function recordRequest(
   session: Session,
@@ -94,10 +140,16 @@ export function recordRequest(
   route: ModelRoute,
   messages: readonly Message[],
   tools: readonly ToolSpec[],
+  memo: RequestMemo = {},
 ): void {
   const logged = session.project(requestLogProjection)
+  const key = requestKey(route, systemDigestOf(messages))
+  if (memo.logged === logged && memo.key === key && memo.tools === tools && Object.isFrozen(tools)) return
   const context = requestContextOf(ref, route)
   if (withoutStep(context) !== logged.context) session.append('request/context', context, { ignorable: true })
   const header = requestHeaderOf(ref, route, messages, tools)
   if (withoutStep(header) !== logged.header) session.append('request/header', header, { ignorable: true })
+  memo.logged = session.project(requestLogProjection)
+  memo.key = key
+  memo.tools = tools
 }

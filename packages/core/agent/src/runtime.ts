@@ -7,6 +7,7 @@ import type { ModelRoute } from './model-route.js'
 import type { AgentObserver } from './observer.js'
 import type { AgentLogger, ResolvedOptions } from './options.js'
 import type { ApprovalAnswerer } from './permission.js'
+import type { RequestMemo } from './request-record.js'
 import type { ToolBoard } from './tool-sets.js'
 
 /** The observer sink: every live notification goes through it. */
@@ -39,6 +40,8 @@ export interface Runtime {
   drainInjections(): void
   /** The route of the next model request (the `model.active` choice, the options, the adapter). */
   route(turnMaxTokens?: number): ModelRoute
+  /** What the latest request's facts were compared with in the log (`recordRequest`). */
+  readonly requests: RequestMemo
 }
 
 /** The state of one running turn. */

@@ -176,7 +176,7 @@ export class ToolBoard {
     const kept = fixed.filter((tool) => this.#allowed(tool.name))
     const registry = new ToolRegistry(kept)
     this.#fixed = kept
-    this.#specs = registry.specs()
+    this.#specs = Object.freeze(registry.specs())
     this.#registry = registry
     this.#rebuild()
   }
@@ -221,7 +221,8 @@ export class ToolBoard {
       this.#built.set(plugin, state.version)
     }
     this.#registry = registry
-    this.#specs = registry.specs()
+    // Frozen: one array for as long as the registry lasts, so its digest is taken once.
+    this.#specs = Object.freeze(registry.specs())
   }
 
   /**
@@ -233,13 +234,14 @@ export class ToolBoard {
     this.#rebuild()
     const logged = session.project(offeredToolsProjection)
     const changes: ToolListChange[] = []
-    const byName = new Map(this.#specs.map((spec) => [spec.name, spec]))
+    let byName: Map<string, ToolSpec> | undefined
     for (const [plugin, state] of this.#sets) {
       if (this.#synced.get(plugin) === state.version) continue
       this.#synced.set(plugin, state.version)
+      byName ??= new Map(this.#specs.map((spec) => [spec.name, spec]))
       const offered = state.tools
         .filter((t) => this.#registry.get(t.name) === t)
-        .map((t) => ({ name: t.name, digest: toolDigest(byName.get(t.name) ?? toToolSpec(t)) }))
+        .map((t) => ({ name: t.name, digest: toolDigest(byName!.get(t.name) ?? toToolSpec(t)) }))
       const change = diffOffered(plugin, logged.get(plugin), offered)
       if (change) changes.push(change)
     }

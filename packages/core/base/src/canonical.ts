@@ -7,14 +7,22 @@ import { createHash } from 'node:crypto'
  * values, for uniqueness checks and as the input of a digest.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value ?? null)
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i])
+    return `${out}]`
   }
-  return JSON.stringify(value ?? null)
+  const record = value as Record<string, unknown>
+  // The default sort compares UTF-16 code units.
+  const keys = Object.keys(record).sort()
+  let out = '{'
+  for (const key of keys) {
+    const item = record[key]
+    if (item === undefined) continue
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(item)}`
+  }
+  return `${out}}`
 }
 
 /** `sha256:<hex>` of a value's {@link canonicalJson}: equal JSON values get equal digests. */

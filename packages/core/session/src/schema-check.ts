@@ -55,18 +55,53 @@ export function compileCheck(schema: z.ZodType<unknown>): SchemaCheck {
 /** One reused payload for zod's own refinement checks (they push an issue only on failure). */
 const payload: Payload = { value: undefined, issues: [] }
 
+/**
+ * The common numeric checks (`@integer`, `@minimum`, `@maximum`), compiled to plain
+ * comparisons; `undefined` for any other check, which runs through zod's own.
+ */
+function nativeCheck(check: CheckLike): SchemaCheck | undefined {
+  const def = check._zod.def as { check?: string; format?: string; value?: unknown; inclusive?: boolean }
+  if (def.check === 'number_format' && def.format === 'safeint') return (v) => Number.isSafeInteger(v)
+  if (typeof def.value !== 'number') return undefined
+  const bound = def.value
+  if (def.check === 'greater_than')
+    return def.inclusive ? (v) => (v as number) >= bound : (v) => (v as number) > bound
+  if (def.check === 'less_than')
+    return def.inclusive ? (v) => (v as number) <= bound : (v) => (v as number) < bound
+  return undefined
+}
+
 function withChecks(base: SchemaCheck, checks: readonly CheckLike[] | undefined): SchemaCheck {
   if (!checks || checks.length === 0) return base
+  const natives = checks.map(nativeCheck)
+  if (natives.every((n) => n !== undefined)) {
+    const all = natives as SchemaCheck[]
+    if (all.length === 1) {
+      const only = all[0]!
+      return (value) => base(value) && only(value)
+    }
+    return (value) => {
+      if (!base(value)) return false
+      for (const check of all) if (!check(value)) return false
+      return true
+    }
+  }
   return (value) => {
     if (!base(value)) return false
-    for (const check of checks) {
+    for (let i = 0; i < checks.length; i++) {
+      const native = natives[i]
+      if (native !== undefined) {
+        if (!native(value)) return false
+        continue
+      }
+      const check = checks[i]!
       payload.value = value
-      payload.issues.length = 0
       const when = check._zod.def.when
       if (when && !when(payload)) continue
       const result = check._zod.check(payload)
       if (result instanceof Promise)
         throw new TypeError('asynchronous refinements are not supported in event schemas')
+      // issues are only ever pushed by a failing check, and emptied right after
       if (payload.issues.length > 0) {
         payload.issues.length = 0
         return false

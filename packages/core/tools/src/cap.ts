@@ -61,7 +61,10 @@ export function capsFor(
     maxResultChars: tool?.maxResultChars ?? options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
     maxImageChars: options.maxImageChars ?? DEFAULT_MAX_IMAGE_CHARS,
     aside: context.aside ?? {
-      dir: options.outputDir ?? defaultAsideDir(context),
+      // Worked out only when something is written aside (most calls write nothing).
+      get dir() {
+        return options.outputDir ?? defaultAsideDir(context)
+      },
       maxBytes: options.maxStoredBytes ?? DEFAULT_MAX_STORED_BYTES,
     },
   }

@@ -51,95 +51,139 @@ export function createWatchingFetch(
     const idleMs = options.idleTimeoutMs
     Object.defineProperty(body, Symbol.asyncIterator, {
       configurable: true,
-      value: () => watchingIterator(body.getReader(), watch, idleMs, init?.signal ?? undefined),
+      value: () => new WatchedBody(body.getReader(), watch, idleMs, init?.signal ?? undefined),
     })
     watches.set(response, watch)
     return response
   }
 }
 
+const utf8 = new TextDecoder()
+
 /**
  * Reads `reader` chunk by chunk for the client, keeping the last {@link TAIL} bytes; at the
  * end, records in `watch` whether they hold the `[DONE]` marker. A read that waits longer
  * than `idleMs` rejects with {@link StreamIdleTimeoutError} and cancels the body.
+ *
+ * Lean on purpose (it runs for every chunk of every stream): no closure per stream or read;
+ * one idle timer per stream, not one per read — a read notes when it started, and the timer,
+ * when it fires, re-arms itself for what is left of the wait of the read in flight; an idle
+ * stream is cancelled, which ends the waiting read, and that read then rejects. A stream read
+ * to its end keeps its lock (releasing it costs more than the rest of the watch; nothing
+ * reads the body after it).
  */
-function watchingIterator(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  watch: { done: boolean },
-  idleMs: number | undefined,
-  signal: AbortSignal | undefined,
-): AsyncIterableIterator<Uint8Array> {
-  let tail = new Uint8Array(0)
-  let finished = false
-  const finish = (): void => {
-    finished = true
-    signal?.removeEventListener('abort', finish)
+class WatchedBody implements AsyncIterableIterator<Uint8Array> {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>
+  readonly #watch: { done: boolean }
+  readonly #idleMs: number | undefined
+  readonly #signal: AbortSignal | undefined
+  #tail = new Uint8Array(0)
+  #finished = false
+  /** When the read in flight started (`performance.now()`); -1 while none waits. */
+  #readingSince = -1
+  #idled: StreamIdleTimeoutError | undefined
+  #timer: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    reader: ReadableStreamDefaultReader<Uint8Array>,
+    watch: { done: boolean },
+    idleMs: number | undefined,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#reader = reader
+    this.#watch = watch
+    this.#idleMs = idleMs
+    this.#signal = signal
+    signal?.addEventListener('abort', this, { once: true })
   }
-  signal?.addEventListener('abort', finish, { once: true })
-  const keep = (chunk: Uint8Array): void => {
+
+  /** The abort listener (the watch itself): the stream ends, its timer with it. */
+  handleEvent(): void {
+    this.#finish()
+  }
+
+  async next(): Promise<IteratorResult<Uint8Array>> {
+    const idleMs = this.#idleMs
+    if (idleMs !== undefined && !this.#finished) {
+      this.#readingSince = performance.now()
+      if (this.#timer === undefined) this.#arm(idleMs)
+    }
+    let result: ReadResult
+    try {
+      result = await this.#reader.read()
+    } catch (error) {
+      this.#readingSince = -1
+      this.#finish()
+      this.#reader.releaseLock()
+      throw this.#idled ?? error
+    }
+    this.#readingSince = -1
+    if (this.#idled !== undefined) {
+      this.#reader.releaseLock()
+      throw this.#idled
+    }
+    if (result.done) {
+      this.#finish()
+      this.#watch.done = doneLine.test(`\n${utf8.decode(this.#tail)}`)
+      return { done: true, value: undefined }
+    }
+    this.#keep(result.value)
+    return { done: false, value: result.value }
+  }
+
+  async return(): Promise<IteratorResult<Uint8Array>> {
+    this.#finish()
+    const cancelled = this.#reader.cancel()
+    this.#reader.releaseLock()
+    await cancelled
+    return { done: true, value: undefined }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array> {
+    return this
+  }
+
+  #finish(): void {
+    this.#finished = true
+    if (this.#timer !== undefined) clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#signal?.removeEventListener('abort', this)
+  }
+
+  #keep(chunk: Uint8Array): void {
     if (chunk.length >= TAIL) {
-      tail = chunk.slice(chunk.length - TAIL)
+      this.#tail = chunk.slice(chunk.length - TAIL)
       return
     }
+    const tail = this.#tail
     const joined = new Uint8Array(Math.min(TAIL, tail.length + chunk.length))
     const kept = joined.length - chunk.length
     joined.set(tail.subarray(tail.length - kept), 0)
     joined.set(chunk, kept)
-    tail = joined
+    this.#tail = joined
   }
-  const read = (): Promise<ReadResult> => {
-    if (idleMs === undefined || finished) return reader.read()
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        finish()
-        const error = new StreamIdleTimeoutError(idleMs)
-        reject(error)
-        void reader.cancel(error).catch(() => {})
-      }, idleMs)
-      timer.unref?.()
-      reader.read().then(
-        (result) => {
-          clearTimeout(timer)
-          resolve(result)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(error)
-        },
-      )
-    })
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => this.#onTimer(), ms)
+    this.#timer.unref?.()
   }
-  const iterator: AsyncIterableIterator<Uint8Array> = {
-    async next() {
-      let result: ReadResult
-      try {
-        result = await read()
-      } catch (error) {
-        finish()
-        reader.releaseLock()
-        throw error
-      }
-      if (result.done) {
-        finish()
-        watch.done = doneLine.test(`\n${new TextDecoder().decode(tail)}`)
-        reader.releaseLock()
-        return { done: true, value: undefined }
-      }
-      keep(result.value)
-      return { done: false, value: result.value }
-    },
-    async return() {
-      finish()
-      const cancelled = reader.cancel()
-      reader.releaseLock()
-      await cancelled
-      return { done: true, value: undefined }
-    },
-    [Symbol.asyncIterator]() {
-      return iterator
-    },
+
+  #onTimer(): void {
+    this.#timer = undefined
+    const idle = this.#idleMs!
+    if (this.#finished || this.#readingSince < 0) return // no read waits: the next one arms the timer
+    const waited = performance.now() - this.#readingSince
+    if (waited < idle) {
+      this.#arm(idle - waited)
+      return
+    }
+    this.#finish()
+    const idled = new StreamIdleTimeoutError(idle)
+    this.#idled = idled
+    // Cancelling ends the waiting read (done), which `next` turns into the idle error.
+    // The body is given up: a failure to cancel it leaves nothing more to report.
+    void this.#reader.cancel(idled).catch(() => {})
   }
-  return iterator
 }
 
 /** Whether the SSE `response` ended with `data: [DONE]`; `undefined` when it was not watched. */

@@ -1,4 +1,4 @@
-import type { Message, ToolCallId } from './messages.js'
+import type { Message, ToolCallBlock, ToolCallId } from './messages.js'
 import { errorResultText } from './tool-error.js'
 
 /** An assistant tool call that no tool message answers. */
@@ -16,22 +16,30 @@ export interface UnansweredToolCall {
  */
 export function findUnansweredToolCalls(messages: readonly Message[]): UnansweredToolCall[] {
   const out: UnansweredToolCall[] = []
-  let open = new Map<string, UnansweredToolCall>()
+  // The calls of the latest assistant message not answered yet (allocated only for one that
+  // has calls: a request scans the whole history, twice).
+  let open: Map<string, ToolCallBlock> | undefined
+  let openIndex = -1
   const settle = (): void => {
-    for (const call of open.values()) out.push(call)
-    open = new Map()
+    if (open !== undefined)
+      for (const block of open.values()) out.push({ messageIndex: openIndex, id: block.id, name: block.name })
+    open = undefined
   }
-  messages.forEach((message, messageIndex) => {
+  for (let messageIndex = 0; messageIndex < messages.length; messageIndex++) {
+    const message = messages[messageIndex]!
     if (message.role === 'tool') {
-      open.delete(message.toolCallId)
-      return
+      open?.delete(message.toolCallId)
+      continue
     }
     settle()
-    if (message.role !== 'assistant') return
+    if (message.role !== 'assistant') continue
     for (const block of message.content) {
-      if (block.type === 'tool-call') open.set(block.id, { messageIndex, id: block.id, name: block.name })
+      if (block.type !== 'tool-call') continue
+      open ??= new Map()
+      openIndex = messageIndex
+      open.set(block.id, block)
     }
-  })
+  }
   settle()
   return out
 }
