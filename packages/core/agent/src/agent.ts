@@ -26,6 +26,7 @@ import { createEmit, type Emit, type Runtime } from './runtime.js'
 import { replaceSystemPrompt, startSystemPrompt } from './system-prompt.js'
 import { ToolBoard } from './tool-sets.js'
 import { type InboxItem, inboxItem, runTurn } from './turn.js'
+import { TurnQueue } from './turn-queue.js'
 
 /**
  * Creates an agent over a session: validates the options, appends the system prompt to a
@@ -56,12 +57,8 @@ export class Agent {
   #host!: PluginHost
   readonly #board: ToolBoard
 
-  readonly #queue: InboxItem[] = []
+  readonly #queue = new TurnQueue((item) => this.#runQueued(item))
   readonly #injections: Array<{ message: DeveloperMessage; source?: string }> = []
-  #running = false
-  /** False until plugins are set up: turns queued during setup wait for it. */
-  #started = false
-  #idleWaiters: Array<() => void> = []
   #controller: AbortController | null = null
   /** The running turn's own `max_tokens` (`SendOptions.maxTokens`), for `ctx.model()`. */
   #turnMaxTokens: number | undefined
@@ -153,8 +150,7 @@ export class Agent {
     if (kept) agent.#emit('onNotice', kept)
     const added = await agent.#host.sessionStart({ source: resumed ? 'resume' : 'startup' })
     for (const { plugin, text } of added) agent.inject(text, { source: `plugin/${plugin}` })
-    agent.#started = true
-    if (agent.#queue.length > 0) void agent.#pump()
+    agent.#queue.start()
     return agent
   }
 
@@ -162,7 +158,7 @@ export class Agent {
   #abandon(error: unknown): void {
     this.#unsubscribe()
     this.#closed = true
-    for (const item of this.#queue.splice(0)) {
+    for (const item of this.#queue.drain()) {
       item.reject(new AgentError('AGENT_CLOSED', 'the agent failed to start', {}, { cause: error }))
     }
   }
@@ -192,7 +188,7 @@ export class Agent {
 
   /** Whether a turn is running or queued. */
   get busy(): boolean {
-    return this.#running || this.#queue.length > 0
+    return this.#queue.busy
   }
 
   /** The commands plugins registered (name, description, usage, plugin), in registration order. */
@@ -261,7 +257,6 @@ export class Agent {
     }
     return new Promise<TurnResult>((resolve, reject) => {
       this.#queue.push(inboxItem(message, options, { resolve, reject }))
-      void this.#pump()
     })
   }
 
@@ -274,20 +269,16 @@ export class Agent {
   async runTool(name: string, input: unknown, options: DirectToolOptions = {}): Promise<DirectToolResult> {
     if (this.#closed)
       throw new AgentError('AGENT_CLOSED', 'this agent is closed; create a new one to run tools')
-    if (this.busy || !this.#started) {
+    if (this.busy || !this.#queue.started) {
       throw new AgentError('AGENT_BUSY', `a turn is running; run ${name} after it ends (or abort it first)`, {
         tool: name,
       })
     }
-    this.#running = true
-    try {
-      return await runDirectTool(this.#runtime, name, input, options, (controller) => {
+    return this.#queue.exclusive(() =>
+      runDirectTool(this.#runtime, name, input, options, (controller) => {
         this.#controller = controller
-      })
-    } finally {
-      this.#settled()
-      if (this.#queue.length > 0) void this.#pump()
-    }
+      }),
+    )
   }
 
   /**
@@ -321,8 +312,7 @@ export class Agent {
 
   /** Resolves once no turn is running or queued. */
   idle(): Promise<void> {
-    if (!this.busy) return Promise.resolve()
-    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+    return this.#queue.idle()
   }
 
   /**
@@ -361,39 +351,23 @@ export class Agent {
     })
   }
 
-  async #pump(): Promise<void> {
-    if (this.#running || !this.#started) return
-    this.#running = true
+  /** Runs one queued turn and settles its caller's promise. */
+  async #runQueued(item: InboxItem): Promise<void> {
+    this.#turnMaxTokens = item.maxTokens
     try {
-      while (this.#queue.length > 0) {
-        const item = this.#queue.shift()!
-        this.#turnMaxTokens = item.maxTokens
-        try {
-          item.resolve(
-            await runTurn(this.#runtime, item, {
-              running: (controller) => {
-                this.#controller = controller
-              },
-              inject: (text, source) => this.inject(text, { source }),
-            }),
-          )
-        } catch (error) {
-          this.#failed = true
-          item.reject(error)
-        }
-        this.#turnMaxTokens = undefined
-      }
-    } finally {
-      this.#settled()
+      item.resolve(
+        await runTurn(this.#runtime, item, {
+          running: (controller) => {
+            this.#controller = controller
+          },
+          inject: (text, source) => this.inject(text, { source }),
+        }),
+      )
+    } catch (error) {
+      this.#failed = true
+      item.reject(error)
     }
-  }
-
-  /** Nothing runs any more: idle waiters are released. */
-  #settled(): void {
-    this.#running = false
-    const waiters = this.#idleWaiters
-    this.#idleWaiters = []
-    for (const resolve of waiters) resolve()
+    this.#turnMaxTokens = undefined
   }
 
   #drainInjections(): void {

@@ -171,7 +171,7 @@ export function resolveRoute(
   const maxTokens = turnMaxTokens ?? defaults.maxTokens ?? info.maxOutputTokens
   if (maxTokens !== undefined) route.maxTokens = maxTokens
   if (choice?.reasoningEffort !== undefined) route.reasoningEffort = choice.reasoningEffort
-  return route
+  return Object.freeze(route)
 }
 
 /**

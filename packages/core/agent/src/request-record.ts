@@ -107,31 +107,16 @@ function requestContextOf(ref: { turn: number; step: number }, route: ModelRoute
  */
 export interface RequestMemo {
   logged?: RequestLogState
-  key?: string
+  route?: ModelRoute
+  systemDigest?: string
   tools?: readonly ToolSpec[]
-}
-
-/** The facts of a request that its `request/context` and `request/header` record, as one string. */
-function requestKey(route: ModelRoute, systemDigest: string): string {
-  return JSON.stringify([
-    route.provider,
-    route.model,
-    route.source,
-    route.endpoint,
-    route.contextWindow,
-    route.windowSource,
-    route.maxOutputTokens,
-    route.maxTokens,
-    route.reasoningEffort,
-    systemDigest,
-  ])
 }
 
 /**
  * Inside a step, before its request is sent: appends `request/context` when the route
  * differs from the latest recorded one, then `request/header` when the header does (both
  * `ignorable`: they inform, the surface does not depend on them). With `memo`, a request
- * whose facts equal those last compared, while the log recorded nothing since, is not
+ * whose facts are those last compared, while the log recorded nothing since, is not
  * compared again.
  */
 export function recordRequest(
@@ -143,13 +128,24 @@ export function recordRequest(
   memo: RequestMemo = {},
 ): void {
   const logged = session.project(requestLogProjection)
-  const key = requestKey(route, systemDigestOf(messages))
-  if (memo.logged === logged && memo.key === key && memo.tools === tools && Object.isFrozen(tools)) return
+  const systemDigest = systemDigestOf(messages)
+  // Routes and specs are frozen objects an agent keeps while nothing changes: the same
+  // objects mean the same facts.
+  if (
+    memo.logged === logged &&
+    memo.route === route &&
+    memo.systemDigest === systemDigest &&
+    memo.tools === tools &&
+    Object.isFrozen(route) &&
+    Object.isFrozen(tools)
+  )
+    return
   const context = requestContextOf(ref, route)
   if (withoutStep(context) !== logged.context) session.append('request/context', context, { ignorable: true })
   const header = requestHeaderOf(ref, route, messages, tools)
   if (withoutStep(header) !== logged.header) session.append('request/header', header, { ignorable: true })
   memo.logged = session.project(requestLogProjection)
-  memo.key = key
+  memo.route = route
+  memo.systemDigest = systemDigest
   memo.tools = tools
 }
