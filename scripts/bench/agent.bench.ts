@@ -7,9 +7,10 @@
 // step is what the agent adds: adapter mapping, event validation and commits, the store
 // flush, tool dispatch, observers. Goal: ≤ 10 % or ≤ 2 ms per step, whichever is larger.
 // Measured twice: with the memory store, and with the JSONL store (a real file; every flush
-// — one before each model call and one at the turn end — is an fdatasync). On JSONL the
-// raw replay persists too: it appends the same lines to a file with fdatasync at the same
-// flush points, so the disk's cost is on both sides and the difference is Keel's.
+// — before each model call, once a step's tool calls are logged, and at the turn end — is an
+// fdatasync). On JSONL the raw replay persists too: it appends the same lines to a file with
+// fdatasync at the same flush points in the same order, so the disk's cost is on both sides
+// and the difference is Keel's.
 import { promises as fs, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -49,8 +50,15 @@ const llm = createDeepSeekAdapter({ baseURL, env: {} })
 type StoreKind = 'memory' | 'jsonl'
 const jsonlHome = mkdtempSync(join(tmpdir(), 'keel-bench-agent-'))
 
-/** What the agent persisted in a turn: its lines between flushes, in flush order. */
-type Persisted = string[]
+/**
+ * What the agent persisted in a turn: its lines between flushes, in flush order, each marked
+ * whether the flush was the one before a model call (the others follow a step's tool calls
+ * or end the turn).
+ */
+type Persisted = Array<{ text: string; beforeCall: boolean }>
+
+/** Events the agent appends right before a model call: the flush after them precedes it. */
+const BEFORE_CALL = new Set(['step/start', 'request/context', 'request/header'])
 
 async function agentTurn(
   kind: StoreKind,
@@ -88,14 +96,17 @@ async function agentTurn(
   await store.close()
   const { bodies } = (await ask({ last: STEPS })) as { bodies: unknown[] }
   if (bodies.length !== STEPS) throw new Error(`expected ${STEPS} model calls, saw ${bodies.length}`)
-  const lines = handle.session.events.map((e) => `${JSON.stringify(e)}\n`)
+  const events = handle.session.events
+  const lines = events.map((e) => `${JSON.stringify(e)}\n`)
   const persisted: Persisted = []
   let from = 0
   for (const to of flushedAt) {
-    if (to > from) persisted.push(lines.slice(from, to).join(''))
-    else persisted.push('')
+    const beforeCall = to > 0 && BEFORE_CALL.has(events[to - 1]!.type)
+    persisted.push({ text: to > from ? lines.slice(from, to).join('') : '', beforeCall })
     from = to
   }
+  if (persisted.filter((p) => p.beforeCall).length !== STEPS)
+    throw new Error(`expected a flush before each of the ${STEPS} model calls`)
   return { ms, cpu, bodies, persisted }
 }
 
@@ -107,22 +118,19 @@ function cpuMs(since: NodeJS.CpuUsage): number {
 
 /**
  * The agent's requests through the raw client; with `persisted` (JSONL), the agent's lines
- * appended to a file with fdatasync at the same flush points (before each call, at the end).
+ * appended to a file with fdatasync at the same flush points, in the same order (before each
+ * call, after a step's tool calls, at the end).
  */
 async function rawReplay(bodies: unknown[], persisted?: Persisted): Promise<{ ms: number; cpu: number }> {
   const file = persisted
     ? await fs.open(join(jsonlHome, `raw-${process.hrtime.bigint()}.jsonl`), 'a')
     : undefined
-  const persist = async (i: number) => {
-    const text = persisted?.[i]
-    if (!file || text === undefined || text === '') return
+  const persist = async (text: string) => {
+    if (!file || text === '') return
     await file.appendFile(text)
     await file.datasync()
   }
-  const cpu0 = process.cpuUsage()
-  const start = performance.now()
-  for (const [i, body] of bodies.entries()) {
-    await persist(i)
+  const call = async (body: unknown) => {
     const stream = await raw.chat.completions.create({
       ...(body as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
       stream: true,
@@ -131,7 +139,16 @@ async function rawReplay(bodies: unknown[], persisted?: Persisted): Promise<{ ms
       // consume, as the adapter does
     }
   }
-  for (let i = bodies.length; i < (persisted?.length ?? 0); i++) await persist(i)
+  const cpu0 = process.cpuUsage()
+  const start = performance.now()
+  let next = 0
+  if (persisted) {
+    for (const flush of persisted) {
+      await persist(flush.text)
+      if (flush.beforeCall) await call(bodies[next++])
+    }
+  }
+  for (; next < bodies.length; next++) await call(bodies[next])
   const result = { ms: performance.now() - start, cpu: cpuMs(cpu0) }
   await file?.close()
   return result
@@ -175,7 +192,8 @@ for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
       s.agentCpu.push(agent.cpu / STEPS)
       s.rawCpu.push(replay.cpu / STEPS)
     }
-    globalThis.gc?.()
+    // No forced `gc()` between rounds: it discards compiled code (see load.bench.ts), so
+    // every round would measure a process re-warming.
   }
 }
 server.close()
