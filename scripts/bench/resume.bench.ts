@@ -10,6 +10,8 @@
 //            the file and JSON.parse of every line, kept in an array.
 // Ratios are of CPU time: the machine is shared, and its wall time measures the other jobs
 // too. Wall times are printed beside them; the 0.5 s goal is wall time.
+// `--replay-only[=N]`: only the replay phase and its baseline, of one N-event session
+// (default 1M; e.g. 200000 for quick iterations).
 import { spawnSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -103,7 +105,38 @@ if (phase === 'resume' || phase === 'resume-warm') {
 } else if (phase === 'parse') {
   const { value, figures } = await measured(() => chunkedParse(join(home!, 'sessions', id!, 'session.jsonl')))
   console.log(JSON.stringify({ ...figures, events: value.length - 1 }))
-} else await main(process.argv.includes('--quick'))
+} else {
+  const only = process.argv.find((a) => a === '--replay-only' || a.startsWith('--replay-only='))
+  if (only) await replayOnly(only.includes('=') ? Number(only.split('=')[1]) : 1_000_000)
+  else await main(process.argv.includes('--quick'))
+}
+
+/** The replay phase and its baseline alone, of one session of `size` events. */
+async function replayOnly(size: number): Promise<void> {
+  if (!Number.isSafeInteger(size) || size <= 0) throw new Error(`--replay-only=${size}: a positive count`)
+  const root = mkdtempSync(join(tmpdir(), 'keel-bench-replay-'))
+  try {
+    const { file, events } = writeBigSession(root, 'big', { events: size, compactEvery: 50, keep: 2000 })
+    await (await new JsonlStore({ home: root }).open('big')).close()
+    console.log(`${events} events (${mib(statSync(file).size)} log):`)
+    const replay = replayLine(root, events)
+    printGoals([{ name: 'full verified replay / chunked read + JSON.parse', value: replay, limit: 1.2 }])
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+/** Runs the replay phase and its baseline (best of 3 each), prints them; returns the CPU ratio. */
+function replayLine(h: string, events: number): number {
+  const replay = bestOf(3, 'replay', h, 'big')
+  const parse = bestOf(3, 'parse', h, 'big')
+  if (replay.events !== events || parse.events !== events)
+    throw new Error('replay and parse disagree on the events')
+  console.log(
+    `  full verified replay ${replay.seconds!.toFixed(2)} s wall, ${replay.cpu!.toFixed(2)} s CPU (peak RSS growth ${mib(replay.rssGrowth!)}); chunked read + JSON.parse ${parse.seconds!.toFixed(2)} s wall, ${parse.cpu!.toFixed(2)} s CPU (${mib(parse.rssGrowth!)}) -> ${(replay.cpu! / parse.cpu!).toFixed(2)}x CPU (${(replay.seconds! / parse.seconds!).toFixed(2)}x wall)`,
+  )
+  return replay.cpu! / parse.cpu!
+}
 
 async function main(quick: boolean): Promise<void> {
   const sizes = quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]
@@ -135,13 +168,7 @@ async function main(quick: boolean): Promise<void> {
         `  reading checkpoint + tail (${read.tail} lines) + JSON.parse ${ms(read.seconds!)} wall, ${ms(read.cpu!)} CPU -> ${(cold.cpu! / read.cpu!).toFixed(2)}x CPU (${(cold.seconds! / read.seconds!).toFixed(2)}x wall; warm ${(warm.cpu! / read.cpu!).toFixed(2)}x)`,
       )
       if (size === sizes[sizes.length - 1]) {
-        const replay = bestOf(3, 'replay', h, 'big')
-        const parse = bestOf(3, 'parse', h, 'big')
-        if (replay.events !== events || parse.events !== events)
-          throw new Error('replay and parse disagree on the events')
-        console.log(
-          `  full verified replay ${replay.seconds!.toFixed(2)} s wall, ${replay.cpu!.toFixed(2)} s CPU (peak RSS growth ${mib(replay.rssGrowth!)}); chunked read + JSON.parse ${parse.seconds!.toFixed(2)} s wall, ${parse.cpu!.toFixed(2)} s CPU (${mib(parse.rssGrowth!)}) -> ${(replay.cpu! / parse.cpu!).toFixed(2)}x CPU (${(replay.seconds! / parse.seconds!).toFixed(2)}x wall)`,
-        )
+        const replayRatio = replayLine(h, events)
         goals.push(
           {
             name: `resume ${events} events to ready-to-send (wall)`,
@@ -157,7 +184,7 @@ async function main(quick: boolean): Promise<void> {
           },
           {
             name: 'full verified replay / chunked read + JSON.parse',
-            value: replay.cpu! / parse.cpu!,
+            value: replayRatio,
             limit: 1.2,
           },
         )

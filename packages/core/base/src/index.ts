@@ -17,6 +17,7 @@ export { errorMessage, errorRecordOf, isKeelError, KeelError } from './errors.js
 export {
   assertPlainJson,
   deepFreezeJson,
+  freezeParsedJson,
   type JsonObject,
   type JsonValue,
   MAX_JSON_DEPTH,

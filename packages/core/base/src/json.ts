@@ -175,6 +175,34 @@ function freezeTo(value: unknown, levels: number): boolean {
 }
 
 /**
+ * Deep-freezes a value fresh from `JSON.parse` that nothing else holds yet, in one walk:
+ * unlike {@link deepFreezeJson} it does not ask whether each object is frozen already
+ * (nothing in a fresh parse is) and builds no message. Returns false, leaving part of it
+ * unfrozen, when it is nested deeper than {@link MAX_JSON_DEPTH}; the caller then reports
+ * it (e.g. through {@link deepFreezeJson}, which throws the error naming the value).
+ */
+export function freezeParsedJson(value: unknown): boolean {
+  return value === null || typeof value !== 'object' || freezeFresh(value, MAX_JSON_DEPTH)
+}
+
+function freezeFresh(value: object, levels: number): boolean {
+  if (levels === 0) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i]
+      if (item !== null && typeof item === 'object' && !freezeFresh(item, levels - 1)) return false
+    }
+  } else {
+    for (const key in value) {
+      const item = (value as Record<string, unknown>)[key]
+      if (item !== null && typeof item === 'object' && !freezeFresh(item, levels - 1)) return false
+    }
+  }
+  Object.freeze(value)
+  return true
+}
+
+/**
  * Throws {@link NonJsonValueError} naming the first offending path when `value` is not
  * plain JSON (see {@link toFrozenJson} for what is refused). Copies and freezes nothing.
  */

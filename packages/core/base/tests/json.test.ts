@@ -1,5 +1,6 @@
 import {
   deepFreezeJson,
+  freezeParsedJson,
   isKeelError,
   KeelError,
   MAX_JSON_DEPTH,
@@ -109,6 +110,27 @@ describe('depth limit and __proto__ keys', () => {
     const parsed = JSON.parse(`${'['.repeat(20_000)}1${']'.repeat(20_000)}`)
     expect(() => deepFreezeJson(parsed, 'data', 'stored')).toThrow(NonJsonValueError)
     expect(() => deepFreezeJson(JSON.parse(JSON.stringify(nested(MAX_JSON_DEPTH))))).not.toThrow()
+  })
+
+  it('freezeParsedJson freezes every object of a parse, and says false past the depth limit', () => {
+    const parsed = JSON.parse('{"a":[{"b":[1,{"c":null}]},"s"],"d":{"e":{}}}')
+    expect(freezeParsedJson(parsed)).toBe(true)
+    const objects: object[] = []
+    const walk = (v: unknown): void => {
+      if (v !== null && typeof v === 'object') {
+        objects.push(v)
+        for (const item of Object.values(v)) walk(item)
+      }
+    }
+    walk(parsed)
+    expect(objects).toHaveLength(7)
+    expect(objects.every((o) => Object.isFrozen(o))).toBe(true)
+    expect(() => (parsed.a[0].b as unknown[]).push(2)).toThrow(TypeError)
+    expect(freezeParsedJson(1)).toBe(true)
+    expect(freezeParsedJson(null)).toBe(true)
+    expect(freezeParsedJson(JSON.parse(JSON.stringify(nested(MAX_JSON_DEPTH))))).toBe(true)
+    expect(freezeParsedJson(JSON.parse(JSON.stringify(nested(MAX_JSON_DEPTH + 1))))).toBe(false)
+    expect(freezeParsedJson(JSON.parse(`${'['.repeat(20_000)}1${']'.repeat(20_000)}`))).toBe(false)
   })
 
   it('keeps an own __proto__ key as data and never sets a prototype', () => {

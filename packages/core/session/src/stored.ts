@@ -1,4 +1,4 @@
-import { deepFreezeJson, toFrozenJson } from '@keel/base'
+import { deepFreezeJson, freezeParsedJson, toFrozenJson } from '@keel/base'
 import {
   type AnyEvent,
   adoptStored,
@@ -99,7 +99,9 @@ export function readPrefixEvent(
   return Object.freeze(event) as SessionEvent
 }
 
+/** Freezes a parsed event's data (the message of a refusal is built only then). */
 function freezeData(event: AnyEvent): void {
+  if (freezeParsedJson(event.data)) return
   try {
     deepFreezeJson(event.data, 'data', `event '${event.type}' (seq ${event.seq})`)
   } catch (error) {
