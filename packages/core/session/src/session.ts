@@ -364,7 +364,7 @@ export class Session {
     const e = event as AnyEvent
     const { type, seq } = e
     const data = e.data as Record<string, unknown>
-    const interpreted = !this.#opaque.has(seq)
+    const interpreted = this.#opaque.size === 0 || !this.#opaque.has(seq)
     let change: LifecycleChange | null = null
     let replaced: SurfaceNode[] | null = null
     const isSurface = interpreted && SURFACE_TYPES.has(type)

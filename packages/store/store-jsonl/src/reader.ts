@@ -183,11 +183,14 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
         const text = buf.toString('utf8', 0, lastNewline + 1)
         carry = Buffer.from(buf.subarray(lastNewline + 1, length))
         state.validLength = base + lastNewline + 1
+        current.text = text
+        current.base = base
         let start = 0
         while (start < text.length) {
           const newline = text.indexOf('\n', start)
           lineNo++
-          at(lineNo, text, start, base)
+          current.line = lineNo
+          current.start = start
           let parsed: unknown
           try {
             parsed = JSON.parse(text.slice(start, newline))
@@ -198,7 +201,14 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
               newline === start ? 'an empty line' : `the line is not valid JSON (${errorMessage(error)})`,
             )
           }
-          if (isBlobStub(parsed)) parsed = resolve(parsed, { file, line: lineNo, offset: offsetOf(current) })
+          // an event line has `data`, a blob stub has none: one property load rules out most lines
+          if (
+            parsed !== null &&
+            typeof parsed === 'object' &&
+            (parsed as { data?: unknown }).data === undefined &&
+            isBlobStub(parsed)
+          )
+            parsed = resolve(parsed, { file, line: lineNo, offset: offsetOf(current) })
           start = newline + 1
           yield parsed
         }

@@ -71,6 +71,32 @@ describe('jsonl layout', () => {
     expect(Object.isFrozen((first.data as { message: { content: object[] } }).message.content[0])).toBe(true)
   })
 
+  it('a full replay of lines its integrity records vouch for hands out every object frozen: mutation is refused', async () => {
+    const h = home()
+    await twoTurns(new JsonlStore({ home: h }), 'frozen')
+    const loaded = await new JsonlStore({ home: h, checkpoints: false }).load('frozen')
+    expect(loaded.residentFrom).toBe(0)
+    let objects = 0
+    const allFrozen = (v: unknown): boolean => {
+      if (v === null || typeof v !== 'object') return true
+      objects++
+      return Object.isFrozen(v) && Object.values(v).every(allFrozen)
+    }
+    expect(loaded.events.every(allFrozen)).toBe(true)
+    expect(objects).toBeGreaterThan(loaded.events.length * 2)
+    const message = loaded.events.find((e) => e.type === 'developer/message')!.data as {
+      message: { content: { text: string }[] }
+    }
+    expect(() => {
+      message.message.content[0]!.text = 'changed'
+    }).toThrow(TypeError)
+    expect(() => message.message.content.push({ text: 'more' })).toThrow(TypeError)
+    expect(() => {
+      ;(loaded.events[0] as { time: number }).time = 0
+    }).toThrow(TypeError)
+    expect(message.message.content[0]!.text).toBe('fin: é ü 😀 ✓')
+  })
+
   it('defaults to $KEEL_HOME, else ~/.keel', () => {
     expect(keelHome({ KEEL_HOME: '/x/y' })).toBe('/x/y')
     expect(keelHome({})).toMatch(/\.keel$/)
