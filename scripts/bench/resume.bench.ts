@@ -8,6 +8,8 @@
 //   replay   `store.load` without the checkpoint (every line read, its integrity record's
 //            CRC checked, envelope/lifecycle/surface folded). Baseline: a chunked read of
 //            the file and JSON.parse of every line, kept in an array.
+// `prepare <home> <events>` writes one session to run a phase on alone, e.g. under --cpu-prof:
+//   node --import tsx --expose-gc scripts/bench/resume.bench.ts resume <home> big
 // Ratios are of CPU time: the machine is shared, and its wall time measures the other jobs
 // too. Wall times are printed beside them; the 0.5 s goal is wall time.
 import { spawnSync } from 'node:child_process'
@@ -58,16 +60,16 @@ async function measured<T>(work: () => Promise<T> | T): Promise<{ value: T; figu
   return { value, figures: { seconds, cpu: (used.user + used.system) / 1e6, rssGrowth } }
 }
 
-/** Opening the session until it is ready to send: open, the messages, every registered projection. */
-async function resume(): Promise<{ surfaceBytes: number; residentFrom: number; events: number }> {
+/**
+ * Opening the session until it is ready to send: open, the messages, every registered
+ * projection. The messages are returned to be sized after the measurement (sizing them is
+ * the benchmark's, not the resume's).
+ */
+async function resume(): Promise<{ messages: unknown; residentFrom: number; events: number }> {
   const handle = await new JsonlStore({ home: home! }).open(id!)
   const messages = handle.session.deriveMessages()
   for (const p of registeredProjections()) handle.session.project(p)
-  const ready = {
-    surfaceBytes: Buffer.byteLength(JSON.stringify(messages)),
-    residentFrom: handle.session.residentFrom,
-    events: handle.session.nextSeq,
-  }
+  const ready = { messages, residentFrom: handle.session.residentFrom, events: handle.session.nextSeq }
   await handle.close()
   return ready
 }
@@ -75,7 +77,10 @@ async function resume(): Promise<{ surfaceBytes: number; residentFrom: number; e
 if (phase === 'resume' || phase === 'resume-warm') {
   if (phase === 'resume-warm') await resume() // compiled once: what a long-running process pays
   const { value, figures } = await measured(resume)
-  console.log(JSON.stringify({ ...figures, ...value }))
+  const { messages, ...rest } = value
+  console.log(
+    JSON.stringify({ ...figures, ...rest, surfaceBytes: Buffer.byteLength(JSON.stringify(messages)) }),
+  )
 } else if (phase === 'read-checkpoint') {
   const dir = join(home!, 'sessions', id!)
   const { value, figures } = await measured(() => {
@@ -103,6 +108,13 @@ if (phase === 'resume' || phase === 'resume-warm') {
 } else if (phase === 'parse') {
   const { value, figures } = await measured(() => chunkedParse(join(home!, 'sessions', id!, 'session.jsonl')))
   console.log(JSON.stringify({ ...figures, events: value.length - 1 }))
+} else if (phase === 'prepare') {
+  // `prepare <home> <events>`: writes a session and its checkpoint to iterate on one phase
+  const { events } = writeBigSession(home!, 'big', { events: Number(id), compactEvery: 50, keep: 2000 })
+  await (await new JsonlStore({ home: home! }).open('big')).close()
+  console.log(
+    `${events} events in ${join(home!, 'sessions', 'big')}; run a phase: resume|resume-warm|read-checkpoint ${home} big`,
+  )
 } else await main(process.argv.includes('--quick'))
 
 async function main(quick: boolean): Promise<void> {
