@@ -4,7 +4,8 @@
 // own), best of several runs, every plugin's projections registered as in `keel`:
 //   resume   `store.open` + `deriveMessages()` + every registered projection: ready to send.
 //            Baseline: reading the same checkpoint file and the log's tail and JSON.parse of
-//            both — the bytes a resume must read, without locking, checking or folding.
+//            every line of both (the checkpoint's document, each event it holds, each tail
+//            line) — the bytes a resume must read, without locking, checking or folding.
 //   replay   `store.load` without the checkpoint (every line read, its integrity record's
 //            CRC checked, envelope/lifecycle/surface folded). Baseline: a chunked read of
 //            the file and JSON.parse of every line, kept in an array.
@@ -84,8 +85,11 @@ if (phase === 'resume' || phase === 'resume-warm') {
 } else if (phase === 'read-checkpoint') {
   const dir = join(home!, 'sessions', id!)
   const { value, figures } = await measured(() => {
+    // the checkpoint's body: the document, then one line per event it holds
     const text = readFileSync(join(dir, 'session.checkpoint'), 'utf8')
-    const doc = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { locator: { end: number } }
+    const [first, ...held] = text.slice(text.indexOf('\n') + 1).split('\n')
+    const doc = JSON.parse(first!) as { locator: { end: number }; state: { events?: unknown[] } }
+    doc.state.events = held.map((l) => JSON.parse(l) as unknown)
     const file = join(dir, 'session.jsonl')
     const fd = openSync(file, 'r')
     const tail = Buffer.allocUnsafe(statSync(file).size - doc.locator.end)
