@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
@@ -14,7 +14,7 @@ import {
   type StoreNotice,
 } from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
-import { readBlob } from './files.js'
+import { readBlob, removeFile } from './files.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -186,7 +186,7 @@ export function writeCheckpoint(dir: string, text: string): void {
     writeFileSync(temp, text, { flag: 'wx' })
     renameSync(temp, checkpointPath(dir))
   } finally {
-    rmSync(temp, { force: true })
+    removeFile(temp)
   }
 }
 
