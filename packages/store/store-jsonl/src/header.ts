@@ -1,7 +1,12 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
-import { compileCheck, SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
+import {
+  compileCheck,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+  sessionHeaderValidator,
+} from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
 
 /** The name in the physical header's `format` field. */
