@@ -128,10 +128,15 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
   switch (def.type) {
     case 'string':
       return withChecks((v) => typeof v === 'string', def.checks)
-    case 'number':
-      return (
-        numberCheck(def.checks) ?? withChecks((v) => typeof v === 'number' && Number.isFinite(v), def.checks)
-      )
+    case 'number': {
+      // a format schema (`z.int()`, `z.int32()`, …) is its own first refinement
+      const own = (def as CheckDef).check === 'number_format'
+      const checks = own ? [schema as unknown as CheckLike, ...(def.checks ?? [])] : def.checks
+      const bounds = numberCheck(checks)
+      if (bounds) return bounds
+      if (own) return (v) => schema.safeParse(v).success
+      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), def.checks)
+    }
     case 'boolean':
       return withChecks((v) => typeof v === 'boolean', def.checks)
     case 'null':
@@ -163,6 +168,11 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
       }
     }
     case 'array': {
+      const elementDef = defOf(def.element!)
+      if ((elementDef.type === 'unknown' || elementDef.type === 'any') && !elementDef.checks?.length) {
+        // any element passes: no call per element (a checkpoint holds thousands of events)
+        return withChecks((v) => Array.isArray(v), def.checks)
+      }
       const element = compileCheck(def.element!)
       return withChecks((v) => {
         if (!Array.isArray(v)) return false
