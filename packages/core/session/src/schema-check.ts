@@ -34,15 +34,6 @@ interface CheckLike {
   }
 }
 
-/** The parts of a bound refinement's definition {@link numberCheck} reads. */
-interface CheckDef {
-  readonly check?: string
-  readonly when?: unknown
-  readonly format?: string
-  readonly value?: unknown
-  readonly inclusive?: boolean
-}
-
 interface Payload {
   value: unknown
   issues: unknown[]
@@ -129,13 +120,10 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
     case 'string':
       return withChecks((v) => typeof v === 'string', def.checks)
     case 'number': {
-      // a format schema (`z.int()`, `z.int32()`, …) is its own first refinement
-      const own = (def as CheckDef).check === 'number_format'
+      // a format schema (`z.int()`, `z.int32()`, …) is its own first refinement, as zod runs it
+      const own = (def as { readonly check?: string }).check === 'number_format'
       const checks = own ? [schema as unknown as CheckLike, ...(def.checks ?? [])] : def.checks
-      const bounds = numberCheck(checks)
-      if (bounds) return bounds
-      if (own) return (v) => schema.safeParse(v).success
-      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), def.checks)
+      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), checks)
     }
     case 'boolean':
       return withChecks((v) => typeof v === 'boolean', def.checks)
@@ -204,52 +192,6 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
       // Anything else (transforms, defaults, pipes, dates…): zod itself, allocating.
       return (v) => schema.safeParse(v).success
   }
-}
-
-/** The ranges of zod's number formats (`z.int()`, `z.uint32()`, …): `[minimum, maximum]`. */
-const NUMBER_FORMATS: Readonly<Record<string, readonly [number, number]>> = {
-  safeint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  int32: [-2147483648, 2147483647],
-  uint32: [0, 4294967295],
-  float32: [-3.4028234663852886e38, 3.4028234663852886e38],
-  float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
-}
-
-/**
- * A number schema whose refinements are all bounds (`.int()`, `.nonnegative()`, `.min()`,
- * `.max()`, …) as one comparison of the value against the tightest range, its integer
- * test beside: what zod's checks decide, without a call into each per value (the seqs of a
- * checkpoint are thousands of them). Undefined when any refinement is of another kind.
- */
-function numberCheck(checks: readonly CheckLike[] | undefined): SchemaCheck | undefined {
-  let integer = false
-  let min = Number.NEGATIVE_INFINITY
-  let minInclusive = true
-  let max = Number.POSITIVE_INFINITY
-  let maxInclusive = true
-  for (const check of checks ?? []) {
-    const def = check._zod.def as CheckDef
-    if (def.when !== undefined) return undefined
-    if (def.check === 'number_format') {
-      const range = NUMBER_FORMATS[def.format ?? 'float64']
-      if (!range) return undefined
-      if (def.format!.includes('int')) integer = true
-      if (range[0] >= min) [min, minInclusive] = [range[0], true]
-      if (range[1] <= max) [max, maxInclusive] = [range[1], true]
-    } else if (def.check === 'greater_than' && typeof def.value === 'number') {
-      if (def.value > min || (def.value === min && !def.inclusive))
-        [min, minInclusive] = [def.value, def.inclusive === true]
-    } else if (def.check === 'less_than' && typeof def.value === 'number') {
-      if (def.value < max || (def.value === max && !def.inclusive))
-        [max, maxInclusive] = [def.value, def.inclusive === true]
-    } else return undefined
-  }
-  return (v) =>
-    typeof v === 'number' &&
-    Number.isFinite(v) &&
-    (!integer || Number.isSafeInteger(v)) &&
-    (minInclusive ? v >= min : v > min) &&
-    (maxInclusive ? v <= max : v < max)
 }
 
 function tupleCheck(def: Def): SchemaCheck {
