@@ -4,10 +4,13 @@
 // own), best of several runs, every plugin's projections registered as in `keel`:
 //   resume   `store.open` + `deriveMessages()` + every registered projection: ready to send.
 //            Baseline: reading the same checkpoint file and the log's tail and JSON.parse of
-//            both — the bytes a resume must read, without locking, checking or folding.
+//            every line of both (the checkpoint's document, each event it holds, each tail
+//            line) — the bytes a resume must read, without locking, checking or folding.
 //   replay   `store.load` without the checkpoint (every line read, its integrity record's
 //            CRC checked, envelope/lifecycle/surface folded). Baseline: a chunked read of
 //            the file and JSON.parse of every line, kept in an array.
+// `prepare <home> <events>` writes one session to run a phase on alone, e.g. under --cpu-prof:
+//   node --import tsx --expose-gc scripts/bench/resume.bench.ts resume <home> big
 // Ratios are of CPU time: the machine is shared, and its wall time measures the other jobs
 // too. Wall times are printed beside them; the 0.5 s goal is wall time.
 // `--replay-only[=N]`: only the replay phase and its baseline, of one N-event session
@@ -60,16 +63,16 @@ async function measured<T>(work: () => Promise<T> | T): Promise<{ value: T; figu
   return { value, figures: { seconds, cpu: (used.user + used.system) / 1e6, rssGrowth } }
 }
 
-/** Opening the session until it is ready to send: open, the messages, every registered projection. */
-async function resume(): Promise<{ surfaceBytes: number; residentFrom: number; events: number }> {
+/**
+ * Opening the session until it is ready to send: open, the messages, every registered
+ * projection. The messages are returned to be sized after the measurement (sizing them is
+ * the benchmark's, not the resume's).
+ */
+async function resume(): Promise<{ messages: unknown; residentFrom: number; events: number }> {
   const handle = await new JsonlStore({ home: home! }).open(id!)
   const messages = handle.session.deriveMessages()
   for (const p of registeredProjections()) handle.session.project(p)
-  const ready = {
-    surfaceBytes: Buffer.byteLength(JSON.stringify(messages)),
-    residentFrom: handle.session.residentFrom,
-    events: handle.session.nextSeq,
-  }
+  const ready = { messages, residentFrom: handle.session.residentFrom, events: handle.session.nextSeq }
   await handle.close()
   return ready
 }
@@ -77,12 +80,18 @@ async function resume(): Promise<{ surfaceBytes: number; residentFrom: number; e
 if (phase === 'resume' || phase === 'resume-warm') {
   if (phase === 'resume-warm') await resume() // compiled once: what a long-running process pays
   const { value, figures } = await measured(resume)
-  console.log(JSON.stringify({ ...figures, ...value }))
+  const { messages, ...rest } = value
+  console.log(
+    JSON.stringify({ ...figures, ...rest, surfaceBytes: Buffer.byteLength(JSON.stringify(messages)) }),
+  )
 } else if (phase === 'read-checkpoint') {
   const dir = join(home!, 'sessions', id!)
   const { value, figures } = await measured(() => {
+    // the checkpoint's body: the document, then one line per event it holds
     const text = readFileSync(join(dir, 'session.checkpoint'), 'utf8')
-    const doc = JSON.parse(text.slice(text.indexOf('\n') + 1)) as { locator: { end: number } }
+    const [first, ...held] = text.slice(text.indexOf('\n') + 1).split('\n')
+    const doc = JSON.parse(first!) as { locator: { end: number }; state: { events?: unknown[] } }
+    doc.state.events = held.map((l) => JSON.parse(l) as unknown)
     const file = join(dir, 'session.jsonl')
     const fd = openSync(file, 'r')
     const tail = Buffer.allocUnsafe(statSync(file).size - doc.locator.end)
@@ -105,6 +114,13 @@ if (phase === 'resume' || phase === 'resume-warm') {
 } else if (phase === 'parse') {
   const { value, figures } = await measured(() => chunkedParse(join(home!, 'sessions', id!, 'session.jsonl')))
   console.log(JSON.stringify({ ...figures, events: value.length - 1 }))
+} else if (phase === 'prepare') {
+  // `prepare <home> <events>`: writes a session and its checkpoint to iterate on one phase
+  const { events } = writeBigSession(home!, 'big', { events: Number(id), compactEvery: 50, keep: 2000 })
+  await (await new JsonlStore({ home: home! }).open('big')).close()
+  console.log(
+    `${events} events in ${join(home!, 'sessions', 'big')}; run a phase: resume|resume-warm|read-checkpoint ${home} big`,
+  )
 } else {
   const only = process.argv.find((a) => a === '--replay-only' || a.startsWith('--replay-only='))
   if (only) await replayOnly(only.includes('=') ? Number(only.split('=')[1]) : 1_000_000)

@@ -31,13 +31,14 @@ export class EventLog implements FoldSource {
   readonly #blocks = new Map<number, SessionEvent[]>()
   #view: readonly SessionEvent[] | undefined
 
+  /** `pinned` is taken over (kept, not copied): the caller hands it on and no longer changes it. */
   constructor(
     base = 0,
-    pinned: ReadonlyMap<number, SessionEvent> = new Map(),
+    pinned: Map<number, SessionEvent> = new Map(),
     load?: (from: number, to: number) => SessionEvent[],
   ) {
     this.#base = base
-    this.#pinned = new Map(pinned)
+    this.#pinned = pinned
     this.#load = load
   }
 

@@ -119,8 +119,12 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
   switch (def.type) {
     case 'string':
       return withChecks((v) => typeof v === 'string', def.checks)
-    case 'number':
-      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), def.checks)
+    case 'number': {
+      // a format schema (`z.int()`, `z.int32()`, …) is its own first refinement, as zod runs it
+      const own = (def as { readonly check?: string }).check === 'number_format'
+      const checks = own ? [schema as unknown as CheckLike, ...(def.checks ?? [])] : def.checks
+      return withChecks((v) => typeof v === 'number' && Number.isFinite(v), checks)
+    }
     case 'boolean':
       return withChecks((v) => typeof v === 'boolean', def.checks)
     case 'null':
@@ -152,6 +156,11 @@ function build(schema: z.ZodType<unknown>): SchemaCheck {
       }
     }
     case 'array': {
+      const elementDef = defOf(def.element!)
+      if ((elementDef.type === 'unknown' || elementDef.type === 'any') && !elementDef.checks?.length) {
+        // any element passes: no call per element (a checkpoint holds thousands of events)
+        return withChecks((v) => Array.isArray(v), def.checks)
+      }
       const element = compileCheck(def.element!)
       return withChecks((v) => {
         if (!Array.isArray(v)) return false

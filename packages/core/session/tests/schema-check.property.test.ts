@@ -24,7 +24,11 @@ function shaped(schema: AnySchema, depth = 0): fc.Arbitrary<unknown> {
       return regex ? fc.oneof(fc.stringMatching(regex), near) : near
     }
     case 'number':
-      return fc.oneof(fc.integer({ min: -2, max: 4 }), fc.double(), fc.constantFrom(0, 1.5, -0, 2 ** 60))
+      return fc.oneof(
+        fc.integer({ min: -2, max: 4 }),
+        fc.double(),
+        fc.constantFrom(0, 1.5, -0, 2 ** 60, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 53, 4e38, Number.NaN),
+      )
     case 'boolean':
       return fc.boolean()
     case 'null':
@@ -106,6 +110,15 @@ const synthetic: Record<string, AnySchema> = {
   'array length': z.array(z.string()).min(1).max(2),
   'unknown required': z.strictObject({ a: z.unknown() }),
   'number bounds': z.number().gt(0).lt(10).multipleOf(0.5),
+  'seq (int, nonnegative)': z.number().int().nonnegative(),
+  'int exclusive bounds': z.number().int().gt(-1).lt(3),
+  'float bounds, inclusive and exclusive': z.number().gte(-2).lt(1.5),
+  'bounds tighter then looser': z.number().lte(2).lte(4).gte(0).gt(-1),
+  int32: z.int32(),
+  'uint32 with max': z.uint32().max(3),
+  float32: z.float32(),
+  'array of anything': z.array(z.unknown()),
+  'array of anything, bounded': z.array(z.any()).max(2),
 }
 
 const schemas: [string, AnySchema][] = [

@@ -1,20 +1,20 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
-import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
 import type { PrefixReader } from '@keel/session'
 import {
+  CheckpointDecoder,
   type CheckpointDocument,
   checkpointIgnored,
-  decodeCheckpoint,
+  type DecodedCheckpoint,
   resolveCheckpointBlobs,
   type StoreNotice,
 } from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
-import { readBlob } from './files.js'
-import { type ReleasableBytes, readReleasable } from './releasable.js'
+import { readBlob, removeFile } from './files.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -79,17 +79,14 @@ export function readTiedCheckpoint(
   length: number,
   notices: StoreNotice[],
 ): TiedCheckpoint | undefined {
-  let stored: ReleasableBytes
+  let read: { decoded: DecodedCheckpoint; bytes: number }
   try {
-    stored = readReleasable(checkpointPath(dir))
+    read = readCheckpointFile(checkpointPath(dir), id)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
-  const bytes = stored.bytes.length
-  // the bytes are freed once checked and decoded, before the text is parsed
-  const decoded = decodeCheckpoint(stored.bytes, id, stored.release)
-  stored.release()
+  const { decoded, bytes } = read
   if (!decoded.ok) {
     notices.push(checkpointIgnored(id, undefined, decoded.reason))
     return undefined
@@ -135,6 +132,32 @@ export function readTiedCheckpoint(
   return { doc: resolved.doc, bytes, locator, mark, chainNext: locator.chainAt + placed.bytes }
 }
 
+/** The bytes of a checkpoint file read (and parsed as they come) at once. */
+const CHECKPOINT_CHUNK = 64 * 1024
+
+/**
+ * Reads the checkpoint file at `path` in chunks through a {@link CheckpointDecoder}: only
+ * one chunk of its bytes and one of its text are alive at any time beside what is parsed.
+ * Returns the decoded document (or why not) and the file's size; throws as `openSync` does.
+ */
+function readCheckpointFile(path: string, id: string): { decoded: DecodedCheckpoint; bytes: number } {
+  const fd = openSync(path, 'r')
+  try {
+    const decoder = new CheckpointDecoder(id)
+    const buf = Buffer.allocUnsafe(CHECKPOINT_CHUNK)
+    let bytes = 0
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, bytes)
+      if (n === 0) break
+      decoder.push(buf.subarray(0, n))
+      bytes += n
+    }
+    return { decoded: decoder.end(), bytes }
+  } finally {
+    closeSync(fd)
+  }
+}
+
 /** CRC-32 of `file` bytes `[start, end)` (-1 when the file is shorter). */
 export function rangeCrc(file: string, start: number, end: number): number {
   const fd = openSync(file, 'r')
@@ -163,7 +186,7 @@ export function writeCheckpoint(dir: string, text: string): void {
     writeFileSync(temp, text, { flag: 'wx' })
     renameSync(temp, checkpointPath(dir))
   } finally {
-    rmSync(temp, { force: true })
+    removeFile(temp)
   }
 }
 

@@ -1,9 +1,21 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { promises as fs, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import { type PendingEvent, StoreIoFailed } from '@keel/store'
 import { FORMAT_NAME, type PhysicalHeader } from './header.js'
+
+/**
+ * Removes the file at `path`; one already gone is no failure. (`rmSync(path, { force })`
+ * does the same through Node's recursive remover, loaded and run on every call.)
+ */
+export function removeFile(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+}
 
 /** The folder of a session's blobs (spilled events): `<session dir>/blobs/<sha256>.json`. */
 export function blobPath(dir: string, sha256: string): string {
@@ -125,7 +137,7 @@ export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now(
       try {
         const { mtimeMs } = statSync(path)
         if (now - mtimeMs < ageMs) continue
-        rmSync(path, { force: true })
+        removeFile(path)
         removed.push(path)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error

@@ -1,7 +1,12 @@
 import { isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
-import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
+import {
+  compileCheck,
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+  sessionHeaderValidator,
+} from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
 
 /** The name in the physical header's `format` field. */
@@ -92,6 +97,9 @@ class LineReader {
 }
 
 /** Reads and checks the physical header (line 1) of a session file. */
+/** The header's schema as an allocation-free check (zod's `safeParse` only words a refusal). */
+const isSessionHeader = compileCheck(sessionHeaderValidator)
+
 export function readHeader(
   id: string,
   file: string,
@@ -123,12 +131,11 @@ export function readHeader(
   if (header.id !== id) {
     throw corrupt(`the header names session ${previewJson(header.id)}, but the file is stored as ${id}`)
   }
-  const checked = sessionHeaderValidator.safeParse(
-    migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
-  )
-  if (!checked.success) {
-    const issue = boundIssues(checked.error.issues, 'header').issues[0]!
-    throw corrupt(`${issue.path}: ${issue.message}`)
+  const logical = migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION }
+  if (!isSessionHeader(logical)) {
+    const issues = sessionHeaderValidator.safeParse(logical).error?.issues ?? []
+    const issue = boundIssues(issues, 'header').issues[0]
+    throw corrupt(issue ? `${issue.path}: ${issue.message}` : 'the header is malformed')
   }
   return {
     header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },

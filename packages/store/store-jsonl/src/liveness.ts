@@ -52,8 +52,15 @@ export function startTime(pid: number): number | undefined {
   return Number.isSafeInteger(value) ? value : undefined
 }
 
-/** This process's identity. */
+let self: Readonly<ProcessIdentity> | undefined
+
+/** This process's identity (read from `/proc` once: none of it changes while the process runs). */
 export function selfIdentity(): ProcessIdentity {
+  self ??= readSelfIdentity()
+  return { ...self }
+}
+
+function readSelfIdentity(): ProcessIdentity {
   const identity: ProcessIdentity = { pid: process.pid }
   const boot = bootId()
   const start = startTime(process.pid)

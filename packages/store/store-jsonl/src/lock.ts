@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { linkSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
+import { removeFile } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
 
 /** The content of a writer lock file. */
@@ -110,7 +111,7 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
       try {
         linkSync(temp, path)
         HELD.add(record.nonce)
-        rmSync(temp, { force: true }) // before the identity: unlinking it changes the inode's ctime
+        removeFile(temp) // before the identity: unlinking it changes the inode's ctime
         const st = statSync(path, { bigint: true })
         return {
           record,
@@ -119,7 +120,7 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
           release: async () => {
             HELD.delete(record.nonce)
             const current = readLock(path)
-            if (typeof current === 'object' && current.nonce === record.nonce) rmSync(path, { force: true })
+            if (typeof current === 'object' && current.nonce === record.nonce) removeFile(path)
           },
         }
       } catch (error) {
@@ -152,7 +153,7 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
     }
     throw new SessionLocked(id, {}, `its lock file ${path} keeps changing; try again`)
   } finally {
-    rmSync(temp, { force: true })
+    removeFile(temp)
   }
 }
 
@@ -180,10 +181,10 @@ function takeOver(path: string, nonce: string, judged: LockRecord | 'unreadable'
     } catch {
       // a third lock took the place meanwhile: theirs stands, ours is dropped
     }
-    rmSync(aside, { force: true })
+    removeFile(aside)
     return false
   }
-  rmSync(aside, { force: true })
+  removeFile(aside)
   return true
 }
 

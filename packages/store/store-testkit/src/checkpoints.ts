@@ -1,5 +1,6 @@
 import type { Session } from '@keel/session'
 import {
+  CHECKPOINT_FORMAT_VERSION,
   type CheckpointDocument,
   decodeCheckpoint,
   encodeCheckpoint,
@@ -121,7 +122,11 @@ export function checkpointCases(
     ['foreign (another format)', () => '{"format":"not-keel","rows":[]}\n{}', /foreign format/],
     [
       'of another checkpoint version',
-      (t) => t.replace('"format":"keel-checkpoint","version":1', '"format":"keel-checkpoint","version":7'),
+      (t) =>
+        t.replace(
+          `"format":"keel-checkpoint","version":${CHECKPOINT_FORMAT_VERSION}`,
+          '"format":"keel-checkpoint","version":7',
+        ),
       /checkpoint format 7/,
     ],
     [

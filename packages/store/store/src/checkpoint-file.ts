@@ -1,8 +1,6 @@
-import { isAscii } from 'node:buffer'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
-import { errorMessage } from '@keel/base'
-import { SESSION_FORMAT_VERSION, type SessionCheckpoint } from '@keel/session'
+import type { SessionCheckpoint } from '@keel/session'
 import { isBlobStub, type PendingBlob, resolveBlobStub, spill } from './blob.js'
 import { SessionCorrupt } from './errors.js'
 import type { IntegrityMark } from './integrity.js'
@@ -11,7 +9,7 @@ import type { IntegrityMark } from './integrity.js'
 export const CHECKPOINT_FORMAT = 'keel-checkpoint'
 
 /** Bumped whenever the stored form of a checkpoint changes; another version is not used. */
-export const CHECKPOINT_FORMAT_VERSION = 1
+export const CHECKPOINT_FORMAT_VERSION = 2
 
 /**
  * A stored checkpoint: the folded state of a session after `seq` events (see
@@ -37,13 +35,19 @@ export interface CheckpointDocument {
 
 /**
  * The stored form: a first line `{"format","version","bytes","crc32"}` naming the length and
- * the CRC-32 of the rest, then the document as JSON. A truncated, damaged or foreign file is
- * told apart from a valid one without parsing the body. (A CRC, not a cryptographic digest:
- * it detects damage; nothing kept beside a log can detect a deliberate forgery — `verify` can,
- * by replaying the log. The tie to the log is the integrity record's SHA-256 chain value.)
+ * the CRC-32 of the rest, then the body: the document as JSON without `state.events` on one
+ * line, and each of those events on a line of its own after it (so a reader parses the file
+ * as it reads it, never holding all of its text; see `CheckpointDecoder`). A truncated,
+ * damaged or foreign file is told apart from a valid one by its first line, its length and
+ * its CRC. (A CRC, not a cryptographic digest: it detects damage; nothing kept beside a log
+ * can detect a deliberate forgery — `verify` can, by replaying the log. The tie to the log
+ * is the integrity record's SHA-256 chain value.)
  */
 export function encodeCheckpoint(doc: CheckpointDocument): string {
-  const body = JSON.stringify(doc)
+  const { events, ...state } = doc.state
+  const lines = [JSON.stringify({ ...doc, state })]
+  for (const event of events) lines.push(JSON.stringify(event))
+  const body = lines.join('\n')
   const head = {
     format: CHECKPOINT_FORMAT,
     version: CHECKPOINT_FORMAT_VERSION,
@@ -51,80 +55,6 @@ export function encodeCheckpoint(doc: CheckpointDocument): string {
     crc32: crc32(body),
   }
   return `${JSON.stringify(head)}\n${body}`
-}
-
-/** Why a stored checkpoint cannot be read, in words for a notice; or the document. */
-export type DecodedCheckpoint = { ok: true; doc: CheckpointDocument } | { ok: false; reason: string }
-
-/**
- * Reads a stored checkpoint of session `id` (its text, or its bytes as read: then nothing
- * is decoded before the digest holds), checking its format, length, digest and owner.
- * `decoded` runs once the checked bytes are text, before the text is parsed: a caller that
- * can release the bytes there keeps only the text and the objects alive together.
- */
-export function decodeCheckpoint(
-  stored: string | Buffer,
-  id: string,
-  decoded?: () => void,
-): DecodedCheckpoint {
-  const bytes = typeof stored === 'string' ? Buffer.from(stored) : stored
-  const newline = bytes.indexOf(10)
-  const head = parseHead(bytes.toString('utf8', 0, newline === -1 ? bytes.length : newline))
-  if (!head || head.format !== CHECKPOINT_FORMAT) {
-    return { ok: false, reason: 'it is not a Keel checkpoint (foreign format)' }
-  }
-  if (head.version !== CHECKPOINT_FORMAT_VERSION) {
-    return {
-      ok: false,
-      reason: `it has checkpoint format ${JSON.stringify(head.version)}; this build reads format ${CHECKPOINT_FORMAT_VERSION}`,
-    }
-  }
-  const body = newline === -1 ? Buffer.alloc(0) : bytes.subarray(newline + 1)
-  if (body.length !== head.bytes) {
-    return {
-      ok: false,
-      reason: `it is truncated or padded (${body.length} bytes where its header says ${String(head.bytes)})`,
-    }
-  }
-  if (crc32(body) !== head.crc32) {
-    return { ok: false, reason: 'its content does not match its digest (it was damaged or edited)' }
-  }
-  // ASCII (most checkpoints) decodes as a copy; the rest as UTF-8
-  const text = isAscii(body) ? body.toString('latin1') : body.toString('utf8')
-  decoded?.()
-  let doc: CheckpointDocument
-  try {
-    doc = JSON.parse(text) as CheckpointDocument
-  } catch (error) {
-    return { ok: false, reason: `its body is not JSON (${errorMessage(error)})` }
-  }
-  if (doc === null || typeof doc !== 'object' || doc.session !== id) {
-    return { ok: false, reason: `it belongs to session ${JSON.stringify(doc?.session)}` }
-  }
-  if (doc.sessionFormat !== SESSION_FORMAT_VERSION) {
-    return {
-      ok: false,
-      reason: `it covers a log of session format ${String(doc.sessionFormat)}; this build writes format ${SESSION_FORMAT_VERSION}`,
-    }
-  }
-  if (!Array.isArray(doc.blobs) || doc.blobs.some((b) => typeof b !== 'string')) {
-    return { ok: false, reason: 'its blob index is malformed' }
-  }
-  if (!Number.isSafeInteger(doc.seq) || doc.mark?.next !== doc.seq) {
-    return { ok: false, reason: 'its covered seq and its integrity record disagree' }
-  }
-  return { ok: true, doc }
-}
-
-function parseHead(
-  line: string,
-): { format?: unknown; version?: unknown; bytes?: unknown; crc32?: unknown } | undefined {
-  try {
-    const head: unknown = JSON.parse(line)
-    return head !== null && typeof head === 'object' ? head : undefined
-  } catch {
-    return undefined // not a checkpoint of ours
-  }
 }
 
 /**

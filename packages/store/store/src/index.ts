@@ -20,6 +20,7 @@ export {
   spill,
   stubDigest,
 } from './blob.js'
+export { CheckpointDecoder, type DecodedCheckpoint, decodeCheckpoint } from './checkpoint-decoder.js'
 export {
   CHECKPOINT_FORMAT,
   CHECKPOINT_FORMAT_VERSION,
@@ -27,8 +28,6 @@ export {
   type CheckpointPolicy,
   DEFAULT_CHECKPOINT_EVERY,
   DEFAULT_CHECKPOINT_MIN_EVENTS,
-  type DecodedCheckpoint,
-  decodeCheckpoint,
   encodeCheckpoint,
   resolveCheckpointBlobs,
   spillCheckpoint,

@@ -9,7 +9,8 @@ import {
   type StoredLog,
 } from './backend.js'
 import { isBlobStub, resolveBlobStub, stubDigest } from './blob.js'
-import { decodeCheckpoint, encodeCheckpoint, resolveCheckpointBlobs } from './checkpoint-file.js'
+import { decodeCheckpoint } from './checkpoint-decoder.js'
+import { encodeCheckpoint, resolveCheckpointBlobs } from './checkpoint-file.js'
 import {
   ConcurrentAppend,
   checkSessionId,
