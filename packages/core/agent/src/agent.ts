@@ -351,23 +351,23 @@ export class Agent {
     })
   }
 
-  /** Runs one queued turn and settles its caller's promise. */
-  async #runQueued(item: InboxItem): Promise<void> {
+  /** Runs one queued turn; returns what settles its caller's promise. */
+  async #runQueued(item: InboxItem): Promise<() => void> {
     this.#turnMaxTokens = item.maxTokens
     try {
-      item.resolve(
-        await runTurn(this.#runtime, item, {
-          running: (controller) => {
-            this.#controller = controller
-          },
-          inject: (text, source) => this.inject(text, { source }),
-        }),
-      )
+      const result = await runTurn(this.#runtime, item, {
+        running: (controller) => {
+          this.#controller = controller
+        },
+        inject: (text, source) => this.inject(text, { source }),
+      })
+      return () => item.resolve(result)
     } catch (error) {
       this.#failed = true
-      item.reject(error)
+      return () => item.reject(error)
+    } finally {
+      this.#turnMaxTokens = undefined
     }
-    this.#turnMaxTokens = undefined
   }
 
   #drainInjections(): void {

@@ -7,13 +7,17 @@ import type { InboxItem } from './turn.js'
  */
 export class TurnQueue {
   readonly #items: InboxItem[] = []
-  readonly #run: (item: InboxItem) => Promise<void>
+  readonly #run: (item: InboxItem) => Promise<() => void>
   #running = false
   #started = false
   #idleWaiters: Array<() => void> = []
 
-  /** `run` runs one turn and settles its item (it must not throw). */
-  constructor(run: (item: InboxItem) => Promise<void>) {
+  /**
+   * `run` runs one turn (it must not throw) and returns what settles its item: called once
+   * the queue knows whether another turn follows, so a caller hearing of its turn's end
+   * finds the agent idle when nothing else waits.
+   */
+  constructor(run: (item: InboxItem) => Promise<() => void>) {
     this.#run = run
   }
 
@@ -65,9 +69,13 @@ export class TurnQueue {
     if (this.#running || !this.#started) return
     this.#running = true
     try {
-      while (this.#items.length > 0) await this.#run(this.#items.shift()!)
+      for (let item = this.#items.shift(); item !== undefined; item = this.#items.shift()) {
+        const deliver = await this.#run(item)
+        deliver()
+        if (this.#items.length === 0) this.#settled()
+      }
     } finally {
-      this.#settled()
+      if (this.#running) this.#settled()
     }
   }
 

@@ -33,6 +33,17 @@ const asker = definePlugin({
 })
 
 describe('agent.runTool: a tool a person runs directly, outside a model call', () => {
+  it('runs right after a sent turn resolved: whoever hears of its end finds the agent idle', async () => {
+    const log: string[] = []
+    const r = await open([{ text: 'Done.' }], { tools: [shellLike(log)] })
+    const turn = await r.agent.send('hello')
+    expect(turn.reason).toBe('completed')
+    expect(r.agent.busy).toBe(false)
+    const done = await r.agent.runTool('sh', { command: 'ls' })
+    expect(done.ran).toBe(true)
+    expect(log).toEqual(['ls'])
+  })
+
   it('runs through the permission chain, logged as its own turn, and tells the model on its next call', async () => {
     const log: string[] = []
     const rec = recorder()
