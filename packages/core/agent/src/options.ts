@@ -4,13 +4,14 @@ import { boundIssues } from '@keel/base'
 import type { AssistantMessage, DeveloperMessage, LlmAdapter, UserMessage } from '@keel/llm'
 import { developerMessageSchema, userMessageSchema } from '@keel/llm'
 import {
-  compileCheck,
   type ErrorRecord,
   type Session,
+  schemaIssues,
   type ToolFilter,
   type TurnEndReason,
 } from '@keel/session'
 import type { Tool } from '@keel/tools'
+import type { z } from 'zod'
 import type { ChildSessions } from './child-sessions.js'
 import { AgentError } from './errors.js'
 import type { PluginEntry } from './host.js'
@@ -236,10 +237,6 @@ function nonNegative(name: string, value: number): number {
   return value
 }
 
-// The allocation-free checks of the two schemas (`safeParse` only to word a refusal).
-const isUserMessage = compileCheck(userMessageSchema)
-const isDeveloperMessage = compileCheck(developerMessageSchema)
-
 /**
  * The one validation every user-side message goes through (`send`, plugin `enqueue`, a
  * `turnStopping` continuation). Throws `AGENT_INPUT_INVALID` naming `where`.
@@ -247,28 +244,21 @@ const isDeveloperMessage = compileCheck(developerMessageSchema)
 export function toUserMessage(input: string | UserMessage, where = 'send'): UserMessage {
   const message: UserMessage =
     typeof input === 'string' ? { role: 'user', content: [{ type: 'text', text: input }] } : input
-  if (isUserMessage(message)) return message
-  const result = userMessageSchema.safeParse(message)
-  if (!result.success) {
-    throw new AgentError(
-      'AGENT_INPUT_INVALID',
-      `${where}: not a user message: ${boundIssues(result.error.issues).issues[0]!.message}`,
-    )
-  }
-  return message
+  return checkedMessage(userMessageSchema, message, `${where}: not a user message`)
 }
 
 /** The validation of `inject`'s message (a string is one text block). Throws `AGENT_INPUT_INVALID`. */
 export function toDeveloperMessage(input: string | DeveloperMessage): DeveloperMessage {
   const message: DeveloperMessage =
     typeof input === 'string' ? { role: 'developer', content: [{ type: 'text', text: input }] } : input
-  if (isDeveloperMessage(message)) return message
-  const result = developerMessageSchema.safeParse(message)
-  if (!result.success) {
-    throw new AgentError(
-      'AGENT_INPUT_INVALID',
-      `inject: not a developer message: ${boundIssues(result.error.issues).issues[0]!.message}`,
-    )
+  return checkedMessage(developerMessageSchema, message, 'inject: not a developer message')
+}
+
+/** `message` when `schema` accepts it; else `AGENT_INPUT_INVALID`: `refusal`, then the first issue. */
+function checkedMessage<M>(schema: z.ZodType<unknown>, message: M, refusal: string): M {
+  const issues = schemaIssues(schema, message)
+  if (issues) {
+    throw new AgentError('AGENT_INPUT_INVALID', `${refusal}: ${boundIssues(issues).issues[0]!.message}`)
   }
   return message
 }

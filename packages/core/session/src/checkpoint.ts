@@ -12,7 +12,7 @@ import {
   type SavedFold,
 } from './projections.js'
 import { getEventRegistration, invariantOf } from './registry.js'
-import { compileCheck } from './schema-check.js'
+import { schemaIssues } from './schema-check.js'
 import { Surface } from './surface.js'
 
 /**
@@ -89,8 +89,6 @@ export const sessionCheckpointSchema = z.strictObject({
   projections: z.record(z.string(), savedFoldSchema),
   unsupported: z.array(z.string()),
 })
-
-const isCheckpointShaped = compileCheck(sessionCheckpointSchema)
 
 /** The digest of the core folds of this build: a checkpoint of other rules is not used. */
 export function coreDigest(): string {
@@ -212,8 +210,9 @@ export function assertResumable(
   checkpoint: SessionCheckpoint,
   known: Readonly<Record<string, unknown>>,
 ): void {
-  if (!isCheckpointShaped(checkpoint)) {
-    const issue = boundIssues(sessionCheckpointSchema.safeParse(checkpoint).error?.issues ?? []).issues[0]
+  const issues = schemaIssues(sessionCheckpointSchema, checkpoint)
+  if (issues) {
+    const issue = boundIssues(issues).issues[0]
     throw checkpointMismatchError(id, `its state is malformed (${issue?.message ?? 'unexpected shape'})`)
   }
   const reason = checkpointMismatch(checkpoint, known)

@@ -4,11 +4,8 @@ import { SessionError } from './errors.js'
 import { sessionHeaderValidator } from './events.generated.js'
 import type { SessionHeaderInit } from './options.js'
 import { sessionIdSchema } from './registry.js'
-import { compileCheck } from './schema-check.js'
+import { schemaIssues } from './schema-check.js'
 import { SESSION_FORMAT_VERSION, type SessionHeader, type SessionId } from './types.js'
-
-/** The header's schema as an allocation-free check (zod's `safeParse` only words a refusal). */
-const isSessionHeader = compileCheck(sessionHeaderValidator)
 
 /**
  * Builds and checks a new session's header: a valid id, this build's format version,
@@ -43,11 +40,11 @@ export function buildHeader(id: string, header: SessionHeaderInit, clock: () => 
   } catch (error) {
     throw asSessionError(error)
   }
-  const checked = isSessionHeader(frozen) ? undefined : sessionHeaderValidator.safeParse(frozen)
-  if (checked && !checked.success) {
-    const { issues } = boundIssues(checked.error.issues, 'header')
+  const refused = schemaIssues(sessionHeaderValidator, frozen)
+  if (refused) {
+    const { issues } = boundIssues(refused, 'header')
     const issue = issues[0]!
-    const others = checked.error.issues.length - 1
+    const others = refused.length - 1
     throw new SessionError(
       'HEADER_INVALID',
       `session ${id}: ${issue.path}: ${issue.message}${others > 0 ? ` (and ${others} more)` : ''}`,

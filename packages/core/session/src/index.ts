@@ -55,7 +55,7 @@ export {
   sessionIdSchema,
   sessionSeqSchema,
 } from './registry.js'
-export { compileCheck, type SchemaCheck } from './schema-check.js'
+export { compileCheck, type SchemaCheck, schemaIssues } from './schema-check.js'
 export { Session } from './session.js'
 export type { SessionListener } from './subscribers.js'
 export {

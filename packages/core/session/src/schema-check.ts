@@ -52,6 +52,17 @@ export function compileCheck(schema: z.ZodType<unknown>): SchemaCheck {
   return check
 }
 
+/**
+ * Why `value` does not match `schema`: `undefined` when it does (decided by the compiled
+ * check, which allocates nothing), else zod's issues — `safeParse` runs only to word a
+ * refusal. The check is compiled on first use.
+ */
+export function schemaIssues(schema: z.ZodType<unknown>, value: unknown): z.core.$ZodIssue[] | undefined {
+  if (compileCheck(schema)(value)) return undefined
+  const result = schema.safeParse(value)
+  return result.success ? undefined : result.error.issues
+}
+
 /** One reused payload for zod's own refinement checks (they push an issue only on failure). */
 const payload: Payload = { value: undefined, issues: [] }
 

@@ -2,9 +2,9 @@ import { isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import {
-  compileCheck,
   SESSION_FORMAT_VERSION,
   type SessionHeader,
+  schemaIssues,
   sessionHeaderValidator,
 } from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
@@ -97,9 +97,6 @@ class LineReader {
 }
 
 /** Reads and checks the physical header (line 1) of a session file. */
-/** The header's schema as an allocation-free check (zod's `safeParse` only words a refusal). */
-const isSessionHeader = compileCheck(sessionHeaderValidator)
-
 export function readHeader(
   id: string,
   file: string,
@@ -132,10 +129,10 @@ export function readHeader(
     throw corrupt(`the header names session ${previewJson(header.id)}, but the file is stored as ${id}`)
   }
   const logical = migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION }
-  if (!isSessionHeader(logical)) {
-    const issues = sessionHeaderValidator.safeParse(logical).error?.issues ?? []
-    const issue = boundIssues(issues, 'header').issues[0]
-    throw corrupt(issue ? `${issue.path}: ${issue.message}` : 'the header is malformed')
+  const issues = schemaIssues(sessionHeaderValidator, logical)
+  if (issues) {
+    const issue = boundIssues(issues, 'header').issues[0]!
+    throw corrupt(`${issue.path}: ${issue.message}`)
   }
   return {
     header: migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION },
