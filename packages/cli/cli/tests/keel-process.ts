@@ -81,37 +81,38 @@ export function runKeel(
   })
 }
 
+/** Writes `preset` as the user preset `<id>.json` into the rig's KEEL_HOME. */
+async function writeUserPreset(
+  home: string,
+  preset: { id: string } & Record<string, unknown>,
+): Promise<void> {
+  await mkdir(join(home, 'presets'), { recursive: true })
+  await writeFile(join(home, 'presets', `${preset.id}.json`), JSON.stringify(preset))
+}
+
 /**
  * Writes the user preset `asking` into the rig's KEEL_HOME: approval with the OS sandbox off,
  * so every bash command is asked about (and refused where nobody can answer), the todo
  * plugin, fs and shell.
  */
-export async function writeAskingPreset(home: string): Promise<void> {
-  await mkdir(join(home, 'presets'), { recursive: true })
-  await writeFile(
-    join(home, 'presets', 'asking.json'),
-    JSON.stringify({
-      id: 'asking',
-      description: 'asks before every shell command',
-      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }, { use: '@keel/todo' }],
-      tools: ['fs', 'shell'],
-    }),
-  )
+export function writeAskingPreset(home: string): Promise<void> {
+  return writeUserPreset(home, {
+    id: 'asking',
+    description: 'asks before every shell command',
+    plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off' } }, { use: '@keel/todo' }],
+    tools: ['fs', 'shell'],
+  })
 }
 
 /** A user preset that asks before every write and every shell command (strict policy, no OS sandbox). */
-export async function writeStrictPreset(home: string): Promise<void> {
-  await mkdir(join(home, 'presets'), { recursive: true })
-  await writeFile(
-    join(home, 'presets', 'strict.json'),
-    JSON.stringify({
-      id: 'strict',
-      description: 'asks before every write and shell command',
-      plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off', approvalPolicy: 'strict' } }],
-      tools: ['fs', 'shell'],
-      prices: { 'deepseek-v4-flash': { rates: { cacheHit: 0, cacheMiss: 1000, output: 2000 } } },
-    }),
-  )
+export function writeStrictPreset(home: string): Promise<void> {
+  return writeUserPreset(home, {
+    id: 'strict',
+    description: 'asks before every write and shell command',
+    plugins: [{ use: '@keel/user-approval', config: { osSandbox: 'off', approvalPolicy: 'strict' } }],
+    tools: ['fs', 'shell'],
+    prices: { 'deepseek-v4-flash': { rates: { cacheHit: 0, cacheMiss: 1000, output: 2000 } } },
+  })
 }
 
 /** Cleanups of one test file, run in reverse after each test (register it with `afterEach(cleanups.run)`). */

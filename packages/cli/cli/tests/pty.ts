@@ -124,18 +124,12 @@ export class KeelPty {
    * where it starts (`-1` for the terminal's default colour); undefined when no row has it.
    */
   async colorsOf(text: string): Promise<number[] | undefined> {
-    await this.#written
-    const buffer = this.#term.buffer.active
-    for (let y = 0; y < this.#term.rows; y++) {
-      const line = buffer.getLine(buffer.viewportY + y)
-      const at = line?.translateToString(true).indexOf(text) ?? -1
-      if (!line || at < 0) continue
-      return Array.from({ length: text.length }, (_, i) => {
-        const cell = line.getCell(at + i)
-        return !cell || cell.isFgDefault() ? -1 : cell.getFgColor()
-      })
-    }
-    return undefined
+    const found = await this.#rowWith(text)
+    if (!found) return undefined
+    return Array.from({ length: text.length }, (_, i) => {
+      const cell = found.line.getCell(found.at + i)
+      return !cell || cell.isFgDefault() ? -1 : cell.getFgColor()
+    })
   }
 
   /**
@@ -143,13 +137,19 @@ export class KeelPty {
    * inverse video (the input line's cursor); undefined when no row has `text`.
    */
   async inverseAfter(text: string): Promise<boolean | undefined> {
+    const found = await this.#rowWith(text)
+    if (!found) return undefined
+    return found.line.getCell(found.at + text.length)?.isInverse() !== 0
+  }
+
+  /** The first screen row containing `text` (once everything written is drawn) and where `text` starts in it. */
+  async #rowWith(text: string) {
     await this.#written
     const buffer = this.#term.buffer.active
     for (let y = 0; y < this.#term.rows; y++) {
       const line = buffer.getLine(buffer.viewportY + y)
       const at = line?.translateToString(true).indexOf(text) ?? -1
-      if (!line || at < 0) continue
-      return line.getCell(at + text.length)?.isInverse() !== 0
+      if (line && at >= 0) return { line, at }
     }
     return undefined
   }

@@ -155,19 +155,25 @@ export function deepFreezeJson<T>(value: T, root = 'data', what = 'value'): T {
   return value
 }
 
-function freezeTo(value: unknown, levels: number): boolean {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return true
+/**
+ * Freezes `value` and everything in it, `levels` deep at most (false past that, part of it
+ * left unfrozen). A `fresh` value (straight from `JSON.parse`, held by nobody else) holds
+ * nothing frozen yet, so its objects are not asked; otherwise a frozen object is taken as
+ * frozen throughout.
+ */
+function freezeTo(value: unknown, levels: number, fresh = false): boolean {
+  if (value === null || typeof value !== 'object' || (!fresh && Object.isFrozen(value))) return true
   if (levels === 0) return false
   if (Array.isArray(value)) {
     // by index: `for…in` over an array makes a string per index
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i]
-      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1, fresh)) return false
     }
   } else {
     for (const key in value) {
       const item = (value as Record<string, unknown>)[key]
-      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1)) return false
+      if (item !== null && typeof item === 'object' && !freezeTo(item, levels - 1, fresh)) return false
     }
   }
   Object.freeze(value)
@@ -182,24 +188,7 @@ function freezeTo(value: unknown, levels: number): boolean {
  * it (e.g. through {@link deepFreezeJson}, which throws the error naming the value).
  */
 export function freezeParsedJson(value: unknown): boolean {
-  return value === null || typeof value !== 'object' || freezeFresh(value, MAX_JSON_DEPTH)
-}
-
-function freezeFresh(value: object, levels: number): boolean {
-  if (levels === 0) return false
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i]
-      if (item !== null && typeof item === 'object' && !freezeFresh(item, levels - 1)) return false
-    }
-  } else {
-    for (const key in value) {
-      const item = (value as Record<string, unknown>)[key]
-      if (item !== null && typeof item === 'object' && !freezeFresh(item, levels - 1)) return false
-    }
-  }
-  Object.freeze(value)
-  return true
+  return freezeTo(value, MAX_JSON_DEPTH, true)
 }
 
 /**
