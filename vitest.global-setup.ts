@@ -11,7 +11,7 @@ export default function setup(): void {
   // process would inherit: `keel` spawned by a test could then resolve a package its own
   // install cannot (a shipped plugin missing from @keel/cli's dependencies passed the tests
   // while `pnpm keel` failed). The workers and their children run as a user's shell would.
-  delete process.env.NODE_PATH
+  Reflect.deleteProperty(process.env, 'NODE_PATH')
   const why = bundleStaleness()
   if (why === undefined) return
   const build = fileURLToPath(new URL('./packages/cli/cli/build.mjs', import.meta.url))
