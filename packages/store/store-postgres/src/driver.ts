@@ -109,7 +109,23 @@ export class Db {
     query: Query,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    return this.transaction(op, (run) => run<R>(query, values), false)
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw storeError(error, this.where, op)
+    }
+    let broken: unknown
+    try {
+      return await this.#statement<R>(client, op, query, values)
+    } catch (error) {
+      // a statement the server refused leaves the connection usable; any other failure does not
+      if (!isServerError(error)) broken = error
+      throw storeError(error, this.where, op)
+    } finally {
+      if (broken !== undefined) destroySocket(client)
+      client.release(broken === undefined ? undefined : (broken as Error))
+    }
   }
 
   /**
@@ -177,21 +193,18 @@ export class Db {
         reject(noAnswer(this.where, op, Date.now() - started))
       }
       timer = setTimeout(() => void check(), queryTimeoutMs)
-      const config = typeof query === 'string' ? { text: query, values } : { ...query, values }
-      client.query<R>(config).then(
-        (result) => {
-          clearTimeout(timer)
-          if (settled) return
-          settled = true
-          resolve(result)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          if (settled) return
-          settled = true
-          reject(error)
-        },
-      )
+      // A submittable `Query` with a callback: `client.query(config)` would copy the config
+      // (property descriptors and all) and chain two promises of its own per statement.
+      const text = typeof query === 'string' ? query : query.text
+      const statement = new pg.Query<R>(text, values, (error, result) => {
+        clearTimeout(timer)
+        if (settled) return
+        settled = true
+        if (error) reject(error)
+        else resolve(result)
+      })
+      if (typeof query !== 'string') (statement as { name?: string }).name = query.name
+      client.query(statement)
     })
   }
 
