@@ -209,8 +209,8 @@ export class Db {
         if (flight.settled) return
         flight.settled = true
         // the driver answers success with a null error
-      if (error) done(error, undefined)
-      else done(undefined, result)
+        if (error) done(error, undefined)
+        else done(undefined, result)
       },
     )
     if (typeof query !== 'string') (statement as { name?: string }).name = query.name
