@@ -32,6 +32,19 @@ export type Run = <R extends pg.QueryResultRow>(
   values?: unknown[],
 ) => Promise<pg.QueryResult<R>>
 
+/** Called once with a statement's answer or its failure. */
+type Done<R extends pg.QueryResultRow> = (
+  error: Error | undefined,
+  result: pg.QueryResult<R> | undefined,
+) => void
+
+/** A statement waiting for its answer: whether it was answered (or abandoned), its deadline timer. */
+interface Flight {
+  settled: boolean
+  timer: ReturnType<typeof setTimeout> | undefined
+  readonly started: number
+}
+
 /** Where the server is, for messages: `PostgreSQL at host:port/db`, never the password. */
 export function describeServer(url: string): string {
   try {
@@ -103,13 +116,31 @@ export class Db {
     return { query: (text, values) => this.query(op, text, values) }
   }
 
-  /** Runs one statement on a pooled connection. Rejects with a typed error. */
-  async query<R extends pg.QueryResultRow>(
+  /**
+   * Runs one statement on a pooled connection. Rejects with a typed error. (Callbacks
+   * inside, one promise outside: this runs for every append.)
+   */
+  query<R extends pg.QueryResultRow>(
     op: Operation,
     query: Query,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>> {
-    return this.transaction(op, (run) => run<R>(query, values), false)
+    return new Promise((resolve, reject) => {
+      this.#pool.connect((error, client) => {
+        if (error || client === undefined) {
+          reject(storeError(error, this.where, op))
+          return
+        }
+        this.#statement<R>(client, op, query, values, (failure, result) => {
+          // a statement the server refused leaves the connection usable; any other failure does not
+          const broken = failure !== undefined && !isServerError(failure)
+          if (broken) destroySocket(client)
+          client.release(broken ? failure : undefined)
+          if (failure === undefined) resolve(result!)
+          else reject(storeError(failure, this.where, op))
+        })
+      })
+    })
   }
 
   /**
@@ -124,15 +155,15 @@ export class Db {
       throw storeError(error, this.where, op)
     }
     let broken: unknown
-    const run: Run = async <R extends pg.QueryResultRow>(query: Query, values?: unknown[]) => {
-      try {
-        return await this.#statement<R>(client, op, query, values)
-      } catch (error) {
-        // a statement the server refused leaves the connection usable; any other failure does not
-        if (!isServerError(error)) broken = error
-        throw error
-      }
-    }
+    const run: Run = <R extends pg.QueryResultRow>(query: Query, values?: unknown[]) =>
+      new Promise<pg.QueryResult<R>>((resolve, reject) => {
+        this.#statement<R>(client, op, query, values, (failure, result) => {
+          if (failure === undefined) return resolve(result!)
+          // a statement the server refused leaves the connection usable; any other failure does not
+          if (!isServerError(failure)) broken = failure
+          reject(failure)
+        })
+      })
     try {
       if (!wrap) return await body(run)
       await run('BEGIN')
@@ -152,47 +183,68 @@ export class Db {
     }
   }
 
-  /** One statement with the client-side deadline (see the class comment). */
+  /**
+   * Sends one statement on `client` and calls `done` once: with its answer, or with
+   * `STORE_UNAVAILABLE` when it got none in time (see the class comment).
+   */
   #statement<R extends pg.QueryResultRow>(
     client: pg.PoolClient,
     op: Operation,
     query: Query,
     values: unknown[] | undefined,
-  ): Promise<pg.QueryResult<R>> {
+    done: Done<R>,
+  ): void {
+    const flight: Flight = { settled: false, timer: undefined, started: Date.now() }
+    flight.timer = setTimeout(
+      () => void this.#overdue(client, op, flight, done),
+      this.#options.queryTimeoutMs,
+    )
+    // A submittable `Query` with a callback: `client.query(config)` would copy the config
+    // (property descriptors and all) and chain two promises of its own per statement.
+    const statement = new pg.Query<R>(
+      typeof query === 'string' ? query : query.text,
+      values,
+      (error, result) => {
+        clearTimeout(flight.timer)
+        if (flight.settled) return
+        flight.settled = true
+        // the driver answers success with a null error
+        if (error) done(error, undefined)
+        else done(undefined, result)
+      },
+    )
+    if (typeof query !== 'string') (statement as { name?: string }).name = query.name
+    try {
+      client.query(statement)
+    } catch (error) {
+      clearTimeout(flight.timer)
+      flight.settled = true
+      done(error as Error, undefined)
+    }
+  }
+
+  /**
+   * A statement got no answer for `queryTimeoutMs`: if the server answers a fresh
+   * connection it is alive and busy, and the statement waits on (up to `statementTimeoutMs`
+   * plus `queryTimeoutMs` in all); otherwise it is abandoned, its connection closed.
+   */
+  async #overdue<R extends pg.QueryResultRow>(
+    client: pg.PoolClient,
+    op: Operation,
+    flight: Flight,
+    done: Done<R>,
+  ): Promise<void> {
     const { queryTimeoutMs, statementTimeoutMs } = this.#options
-    const started = Date.now()
-    return new Promise((resolve, reject) => {
-      let settled = false
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const check = async (): Promise<void> => {
-        const waited = Date.now() - started
-        const alive = waited < statementTimeoutMs + queryTimeoutMs && (await this.#alive())
-        if (settled) return
-        if (alive) {
-          timer = setTimeout(() => void check(), queryTimeoutMs)
-          return
-        }
-        settled = true
-        destroySocket(client)
-        reject(noAnswer(this.where, op, Date.now() - started))
-      }
-      timer = setTimeout(() => void check(), queryTimeoutMs)
-      const config = typeof query === 'string' ? { text: query, values } : { ...query, values }
-      client.query<R>(config).then(
-        (result) => {
-          clearTimeout(timer)
-          if (settled) return
-          settled = true
-          resolve(result)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          if (settled) return
-          settled = true
-          reject(error)
-        },
-      )
-    })
+    const waited = Date.now() - flight.started
+    const alive = waited < statementTimeoutMs + queryTimeoutMs && (await this.#alive())
+    if (flight.settled) return
+    if (alive) {
+      flight.timer = setTimeout(() => void this.#overdue(client, op, flight, done), queryTimeoutMs)
+      return
+    }
+    flight.settled = true
+    destroySocket(client)
+    done(noAnswer(this.where, op, Date.now() - flight.started), undefined)
   }
 
   /**

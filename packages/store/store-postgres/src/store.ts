@@ -31,6 +31,7 @@ import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_QUERY_TIMEOUT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
+  type Query,
 } from './driver.js'
 import { isUniqueViolation } from './errors.js'
 import { parseHeader, textStorable } from './header.js'
@@ -111,7 +112,8 @@ class PostgresBackend implements StoreBackend {
   readonly #tables: Tables
   readonly #db: Db
   readonly #leases: Leases
-  readonly #appendSql: string
+  /** The append of a batch of events, and of a batch of only an integrity record. */
+  readonly #appendSql: { readonly events: Query; readonly mark: Query }
   readonly #createSql: string
   readonly #checkpointSql: string
   /** Synchronous reads of events before a checkpoint (started on first use). */
@@ -139,7 +141,11 @@ class PostgresBackend implements StoreBackend {
       statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     })
     this.#leases = new Leases(this.#db, this.#s, options.leaseTtlMs ?? 30_000)
-    this.#appendSql = appendSql(this.#s)
+    // Named statements: parsed and planned once per pooled connection.
+    this.#appendSql = {
+      events: { name: 'keel-append', text: appendSql(this.#s, true) },
+      mark: { name: 'keel-append-mark', text: appendSql(this.#s, false) },
+    }
     this.#createSql = createSql(this.#s)
     this.#checkpointSql = checkpointSql(this.#s)
     this.#sync = new SyncQueries(url)
@@ -201,12 +207,11 @@ class PostgresBackend implements StoreBackend {
         ? `appending events ${first}..${first + p.count - 1} to session ${id}`
         : `storing the integrity record at seq ${first} of session ${id}`
     const op = { what, id }
-    let ok: number
+    let ok: boolean
     try {
-      // A named statement: parsed and planned once per pooled connection.
-      const { rows } = await this.#db.query<{ ok: number }>(
+      const { rowCount } = await this.#db.query(
         op,
-        { name: 'keel-append', text: this.#appendSql },
+        p.count > 0 ? this.#appendSql.events : this.#appendSql.mark,
         [
           id,
           first,
@@ -221,12 +226,12 @@ class PostgresBackend implements StoreBackend {
           p.lastTime,
         ],
       )
-      ok = rows[0]?.ok ?? 0
+      ok = rowCount === (p.count > 0 ? p.count : 1)
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConcurrentAppend(id, first, undefined)
       throw error
     }
-    if (ok === 1) return
+    if (ok) return
     const { rows } = await this.#db.query<{
       event_count: number
       lease_token: number

@@ -38,23 +38,24 @@ export function markParams(mark: IntegrityMark | undefined): (number | string | 
  * The rows of a batch, inserted from the session row `s` of the same statement: nothing
  * is inserted when `s` is empty (the guard of the statement did not match). Parameters:
  * `$2` first seq, `$6` lines, `$7` blob digests, `$8` blob texts; `$m`…`$m+3` the integrity
- * record (next, seq, crc, chain; null without one).
+ * record (next, seq, crc, chain; null without one). `main` is the statement's own part, after
+ * the others: `events` (the events' insert, its row count the batch's length when `s` matched,
+ * else 0), `marks` (for a batch of no events: the integrity record's insert, 1 or 0), or
+ * `ok` (a row `ok`, `s`'s row count). Every variant has every part, so each uses every parameter.
  */
-function insertRows(schema: string, m: number): string {
-  return `r AS (
-    INSERT INTO ${schema}.marks (session_id, next, seq, crc, chain)
+function insertRows(schema: string, m: number, main: 'events' | 'marks' | 'ok'): string {
+  const marks = `INSERT INTO ${schema}.marks (session_id, next, seq, crc, chain)
     SELECT s.id, $${m}::integer, $${m + 1}::integer, $${m + 2}::bigint, $${m + 3}::text FROM s
-     WHERE $${m}::integer IS NOT NULL
-  ), b AS (
-    INSERT INTO ${schema}.blobs (session_id, sha256, json)
+     WHERE $${m}::integer IS NOT NULL`
+  const blobs = `INSERT INTO ${schema}.blobs (session_id, sha256, json)
     SELECT s.id, x.sha256, x.json FROM s, unnest($7::text[], $8::text[]) AS x(sha256, json)
-    ON CONFLICT DO NOTHING
-  ), e AS (
-    INSERT INTO ${schema}.events (session_id, seq, line)
+    ON CONFLICT DO NOTHING`
+  const events = `INSERT INTO ${schema}.events (session_id, seq, line)
     SELECT s.id, $2::integer + x.n::integer - 1, x.line
-      FROM s, unnest(string_to_array(nullif($6::text, ''), E'\\n')) WITH ORDINALITY AS x(line, n)
-  )
-  SELECT count(*)::int AS ok FROM s`
+      FROM s, unnest(string_to_array(nullif($6::text, ''), E'\\n')) WITH ORDINALITY AS x(line, n)`
+  if (main === 'events') return `r AS (${marks}), b AS (${blobs})\n  ${events}`
+  if (main === 'marks') return `e AS (${events}), b AS (${blobs})\n  ${marks}`
+  return `r AS (${marks}), b AS (${blobs}), e AS (${events})\n  SELECT count(*)::int AS ok FROM s`
 }
 
 /**
@@ -63,9 +64,11 @@ function insertRows(schema: string, m: number): string {
  * token is `$3`, and inserts events and blobs only then. `$5` is the lease duration in ms
  * (renewed by the write); with `$9` false (a low-level append) the writer is cleared and
  * the token moves on, fencing out an expired holder. `$10`…`$13` the batch's integrity
- * record, `$14` the time of the batch's last event (`last_event_at`). Returns `ok` 1 or 0.
+ * record, `$14` the time of the batch's last event (`last_event_at`). It returns no rows:
+ * its row count says whether the guard held — the batch's length for a batch of events
+ * (`withEvents`), 1 for one of only an integrity record; 0 when refused.
  */
-export function appendSql(schema: string): string {
+export function appendSql(schema: string, withEvents: boolean): string {
   return `WITH s AS (
     UPDATE ${schema}.sessions
        SET event_count = event_count + $4::integer,
@@ -75,7 +78,7 @@ export function appendSql(schema: string): string {
            last_event_at = greatest(last_event_at, $14::double precision)
      WHERE id = $1 AND event_count = $2::integer AND lease_token = $3::integer
     RETURNING id
-  ), ${insertRows(schema, 10)}`
+  ), ${insertRows(schema, 10, withEvents ? 'events' : 'marks')}`
 }
 
 /**
@@ -92,7 +95,7 @@ export function createSql(schema: string): string {
             greatest($4::double precision, coalesce($17::double precision, $4::double precision)))
     ON CONFLICT (id) DO NOTHING
     RETURNING id
-  ), ${insertRows(schema, 13)}`
+  ), ${insertRows(schema, 13, 'ok')}`
 }
 
 /**
