@@ -77,7 +77,9 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
   readonly #watch: { done: boolean }
   readonly #idleMs: number | undefined
   readonly #signal: AbortSignal | undefined
-  #tail = new Uint8Array(0)
+  readonly #tail = new Uint8Array(TAIL)
+  /** How many bytes of {@link #tail} hold the end of the stream. */
+  #kept = 0
   #finished = false
   /** When the read in flight started (`performance.now()`); -1 while none waits. */
   #readingSince = -1
@@ -124,7 +126,7 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
     }
     if (result.done) {
       this.#finish()
-      this.#watch.done = doneLine.test(`\n${utf8.decode(this.#tail)}`)
+      this.#watch.done = doneLine.test(`\n${utf8.decode(this.#tail.subarray(0, this.#kept))}`)
       return { done: true, value: undefined }
     }
     this.#keep(result.value)
@@ -150,17 +152,20 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
     this.#signal?.removeEventListener('abort', this)
   }
 
+  /** Keeps the last {@link TAIL} bytes read, in one buffer per stream (nothing allocated per chunk). */
   #keep(chunk: Uint8Array): void {
-    if (chunk.length >= TAIL) {
-      this.#tail = chunk.slice(chunk.length - TAIL)
+    const tail = this.#tail
+    const n = chunk.length
+    if (n >= TAIL) {
+      for (let i = 0, from = n - TAIL; i < TAIL; i++) tail[i] = chunk[from + i]!
+      this.#kept = TAIL
       return
     }
-    const tail = this.#tail
-    const joined = new Uint8Array(Math.min(TAIL, tail.length + chunk.length))
-    const kept = joined.length - chunk.length
-    joined.set(tail.subarray(tail.length - kept), 0)
-    joined.set(chunk, kept)
-    this.#tail = joined
+    // keep the newest of what was kept, then the chunk after it
+    const keep = Math.min(this.#kept, TAIL - n)
+    if (keep > 0 && keep < this.#kept) tail.copyWithin(0, this.#kept - keep, this.#kept)
+    for (let i = 0; i < n; i++) tail[keep + i] = chunk[i]!
+    this.#kept = keep + n
   }
 
   #arm(ms: number): void {
