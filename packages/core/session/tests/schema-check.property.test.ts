@@ -119,6 +119,31 @@ const synthetic: Record<string, AnySchema> = {
   float32: z.float32(),
   'array of anything': z.array(z.unknown()),
   'array of anything, bounded': z.array(z.any()).max(2),
+  // generated checks (object schemas): unions inside arrays inside unions, min lengths in and out of line
+  'nested unions in objects': z.strictObject({
+    items: z.array(
+      z.union([
+        z.strictObject({
+          kind: z.literal('a'),
+          id: z.string().min(1),
+          n: z.number().int().gte(0).optional(),
+        }),
+        z.strictObject({ kind: z.literal('b'), tags: z.array(z.union([z.string().min(2), z.null()])) }),
+        z.union([z.strictObject({ kind: z.literal('c') }), z.literal(3)]),
+      ]),
+    ),
+    mode: z.enum(['x', 'y']).optional(),
+    note: z.nullable(z.string().min(1)),
+  }),
+  'object of lazy, record and tuple parts': z.object({
+    tree,
+    map: z.record(z.string(), z.number()).optional(),
+    pair: z.tuple([z.string(), z.boolean()]),
+    label: z.literal(['p', 'q']),
+  }),
+  'object with refinements': z
+    .strictObject({ list: z.array(z.number()).min(1), name: z.string().max(3) })
+    .refine((o) => o.list.length !== 2),
 }
 
 const schemas: [string, AnySchema][] = [
