@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import { KeelError } from '@keel/base'
 
@@ -24,12 +24,13 @@ export interface IntegrityMark {
 
 /** The chain value before the first record: ties the records to one log's header. */
 export function chainRoot(headerText: string): string {
-  return createHash('sha256').update('keel-chain-1\n').update(headerText).digest('hex')
+  return hash('sha256', `keel-chain-1\n${headerText}`, 'hex')
 }
 
 /** The chain value of a record covering `[seq, next)` with `crc`, after `prev`. */
 export function nextChain(prev: string, seq: number, next: number, crc: number): string {
-  return createHash('sha256').update(`${prev}:${seq}:${next}:${crc}`).digest('hex')
+  // one-shot: no hash object per record (under load `createHash` cost ten times as much)
+  return hash('sha256', `${prev}:${seq}:${next}:${crc}`, 'hex')
 }
 
 /** The CRC-32 of `line` and its newline, continuing `crc`. */
