@@ -1,5 +1,6 @@
 import { boundIssues, elide, errorMessage, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
+import { compileExactCheck } from '@keel/session'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
 import { errorOutput } from './error-output.js'
@@ -103,6 +104,10 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
       ),
     }
   }
+  // A schema whose output is what it accepts: the compiled check (zod's verdict, property-
+  // tested) decides, and the parsed value is the input; zod builds its copy only otherwise.
+  const exact = compileExactCheck(tool.inputSchema as z.ZodType<unknown>)
+  if (exact?.(parsed)) return { ok: true, input: parsed as Input }
   const result = tool.inputSchema.safeParse(parsed)
   if (!result.success) {
     return {
