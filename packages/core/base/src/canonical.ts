@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /**
  * Canonical JSON text of a value: object keys sorted (by UTF-16 code units), no whitespace,
@@ -27,5 +27,5 @@ export function canonicalJson(value: unknown): string {
 
 /** `sha256:<hex>` of a value's {@link canonicalJson}: equal JSON values get equal digests. */
 export function canonicalDigest(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`
+  return `sha256:${hash('sha256', canonicalJson(value), 'hex')}`
 }

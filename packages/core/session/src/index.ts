@@ -56,6 +56,7 @@ export {
   sessionSeqSchema,
 } from './registry.js'
 export { compileCheck, type SchemaCheck, schemaIssues } from './schema-check.js'
+export { compileExactCheck } from './schema-exact.js'
 export { Session } from './session.js'
 export type { SessionListener } from './subscribers.js'
 export {

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { generateCheck } from './schema-codegen.js'
 
 /**
  * A check of a value against a schema that says only yes or no and allocates nothing on
@@ -10,7 +11,7 @@ import type { z } from 'zod'
 export type SchemaCheck = (value: unknown) => boolean
 
 /** The parts of zod's internal definition this module reads (zod 4: `schema._zod.def`). */
-interface Def {
+export interface Def {
   readonly type: string
   readonly checks?: readonly CheckLike[]
   readonly shape?: Readonly<Record<string, z.ZodType<unknown>>>
@@ -27,7 +28,7 @@ interface Def {
   readonly rest?: z.ZodType<unknown> | null
 }
 
-interface CheckLike {
+export interface CheckLike {
   readonly _zod: {
     readonly def: { readonly when?: (payload: Payload) => boolean }
     readonly check: (payload: Payload) => unknown
@@ -39,7 +40,8 @@ interface Payload {
   issues: unknown[]
 }
 
-const defOf = (schema: z.ZodType<unknown>): Def => (schema as unknown as { _zod: { def: Def } })._zod.def
+export const defOf = (schema: z.ZodType<unknown>): Def =>
+  (schema as unknown as { _zod: { def: Def } })._zod.def
 
 const compiled = new WeakMap<object, SchemaCheck>()
 
@@ -47,9 +49,19 @@ const compiled = new WeakMap<object, SchemaCheck>()
 export function compileCheck(schema: z.ZodType<unknown>): SchemaCheck {
   const cached = compiled.get(schema)
   if (cached) return cached
-  const check = build(schema)
+  const check = defOf(schema).type === 'object' ? generated(schema) : build(schema)
   compiled.set(schema, check)
   return check
+}
+
+/** An object schema's generated check; the closures where code cannot be generated (no `eval`). */
+function generated(schema: z.ZodType<unknown>): SchemaCheck {
+  try {
+    return generateCheck(schema)
+  } catch (error) {
+    if (error instanceof EvalError) return build(schema)
+    throw error
+  }
 }
 
 /**
@@ -70,7 +82,7 @@ const payload: Payload = { value: undefined, issues: [] }
  * The common numeric checks (`@integer`, `@minimum`, `@maximum`), compiled to plain
  * comparisons; `undefined` for any other check, which runs through zod's own.
  */
-function nativeCheck(check: CheckLike): SchemaCheck | undefined {
+export function nativeCheck(check: CheckLike): SchemaCheck | undefined {
   const def = check._zod.def as { check?: string; format?: string; value?: unknown; inclusive?: boolean }
   if (def.check === 'number_format' && def.format === 'safeint') return (v) => Number.isSafeInteger(v)
   if (typeof def.value !== 'number') return undefined
@@ -82,7 +94,7 @@ function nativeCheck(check: CheckLike): SchemaCheck | undefined {
   return undefined
 }
 
-function withChecks(base: SchemaCheck, checks: readonly CheckLike[] | undefined): SchemaCheck {
+export function withChecks(base: SchemaCheck, checks: readonly CheckLike[] | undefined): SchemaCheck {
   if (!checks || checks.length === 0) return base
   const natives = checks.map(nativeCheck)
   if (natives.every((n) => n !== undefined)) {

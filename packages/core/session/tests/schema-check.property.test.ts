@@ -1,4 +1,4 @@
-import { compileCheck, registeredEventTypes } from '@keel/session'
+import { compileCheck, compileExactCheck, registeredEventTypes } from '@keel/session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -119,6 +119,31 @@ const synthetic: Record<string, AnySchema> = {
   float32: z.float32(),
   'array of anything': z.array(z.unknown()),
   'array of anything, bounded': z.array(z.any()).max(2),
+  // generated checks (object schemas): unions inside arrays inside unions, min lengths in and out of line
+  'nested unions in objects': z.strictObject({
+    items: z.array(
+      z.union([
+        z.strictObject({
+          kind: z.literal('a'),
+          id: z.string().min(1),
+          n: z.number().int().gte(0).optional(),
+        }),
+        z.strictObject({ kind: z.literal('b'), tags: z.array(z.union([z.string().min(2), z.null()])) }),
+        z.union([z.strictObject({ kind: z.literal('c') }), z.literal(3)]),
+      ]),
+    ),
+    mode: z.enum(['x', 'y']).optional(),
+    note: z.nullable(z.string().min(1)),
+  }),
+  'object of lazy, record and tuple parts': z.object({
+    tree,
+    map: z.record(z.string(), z.number()).optional(),
+    pair: z.tuple([z.string(), z.boolean()]),
+    label: z.literal(['p', 'q']),
+  }),
+  'object with refinements': z
+    .strictObject({ list: z.array(z.number()).min(1), name: z.string().max(3) })
+    .refine((o) => o.list.length !== 2),
 }
 
 const schemas: [string, AnySchema][] = [
@@ -151,5 +176,64 @@ describe('the allocation-free schema check', () => {
     expect(compileCheck(schema)(data)).toBe(true)
     expect(compileCheck(schema)({ ...data, extra: 1 })).toBe(false)
     expect(compileCheck(schema)).toBe(compileCheck(schema))
+  })
+})
+
+/** Tool-input-like schemas whose output is what they accept. */
+const exactSchemas: Record<string, AnySchema> = {
+  'strict object': z.strictObject({
+    n: z.number().int(),
+    path: z.string().min(1),
+    flag: z.boolean().optional(),
+  }),
+  'nested parts': z.strictObject({
+    edits: z.array(z.strictObject({ old: z.string(), new: z.string().max(4) })).min(1),
+    mode: z.enum(['a', 'b']).nullable(),
+    target: z.union([z.literal('x'), z.number().gte(0).lt(5)]),
+    extra: z.record(z.string(), z.unknown()).optional(),
+  }),
+  'object with catchall': z.strictObject({ a: z.string() }).catchall(z.number()),
+  'lazy tree': tree,
+  'regex string': z.strictObject({ id: z.string().regex(/^[a-z]{1,3}$/u) }),
+}
+
+/** Schemas whose output may differ from what they accept: `safeParse` must build it. */
+const rewriting: Record<string, AnySchema> = {
+  'stripping object': z.object({ a: z.string() }),
+  trim: z.strictObject({ a: z.string().trim() }),
+  default: z.strictObject({ a: z.string().default('x') }),
+  transform: z.strictObject({ a: z.string().transform((s) => s.length) }),
+  refine: z.strictObject({ a: z.string() }).refine((o) => o.a !== 'b'),
+  'union with a stripping option': z.union([z.strictObject({ a: z.string() }), z.object({ b: z.number() })]),
+  tuple: z.tuple([z.string(), z.number().optional()]),
+}
+
+describe('the exact check (output is input)', () => {
+  it.each(Object.entries(exactSchemas))(
+    'accepts as zod does, and zod returns what it accepts: %s',
+    (_name, schema) => {
+      const check = compileExactCheck(schema)
+      expect(check).toBeDefined()
+      fc.assert(
+        fc.property(
+          shaped(schema),
+          fc.nat({ max: 30 }),
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.constantFrom('replace' as const, 'drop' as const, 'add' as const),
+          fc.boolean(),
+          (value, pick, replacement, how, mutated) => {
+            const v = mutated ? mutate(value, pick, replacement, how) : value
+            const result = schema.safeParse(v)
+            expect(check!(v)).toBe(result.success)
+            if (result.success) expect(result.data).toEqual(v)
+          },
+        ),
+        { numRuns: 300 },
+      )
+    },
+  )
+
+  it.each(Object.entries(rewriting))('is not offered for a schema that may rewrite: %s', (_name, schema) => {
+    expect(compileExactCheck(schema)).toBeUndefined()
   })
 })

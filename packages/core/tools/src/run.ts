@@ -1,5 +1,6 @@
 import { boundIssues, elide, errorMessage, isKeelError } from '@keel/base'
 import type { ImageBlock, TextBlock } from '@keel/llm'
+import { compileExactCheck } from '@keel/session'
 import type { z } from 'zod'
 import { capOutput, capsFor } from './cap.js'
 import { errorOutput } from './error-output.js'
@@ -103,6 +104,10 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
       ),
     }
   }
+  // A schema whose output is what it accepts: the compiled check (zod's verdict, property-
+  // tested) decides, and the parsed value is the input; zod builds its copy only otherwise.
+  const exact = compileExactCheck(tool.inputSchema as z.ZodType<unknown>)
+  if (exact?.(parsed)) return { ok: true, input: parsed as Input }
   const result = tool.inputSchema.safeParse(parsed)
   if (!result.success) {
     return {
@@ -118,25 +123,86 @@ export function parseToolInput<Input>(tool: Tool<Input>, rawArguments: string): 
 
 type Settled = { kind: 'value'; value: unknown } | { kind: 'error'; error: unknown } | { kind: 'abandoned' }
 
-function settle(promise: Promise<unknown>, signal: AbortSignal, graceMs: number): Promise<Settled> {
-  return new Promise<Settled>((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const onAbort = () => {
-      timer = setTimeout(() => resolve({ kind: 'abandoned' }), graceMs)
-      timer.unref?.()
-    }
-    const done = (s: Settled) => {
-      signal.removeEventListener('abort', onAbort)
-      if (timer) clearTimeout(timer)
-      resolve(s)
-    }
-    promise.then(
-      (value) => done({ kind: 'value', value }),
-      (error) => done({ kind: 'error', error }),
+/**
+ * One call in flight: the controller its tool sees (aborted by the caller's signal or at the
+ * deadline), the deadline timer, and after an abort the grace timer that gives the tool up.
+ * It is itself the listener on the caller's signal and its timers' argument: no closure,
+ * listener or options object per call beyond this one.
+ */
+class CallRun {
+  readonly controller = new AbortController()
+  deadlinePassed = false
+  readonly #tool: Tool<unknown>
+  readonly #timeoutMs: number
+  readonly #graceMs: number
+  readonly #caller: AbortSignal
+  readonly #deadline: ReturnType<typeof setTimeout>
+  #grace: ReturnType<typeof setTimeout> | undefined
+  #resolve: ((settled: Settled) => void) | undefined
+
+  constructor(tool: Tool<unknown>, timeoutMs: number, graceMs: number, caller: AbortSignal) {
+    this.#tool = tool
+    this.#timeoutMs = timeoutMs
+    this.#graceMs = graceMs
+    this.#caller = caller
+    caller.addEventListener('abort', this)
+    this.#deadline = setTimeout(passDeadline, timeoutMs, this)
+  }
+
+  /** The caller's signal fired. */
+  handleEvent(): void {
+    this.#abort(this.#caller.reason)
+  }
+
+  passDeadline(): void {
+    this.deadlinePassed = true
+    const name = this.#tool.name
+    const timeoutMs = this.#timeoutMs
+    this.#abort(
+      new ToolDeadlineError('TOOL_TIMEOUT', `${name} passed its ${seconds(timeoutMs)} deadline`, {
+        tool: name,
+        timeoutMs,
+      }),
     )
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
-  })
+  }
+
+  /** Aborts the tool's signal once; from then on the tool has the grace period to settle. */
+  #abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return
+    this.controller.abort(reason)
+    this.#grace = setTimeout(abandon, this.#graceMs, this)
+    this.#grace.unref?.()
+  }
+
+  /** How `promise` (the tool's call) settles, or `abandoned` once the grace after an abort ran out. */
+  settle(promise: Promise<unknown>): Promise<Settled> {
+    return new Promise<Settled>((resolve) => {
+      this.#resolve = resolve
+      promise.then(
+        (value) => this.finish({ kind: 'value', value }),
+        (error) => this.finish({ kind: 'error', error }),
+      )
+    })
+  }
+
+  /** Settles the call (the first outcome wins) and lets go of the caller's signal and the timers. */
+  finish(settled: Settled): void {
+    const resolve = this.#resolve
+    if (resolve === undefined) return
+    this.#resolve = undefined
+    clearTimeout(this.#deadline)
+    if (this.#grace !== undefined) clearTimeout(this.#grace)
+    this.#caller.removeEventListener('abort', this)
+    resolve(settled)
+  }
+}
+
+function passDeadline(run: CallRun): void {
+  run.passDeadline()
+}
+
+function abandon(run: CallRun): void {
+  run.finish({ kind: 'abandoned' })
 }
 
 function normalize(tool: Tool<unknown>, value: unknown): ToolOutput {
@@ -259,30 +325,12 @@ export async function executeTool<Input>(
   const timeoutMs = toolTimeoutMs(tool, input, options)
   // One controller aborted by the caller's signal or by the deadline (linked by hand:
   // `AbortSignal.any` costs more than the rest of a small tool call).
-  const controller = new AbortController()
-  const onAbort = (): void => controller.abort(context.signal.reason)
-  context.signal.addEventListener('abort', onAbort, { once: true })
-  let deadlinePassed = false
-  const timer = setTimeout(() => {
-    deadlinePassed = true
-    controller.abort(
-      new ToolDeadlineError('TOOL_TIMEOUT', `${t.name} passed its ${seconds(timeoutMs)} deadline`, {
-        tool: t.name,
-        timeoutMs,
-      }),
-    )
-  }, timeoutMs)
-  const signal = controller.signal
+  const run = new CallRun(t, timeoutMs, options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS, context.signal)
+  const signal = run.controller.signal
   const inner: ToolContext = { ...context, signal, aside: caps.aside }
   const promise = (async () => t.call(input, inner))()
-  let settled: Settled
-  try {
-    settled = await settle(promise, signal, options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS)
-  } finally {
-    clearTimeout(timer)
-    context.signal.removeEventListener('abort', onAbort)
-  }
-  const expired = deadlinePassed && !context.signal.aborted
+  const settled = await run.settle(promise)
+  const expired = run.deadlinePassed && !context.signal.aborted
   let output: ToolOutput
   if (settled.kind === 'value') {
     output = normalize(t, settled.value)

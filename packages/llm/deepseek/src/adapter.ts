@@ -124,7 +124,9 @@ export class DeepSeekAdapter implements LlmAdapter {
           throw failure(error, 'stream')
         }
         if (next.done) break
-        yield* assembly.accept(next.value as WireChunk)
+        // a loop, not `yield*`: delegating to an array from an async generator wraps it in an
+        // async-from-sync iterator, one more promise per chunk delivered
+        for (const chunk of assembly.accept(next.value as WireChunk)) yield chunk
       }
       // The openai stream ends quietly when its fetch is aborted.
       if (request.signal?.aborted) throw failure(request.signal.reason, 'stream')

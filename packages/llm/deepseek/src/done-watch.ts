@@ -51,7 +51,7 @@ export function createWatchingFetch(
     const idleMs = options.idleTimeoutMs
     Object.defineProperty(body, Symbol.asyncIterator, {
       configurable: true,
-      value: () => new WatchedBody(body.getReader(), watch, idleMs, init?.signal ?? undefined),
+      value: () => new WatchedBody(body.getReader(), watch, idleMs),
     })
     watches.set(response, watch)
     return response
@@ -70,14 +70,17 @@ const utf8 = new TextDecoder()
  * when it fires, re-arms itself for what is left of the wait of the read in flight; an idle
  * stream is cancelled, which ends the waiting read, and that read then rejects. A stream read
  * to its end keeps its lock (releasing it costs more than the rest of the watch; nothing
- * reads the body after it).
+ * reads the body after it). No listener on the request's abort signal: an abort errors the
+ * body, so the read in flight rejects and ends the watch, timer and all; with no read in
+ * flight the timer, unreferenced, finds none waiting and stops.
  */
 class WatchedBody implements AsyncIterableIterator<Uint8Array> {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>
   readonly #watch: { done: boolean }
   readonly #idleMs: number | undefined
-  readonly #signal: AbortSignal | undefined
-  #tail = new Uint8Array(0)
+  readonly #tail = new Uint8Array(TAIL)
+  /** How many bytes of {@link #tail} hold the end of the stream. */
+  #kept = 0
   #finished = false
   /** When the read in flight started (`performance.now()`); -1 while none waits. */
   #readingSince = -1
@@ -88,18 +91,10 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
     reader: ReadableStreamDefaultReader<Uint8Array>,
     watch: { done: boolean },
     idleMs: number | undefined,
-    signal: AbortSignal | undefined,
   ) {
     this.#reader = reader
     this.#watch = watch
     this.#idleMs = idleMs
-    this.#signal = signal
-    signal?.addEventListener('abort', this, { once: true })
-  }
-
-  /** The abort listener (the watch itself): the stream ends, its timer with it. */
-  handleEvent(): void {
-    this.#finish()
   }
 
   async next(): Promise<IteratorResult<Uint8Array>> {
@@ -124,7 +119,7 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
     }
     if (result.done) {
       this.#finish()
-      this.#watch.done = doneLine.test(`\n${utf8.decode(this.#tail)}`)
+      this.#watch.done = doneLine.test(`\n${utf8.decode(this.#tail.subarray(0, this.#kept))}`)
       return { done: true, value: undefined }
     }
     this.#keep(result.value)
@@ -147,20 +142,22 @@ class WatchedBody implements AsyncIterableIterator<Uint8Array> {
     this.#finished = true
     if (this.#timer !== undefined) clearTimeout(this.#timer)
     this.#timer = undefined
-    this.#signal?.removeEventListener('abort', this)
   }
 
+  /** Keeps the last {@link TAIL} bytes read, in one buffer per stream (nothing allocated per chunk). */
   #keep(chunk: Uint8Array): void {
-    if (chunk.length >= TAIL) {
-      this.#tail = chunk.slice(chunk.length - TAIL)
+    const tail = this.#tail
+    const n = chunk.length
+    if (n >= TAIL) {
+      for (let i = 0, from = n - TAIL; i < TAIL; i++) tail[i] = chunk[from + i]!
+      this.#kept = TAIL
       return
     }
-    const tail = this.#tail
-    const joined = new Uint8Array(Math.min(TAIL, tail.length + chunk.length))
-    const kept = joined.length - chunk.length
-    joined.set(tail.subarray(tail.length - kept), 0)
-    joined.set(chunk, kept)
-    this.#tail = joined
+    // keep the newest of what was kept, then the chunk after it
+    const keep = Math.min(this.#kept, TAIL - n)
+    if (keep > 0 && keep < this.#kept) tail.copyWithin(0, this.#kept - keep, this.#kept)
+    for (let i = 0; i < n; i++) tail[keep + i] = chunk[i]!
+    this.#kept = keep + n
   }
 
   #arm(ms: number): void {

@@ -47,11 +47,22 @@ function imagePlaceholder(image: ImageBlock): string {
   return `[image omitted: ${image.mediaType}, about ${kib} KiB; this model reads text only]`
 }
 
+/** How a refusal names message `i` (built only for one: not for every message of every request). */
+function describe(message: Message, i: number): string {
+  return message.role === 'tool'
+    ? `message ${i} (tool result of ${message.toolName})`
+    : `message ${i} (${message.role})`
+}
+
+/** The text of `blocks` (message `i`'s), joined by a blank line. */
 function renderBlocks(
   blocks: ReadonlyArray<TextBlock | ImageBlock>,
   images: ImagePolicy,
-  where: string,
+  message: Message,
+  i: number,
 ): string {
+  // the common case, one text block: its text, no parts array and no join
+  if (blocks.length === 1 && blocks[0]!.type === 'text') return blocks[0]!.text
   const parts: string[] = []
   for (const block of blocks) {
     if (block.type === 'text') {
@@ -59,7 +70,7 @@ function renderBlocks(
     } else if (images === 'reject') {
       throw new LlmError(
         'invalid-request',
-        `${where} holds an image (${block.mediaType}) but DeepSeek chat models read text only; ` +
+        `${describe(message, i)} holds an image (${block.mediaType}) but DeepSeek chat models read text only; ` +
           "drop the image or build the adapter with images: 'placeholder'.",
       )
     } else {
@@ -90,16 +101,12 @@ export function toDeepSeekMessages(
       case 'developer':
         return {
           role: 'system',
-          content: renderBlocks(message.content, images, `message ${i} (${message.role})`),
+          content: renderBlocks(message.content, images, message, i),
         }
       case 'user':
-        return { role: 'user', content: renderBlocks(message.content, images, `message ${i} (user)`) }
+        return { role: 'user', content: renderBlocks(message.content, images, message, i) }
       case 'tool': {
-        const content = renderBlocks(
-          message.content,
-          images,
-          `message ${i} (tool result of ${message.toolName})`,
-        )
+        const content = renderBlocks(message.content, images, message, i)
         return {
           role: 'tool',
           tool_call_id: message.toolCallId,
@@ -120,12 +127,10 @@ export function toDeepSeekMessages(
           function: { name: block.name, arguments: block.arguments },
         })
     }
-    return {
-      role: 'assistant',
-      content: text,
-      ...(i > lastUser && reasoning !== '' ? { reasoning_content: reasoning } : {}),
-      ...(calls.length > 0 ? { tool_calls: calls } : {}),
-    }
+    const mapped: Extract<DeepSeekMessage, { role: 'assistant' }> = { role: 'assistant', content: text }
+    if (i > lastUser && reasoning !== '') mapped.reasoning_content = reasoning
+    if (calls.length > 0) mapped.tool_calls = calls
+    return mapped
   })
 }
 

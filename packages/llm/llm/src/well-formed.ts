@@ -16,32 +16,52 @@ export interface UnansweredToolCall {
  */
 export function findUnansweredToolCalls(messages: readonly Message[]): UnansweredToolCall[] {
   const out: UnansweredToolCall[] = []
-  // The calls of the latest assistant message not answered yet (allocated only for one that
-  // has calls: a request scans the whole history, twice).
-  let open: Map<string, ToolCallBlock> | undefined
-  let openIndex = -1
-  const settle = (): void => {
-    if (open !== undefined)
-      for (const block of open.values()) out.push({ messageIndex: openIndex, id: block.id, name: block.name })
-    open = undefined
-  }
-  for (let messageIndex = 0; messageIndex < messages.length; messageIndex++) {
-    const message = messages[messageIndex]!
-    if (message.role === 'tool') {
-      open?.delete(message.toolCallId)
-      continue
-    }
-    settle()
-    if (message.role !== 'assistant') continue
+  // The latest assistant message with calls, and where its run of tool messages ends: its
+  // calls are settled against that run when the run ends. No map per scan (a request scans
+  // the whole history, twice): a call is looked up among the run's tool messages.
+  let open = -1
+  for (let messageIndex = 0; messageIndex <= messages.length; messageIndex++) {
+    const message = messages[messageIndex]
+    if (message?.role === 'tool') continue
+    if (open >= 0) settleCalls(messages, open, messageIndex, out)
+    open = -1
+    if (message?.role !== 'assistant') continue
     for (const block of message.content) {
-      if (block.type !== 'tool-call') continue
-      open ??= new Map()
-      openIndex = messageIndex
-      open.set(block.id, block)
+      if (block.type === 'tool-call') {
+        open = messageIndex
+        break
+      }
     }
   }
-  settle()
   return out
+}
+
+/**
+ * Adds to `out` the calls of the assistant message at `at` that no tool message before `end`
+ * answers: one entry per distinct id, in the order the ids first appear, named as the last
+ * block with that id names it.
+ */
+function settleCalls(messages: readonly Message[], at: number, end: number, out: UnansweredToolCall[]): void {
+  const content = (messages[at] as Extract<Message, { role: 'assistant' }>).content
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]!
+    if (block.type !== 'tool-call' || answered(messages, at + 1, end, block.id)) continue
+    let first = true
+    let last: ToolCallBlock = block
+    for (let j = 0; j < content.length; j++) {
+      const other = content[j]!
+      if (other.type !== 'tool-call' || other.id !== block.id) continue
+      if (j < i) first = false
+      last = other
+    }
+    if (first) out.push({ messageIndex: at, id: block.id, name: last.name })
+  }
+}
+
+/** Whether a tool message in `messages[from..end)` answers `id`. */
+function answered(messages: readonly Message[], from: number, end: number, id: string): boolean {
+  for (let k = from; k < end; k++) if ((messages[k] as { toolCallId?: string }).toolCallId === id) return true
+  return false
 }
 
 /**

@@ -80,6 +80,29 @@ describe('findUnansweredToolCalls', () => {
     expect(findUnansweredToolCalls([...messages.slice(0, 3), result('b')])).toEqual([])
   })
 
+  it('reports a repeated id once, where it first appears, named by its last block', () => {
+    const messages: Message[] = [
+      {
+        role: 'assistant',
+        content: [call('a'), { ...call('b'), name: 'read' }, { ...call('a'), name: 'grep' }],
+      },
+      result('b'),
+      { role: 'assistant', content: [call('c'), call('c')] },
+      result('c'),
+    ]
+    expect(findUnansweredToolCalls(messages)).toEqual([{ messageIndex: 0, id: 'a', name: 'grep' }])
+  })
+
+  it('ignores tool messages that follow no call, and answers only within the run after the call', () => {
+    const messages: Message[] = [
+      result('x'),
+      { role: 'assistant', content: [call('x')] },
+      { role: 'user', content: [{ type: 'text', text: 'later' }] },
+      result('x'),
+    ]
+    expect(findUnansweredToolCalls(messages)).toEqual([{ messageIndex: 1, id: 'x', name: 'bash' }])
+  })
+
   it('withAnsweredToolCalls inserts answers after the existing tool messages of the call', () => {
     const messages: Message[] = [
       { role: 'assistant', content: [call('a'), call('b')] },
