@@ -1,7 +1,7 @@
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { definePlugin, type PluginContext, type PluginDefinition } from '@keel/agent'
-import { errorMessage } from '@keel/base'
+import { elide, errorMessage } from '@keel/base'
 import type {} from '@keel/user-approval'
 import { z } from 'zod'
 import { ownedEventTypes } from './events.generated.js'
@@ -164,7 +164,7 @@ function registerInstructionCommands(
     async run(args) {
       const wanted = args.trim()
       if (wanted !== '' && wanted !== 'approve')
-        return `unknown argument ${JSON.stringify(wanted)}: use /instructions or /instructions approve`
+        return `unknown argument ${JSON.stringify(elide(wanted))}: use /instructions or /instructions approve`
       const bundle = await load()
       if (wanted === 'approve') {
         const waiting = [

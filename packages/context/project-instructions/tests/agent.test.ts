@@ -177,6 +177,9 @@ describe('project instructions in a real agent', () => {
     expect(before).toContain(
       `- ${shared} (imported by AGENTS.md): outside the project; not loaded until the user approves it`,
     )
+    const pasted = await agent.runCommand('instructions', 'q'.repeat(1_000_000))
+    expect(pasted).toMatch(/^unknown argument "q+…\[/) // a pasted megabyte is not echoed back whole
+    expect(String(pasted).length).toBeLessThan(1_000)
     expect(await agent.runCommand('instructions', 'approve')).toContain(shared)
     await agent.send('two')
     const all = instructionsIn(server.requests[1]!)

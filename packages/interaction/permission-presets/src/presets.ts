@@ -1,4 +1,4 @@
-import { KeelError } from '@keel/base'
+import { elide, KeelError } from '@keel/base'
 import { type Projection, registerProjection } from '@keel/session'
 import type { ApprovalPolicy, SandboxMode } from '@keel/user-approval'
 
@@ -65,8 +65,8 @@ export function resolvePreset(
   const hint = key === 'plan' ? ' (plan mode is its own: /plan, keel --plan)' : ''
   throw new PermissionPresetError(
     'PERMISSION_PRESET_UNKNOWN',
-    `no permission preset ${JSON.stringify(name.trim())}${hint}; presets: ${Object.keys(presets).join(', ')}`,
-    { preset: name },
+    `no permission preset ${JSON.stringify(elide(name.trim()))}${hint}; presets: ${Object.keys(presets).join(', ')}`,
+    { preset: elide(name) },
   )
 }
 

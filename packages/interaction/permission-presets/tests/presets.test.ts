@@ -20,6 +20,18 @@ describe('resolvePreset', () => {
     expect(() => resolvePreset(shipped, 'plan')).toThrow('(plan mode is its own: /plan, keel --plan)')
     expect(() => resolvePreset(shipped, 'toString')).toThrow(/PERMISSION_PRESET_UNKNOWN|no permission preset/)
   })
+
+  it('does not echo a pasted megabyte back whole, in the message or its details', () => {
+    let refused: unknown
+    try {
+      resolvePreset(shipped, 'z'.repeat(1_000_000))
+    } catch (error) {
+      refused = error
+    }
+    expect(refused).toMatchObject({ code: 'PERMISSION_PRESET_UNKNOWN' })
+    expect((refused as Error).message).toMatch(/^no permission preset "z+…\[/)
+    expect(JSON.stringify(refused).length + (refused as Error).message.length).toBeLessThan(2_000)
+  })
 })
 
 describe('presetView', () => {

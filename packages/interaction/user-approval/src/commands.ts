@@ -1,4 +1,5 @@
 import type { PluginContext } from '@keel/agent'
+import { elide } from '@keel/base'
 import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
 import type { ApprovalPolicyService } from './services.js'
 
@@ -29,7 +30,7 @@ function switchCommand<Value extends string>(
       }
       const parsed = spec.parse(wanted)
       if (!parsed.success)
-        return `unknown ${spec.what} ${JSON.stringify(wanted)}: use ${spec.values.join(', ')}`
+        return `unknown ${spec.what} ${JSON.stringify(elide(wanted))}: use ${spec.values.join(', ')}`
       spec.set(parsed.data)
       return `${spec.what} set to ${parsed.data}`
     },

@@ -1,6 +1,5 @@
 import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { RunPolicy } from './decide.js'
-import { approvalPolicySchema, sandboxModeSchema } from './events.generated.js'
 import type { ApprovalPolicy, SandboxMode } from './events.js'
 
 /** The policy switches recorded in the log: each the latest `approval/policy` / `sandbox/mode`, or absent. */
@@ -30,12 +29,18 @@ export function effectivePolicy(session: Session, configured: RunPolicy): RunPol
   }
 }
 
-/** Records a switch of the approval policy (validated; `/policy` in a UI). */
+/**
+ * Records a switch of the approval policy (`/policy` in a UI). The log checks the value: one
+ * that is no policy is refused with `EVENT_DATA_INVALID`, and nothing is recorded.
+ */
 export function setApprovalPolicy(session: Session, approvalPolicy: ApprovalPolicy): void {
-  session.append('approval/policy', { approvalPolicy: approvalPolicySchema.parse(approvalPolicy) })
+  session.append('approval/policy', { approvalPolicy })
 }
 
-/** Records a switch of the sandbox mode (validated; `/sandbox` in a UI). */
+/**
+ * Records a switch of the sandbox mode (`/sandbox` in a UI). The log checks the value: one
+ * that is no mode is refused with `EVENT_DATA_INVALID`, and nothing is recorded.
+ */
 export function setSandboxMode(session: Session, sandboxMode: SandboxMode): void {
-  session.append('sandbox/mode', { sandboxMode: sandboxModeSchema.parse(sandboxMode) })
+  session.append('sandbox/mode', { sandboxMode })
 }

@@ -13,7 +13,7 @@ import { Session } from '@keel/session'
 import { bashTool } from '@keel/shell'
 import type { Tool } from '@keel/tools'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { setApprovalPolicy, userApproval } from '../src/index.js'
+import { setApprovalPolicy, setSandboxMode, userApproval } from '../src/index.js'
 import { PluginRig } from './rig.js'
 
 let ws: string
@@ -209,6 +209,26 @@ describe('the approval vote and the answerer chain', () => {
     expect(ui.asked).toHaveLength(2)
   })
 
+  it('a switch to a value that is no policy or mode is a typed error, and nothing is recorded', async () => {
+    const r = await rig({ approvalPolicy: 'strict' })
+    const before = r.session.events.length
+    const refusal = (set: () => void): unknown => {
+      try {
+        set()
+      } catch (error) {
+        return error
+      }
+      return undefined
+    }
+    const policy = refusal(() => setApprovalPolicy(r.session, 'sometimes' as never))
+    expect(policy).toMatchObject({ code: 'EVENT_DATA_INVALID' })
+    expect(String((policy as Error).message)).toContain('approval/policy')
+    const mode = refusal(() => setSandboxMode(r.session, 'x'.repeat(100_000) as never))
+    expect(mode).toMatchObject({ code: 'EVENT_DATA_INVALID' })
+    expect((mode as Error).message.length).toBeLessThan(2_000)
+    expect(r.session.events.length).toBe(before)
+  })
+
   it('follows policy switches in the log (latest wins) over the configured default', async () => {
     const r = await rig({ approvalPolicy: 'strict' })
     expect(await r.beforeTool(bash, { command: 'ls' })).toMatchObject({ errorCode: 'APPROVAL_UNAVAILABLE' })
@@ -246,6 +266,10 @@ describe('the approval vote and the answerer chain', () => {
     expect(await run('policy', 'strict')).toBe('approval policy set to strict')
     expect(await run('sandbox', 'read_only')).toBe('sandbox mode set to read_only')
     expect(await run('sandbox', 'yolo')).toMatch(/^unknown sandbox mode "yolo": use /)
+    // a pasted megabyte is not echoed back whole
+    const pasted = await run('policy', 'y'.repeat(1_000_000))
+    expect(pasted).toMatch(/^unknown approval policy "y+…/)
+    expect((pasted as string).length).toBeLessThan(1_000)
     expect(host.services.get('approval.policy')!.current()).toEqual({
       approvalPolicy: 'strict',
       sandboxMode: 'read_only',
