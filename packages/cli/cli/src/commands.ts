@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { errorMessage, isKeelError } from '@keel/base'
+import { elide, errorMessage, isKeelError } from '@keel/base'
 import { EXIT } from './exit-codes.js'
 import type { CliIo } from './io.js'
-import { USAGE, UsageError, usageLine } from './usage.js'
+import { ERROR_LINE_CHARS, USAGE, UsageError, usageLine } from './usage.js'
 
 export { describeEvent } from './describe-event.js'
 export { EXIT, type Interrupt, interruptExitCode } from './exit-codes.js'
@@ -55,8 +55,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT.usage
     }
     const code = isKeelError(error) ? error.code : undefined
-    const message = errorMessage(error)
-    io.err(`keel: ${code ? `${code}: ` : ''}${message.replace(/\s*\n\s*/gu, ' ')}\n`)
+    const message = elide(errorMessage(error).replace(/\s*\n\s*/gu, ' '), ERROR_LINE_CHARS)
+    io.err(`keel: ${code ? `${code}: ` : ''}${message}\n`)
     return code !== undefined && usageCodes.test(code) ? EXIT.usage : EXIT.runtime
   }
 }

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { errorMessage } from '@keel/base'
+import { elide, errorMessage } from '@keel/base'
 
 /**
  * A command line the user must change (exit code 2). The CLI prints it as one line,
@@ -16,9 +16,17 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * How long the message of an error line may be: past it the middle is elided (a pasted
+ * megabyte in a flag is not echoed back whole), keeping its start and its end, which names
+ * the flag or what to do.
+ */
+export const ERROR_LINE_CHARS = 600
+
 /** The one line a {@link UsageError} is shown as. */
 export function usageLine(error: UsageError): string {
-  return error.showUsage ? `keel: ${error.message} (see keel --help)` : `keel: ${error.message}`
+  const message = elide(error.message, ERROR_LINE_CHARS)
+  return error.showUsage ? `keel: ${message} (see keel --help)` : `keel: ${message}`
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>

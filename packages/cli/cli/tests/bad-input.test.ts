@@ -65,6 +65,24 @@ describe('bad input: one line each, exit 2, nothing written', { timeout: 120_000
     }
   })
 
+  it('a pasted 100 kB value is not echoed back whole: each refusal stays one short line', async () => {
+    const r = await rig()
+    const url = ['--base-url', r.server.baseURL]
+    const big = 'x'.repeat(100_000)
+    for (const args of [
+      ['-p', 'x', '--preset', big, ...url],
+      ['-p', 'x', '--store', big, ...url],
+      ['-p', 'x', '--output', big, ...url],
+      ['-p', 'x', '--permissions', big, ...url],
+      ['-p', 'x', `--${big}`, ...url],
+      ['sessions', big],
+      ['fork', 'abc', '--at', big, ...url],
+    ]) {
+      const line = await refused(r, args, /^keel: /u)
+      expect(line.length, args.map((a) => a.slice(0, 20)).join(' ')).toBeLessThan(1_000)
+    }
+  })
+
   it('--cwd must exist and be a directory; nothing is created', async () => {
     const r = await rig()
     const missing = join(r.cwd, 'no', 'such', 'dir')

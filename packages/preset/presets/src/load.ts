@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { boundIssues, errorMessage, formatJsonPath } from '@keel/base'
+import { boundIssues, elide, errorMessage, formatJsonPath } from '@keel/base'
 import { builtinCatalog, type PluginCatalog, type PluginProvider } from './catalog.js'
 import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
@@ -297,7 +297,7 @@ export function findPreset(presets: readonly PresetSource[], id: string): Preset
   if (found) return found
   throw new PresetError(
     'PRESET_NOT_FOUND',
-    `no preset ${JSON.stringify(id)}; known presets: ${presets.map((p) => p.preset.id).join(', ')}`,
-    { preset: id },
+    `no preset ${JSON.stringify(elide(id))}; known presets: ${presets.map((p) => p.preset.id).join(', ')}`,
+    { preset: elide(id) },
   )
 }
