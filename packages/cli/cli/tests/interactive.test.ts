@@ -161,6 +161,9 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     )
     pty.write('/nope\r')
     await pty.waitFor('unknown command /nope')
+    // a pasted run of 2,000 characters as a command name is not echoed back whole
+    pty.write(`/${'n'.repeat(2000)}\r`)
+    await pty.waitFor(/unknown\s+command\s+\/[n\s]+…\[1,760\s+characters\s+elided\]…/u)
     // a multi-line paste joins the input and waits for Enter: one message, newlines kept
     pty.write('first line\nsecond line')
     await pty.waitFor('second line')

@@ -1,4 +1,4 @@
-import { errorRecordOf } from '@keel/base'
+import { elide, errorRecordOf } from '@keel/base'
 import type { DeveloperMessage, UserMessage } from '@keel/llm'
 import { closeInterruptedTurn, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
@@ -213,8 +213,8 @@ export class Agent {
     const command = this.#host.command(name)
     if (!command) {
       const known = this.#host.commands.map((c) => c.name).join(', ') || '(none)'
-      throw new AgentError('COMMAND_UNKNOWN', `no command named '${name}'; commands: ${known}`, {
-        command: name,
+      throw new AgentError('COMMAND_UNKNOWN', `no command named '${elide(name)}'; commands: ${known}`, {
+        command: elide(name),
       })
     }
     return runLoggedCommand(this.session, command, {

@@ -95,6 +95,10 @@ describe('commands: the host registry, each run logged', () => {
     const long = 'x'.repeat(MAX_COMMAND_TEXT + 500)
     const { agent, logged } = await agentWith({ dump: { description: 'a lot', run: async () => long } })
     await expect(agent.runCommand('nope')).rejects.toMatchObject({ code: 'COMMAND_UNKNOWN' })
+    // a pasted megabyte of a name is not echoed back whole, in the message or the details
+    const refused = await agent.runCommand('n'.repeat(1_000_000)).catch((error: unknown) => error)
+    expect(refused).toMatchObject({ code: 'COMMAND_UNKNOWN' })
+    expect(JSON.stringify(refused).length + (refused as Error).message.length).toBeLessThan(2_000)
     expect(logged()).toEqual([])
     expect(await agent.runCommand('dump')).toBe(long)
     const done = logged().find((e) => e.type === 'command/done') as { text: string }
