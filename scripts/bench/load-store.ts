@@ -13,6 +13,7 @@
 import type { Session, ToolCallId } from '@keel/session'
 import { MemoryStore, type SessionStore } from '@keel/store'
 import { PostgresStore } from '@keel/store-postgres'
+import { sampleStream } from '@keel/store-testkit'
 import pg from 'pg'
 import { postgresSink } from './load-raw.js'
 
@@ -25,16 +26,6 @@ const rounds = Number(process.argv[3] ?? 10)
 if (kind !== 'memory' && url === undefined) throw new Error('set KEEL_PG_URL')
 
 const answer = 'The quick brown fox jumps over the lazy dog while the agent loop keeps its log. '.repeat(3)
-const stream = (at: number) => ({
-  provider: 'bench',
-  model: 'bench-model',
-  responseId: `r-${at}`,
-  startedAt: at,
-  firstChunkAt: at + 5,
-  endedAt: at + 40,
-  finishReason: 'stop' as const,
-  chunks: 12,
-})
 const usage = { inputTokens: 1200, outputTokens: 40, totalTokens: 1240, cacheHitTokens: 1024 }
 
 /** One turn of load.bench.ts's shape: `flush` where the agent flushes (before each model call, after the tool call, at the end). */
@@ -59,7 +50,7 @@ async function turn(session: Session, flush: () => Promise<void>): Promise<void>
     turn,
     step: 1,
     message: { role: 'assistant', content },
-    stream: stream(turn * 1000),
+    stream: sampleStream(turn * 1000),
     usage,
   })
   session.append('tool/call', { turn, step: 1, callId, name: 'noop', arguments: '{"n":3}' })
@@ -81,7 +72,7 @@ async function turn(session: Session, flush: () => Promise<void>): Promise<void>
     turn,
     step: 2,
     message: { role: 'assistant', content: [{ type: 'text', text: answer }] },
-    stream: stream(turn * 1000 + 100),
+    stream: sampleStream(turn * 1000 + 100),
     usage,
   })
   session.append('step/end', { turn, step: 2 })

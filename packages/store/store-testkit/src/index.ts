@@ -1,3 +1,3 @@
 export { checkpointCases, EAGER_CHECKPOINTS } from './checkpoints.js'
 export { type ConformanceFixture, runStoreConformance } from './conformance.js'
-export { appendEveryCoreEvent, appendSampleTurn, SAMPLE_TURN_EVENTS } from './sample.js'
+export { appendEveryCoreEvent, appendSampleTurn, SAMPLE_TURN_EVENTS, sampleStream } from './sample.js'

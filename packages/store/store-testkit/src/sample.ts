@@ -1,6 +1,7 @@
 import type { Session, SessionSeq, ToolCallId } from '@keel/session'
 
-const stream = (at: number) => ({
+/** The stream record of a sample assistant message that started at `at` (ms). */
+export const sampleStream = (at: number) => ({
   provider: 'sample',
   model: 'sample-model',
   responseId: `r-${at}`,
@@ -37,7 +38,7 @@ export function appendSampleTurn(session: Session, text = 'hello'): void {
         { type: 'tool-call', id: callId, name: 'read_file', arguments: '{"path":"README.md"}' },
       ],
     },
-    stream: stream(turn * 1000),
+    stream: sampleStream(turn * 1000),
     usage: { inputTokens: 1200, outputTokens: 40, totalTokens: 1240, cacheHitTokens: 1024 },
   })
   session.append('tool/call', { turn, step: 1, callId, name: 'read_file', arguments: '{"path":"README.md"}' })
@@ -57,7 +58,7 @@ export function appendSampleTurn(session: Session, text = 'hello'): void {
     turn,
     step: 2,
     message: { role: 'assistant', content: [{ type: 'text', text: `The file says ${text}.` }] },
-    stream: stream(turn * 1000 + 100),
+    stream: sampleStream(turn * 1000 + 100),
   })
   session.append('step/end', { turn, step: 2 })
   session.append('turn/end', { turn, reason: 'completed' })
