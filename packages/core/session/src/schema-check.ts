@@ -78,20 +78,34 @@ export function schemaIssues(schema: z.ZodType<unknown>, value: unknown): z.core
 /** One reused payload for zod's own refinement checks (they push an issue only on failure). */
 const payload: Payload = { value: undefined, issues: [] }
 
+/** A common numeric check as a plain comparison: `@integer`, or a bound (`@minimum`, `@maximum`). */
+export type NativeComparison =
+  | { readonly kind: 'safeint' }
+  | { readonly kind: 'bound'; readonly op: '>=' | '>' | '<=' | '<'; readonly bound: number }
+
+/** What {@link nativeCheck} and the generated checks compare for `check`; `undefined` for any other check. */
+export function nativeComparison(check: CheckLike): NativeComparison | undefined {
+  const def = check._zod.def as { check?: string; format?: string; value?: unknown; inclusive?: boolean }
+  if (def.check === 'number_format' && def.format === 'safeint') return { kind: 'safeint' }
+  if (typeof def.value !== 'number') return undefined
+  if (def.check === 'greater_than') return { kind: 'bound', op: def.inclusive ? '>=' : '>', bound: def.value }
+  if (def.check === 'less_than') return { kind: 'bound', op: def.inclusive ? '<=' : '<', bound: def.value }
+  return undefined
+}
+
 /**
  * The common numeric checks (`@integer`, `@minimum`, `@maximum`), compiled to plain
  * comparisons; `undefined` for any other check, which runs through zod's own.
  */
-export function nativeCheck(check: CheckLike): SchemaCheck | undefined {
-  const def = check._zod.def as { check?: string; format?: string; value?: unknown; inclusive?: boolean }
-  if (def.check === 'number_format' && def.format === 'safeint') return (v) => Number.isSafeInteger(v)
-  if (typeof def.value !== 'number') return undefined
-  const bound = def.value
-  if (def.check === 'greater_than')
-    return def.inclusive ? (v) => (v as number) >= bound : (v) => (v as number) > bound
-  if (def.check === 'less_than')
-    return def.inclusive ? (v) => (v as number) <= bound : (v) => (v as number) < bound
-  return undefined
+function nativeCheck(check: CheckLike): SchemaCheck | undefined {
+  const native = nativeComparison(check)
+  if (native === undefined) return undefined
+  if (native.kind === 'safeint') return (v) => Number.isSafeInteger(v)
+  const { op, bound } = native
+  if (op === '>=') return (v) => (v as number) >= bound
+  if (op === '>') return (v) => (v as number) > bound
+  if (op === '<=') return (v) => (v as number) <= bound
+  return (v) => (v as number) < bound
 }
 
 export function withChecks(base: SchemaCheck, checks: readonly CheckLike[] | undefined): SchemaCheck {

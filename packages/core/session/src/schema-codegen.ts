@@ -4,7 +4,7 @@ import {
   compileCheck,
   type Def,
   defOf,
-  nativeCheck,
+  nativeComparison,
   type SchemaCheck,
   withChecks,
 } from './schema-check.js'
@@ -101,7 +101,7 @@ class Generator {
         continue
       }
       const inline = inlineCheck(check, v)
-      if (inline !== undefined && nativeCheck(check) !== undefined) out.push(`if (!(${inline})) ${fail}`)
+      if (inline !== undefined) out.push(`if (!(${inline})) ${fail}`)
       else others.push(check)
     }
     if (others.length > 0) out.push(`if (!${this.#constant(withChecks(() => true, others))}(${v})) ${fail}`)
@@ -167,12 +167,11 @@ function isNonEmpty(check: CheckLike): boolean {
   return def.check === 'min_length' && def.minimum === 1
 }
 
-/** The code of a check {@link nativeCheck} compiles (the same comparison), or undefined. */
+/** The code of the comparison {@link nativeCheck} compiles for `check`, or undefined. */
 function inlineCheck(check: CheckLike, v: string): string | undefined {
-  const def = check._zod.def as { check?: string; format?: string; value?: unknown; inclusive?: boolean }
-  if (def.check === 'number_format' && def.format === 'safeint') return `Number.isSafeInteger(${v})`
-  if (typeof def.value !== 'number' || !Number.isFinite(def.value)) return undefined
-  if (def.check === 'greater_than') return `${v} ${def.inclusive ? '>=' : '>'} ${def.value}`
-  if (def.check === 'less_than') return `${v} ${def.inclusive ? '<=' : '<'} ${def.value}`
-  return undefined
+  const native = nativeComparison(check)
+  if (native === undefined) return undefined
+  if (native.kind === 'safeint') return `Number.isSafeInteger(${v})`
+  if (!Number.isFinite(native.bound)) return undefined
+  return `${v} ${native.op} ${native.bound}`
 }
