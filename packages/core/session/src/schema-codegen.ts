@@ -167,7 +167,7 @@ function isNonEmpty(check: CheckLike): boolean {
   return def.check === 'min_length' && def.minimum === 1
 }
 
-/** The code of the comparison {@link nativeCheck} compiles for `check`, or undefined. */
+/** The code of the comparison {@link nativeComparison} describes for `check`, or undefined. */
 function inlineCheck(check: CheckLike, v: string): string | undefined {
   const native = nativeComparison(check)
   if (native === undefined) return undefined
