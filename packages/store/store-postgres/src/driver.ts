@@ -62,6 +62,17 @@ function destroySocket(client: pg.ClientBase): void {
 
 const ignore = (): void => {}
 
+/** Whether `failure` leaves its connection unusable: a statement the server refused does not; any other failure does. */
+function breaks(failure: unknown): boolean {
+  return !isServerError(failure)
+}
+
+/** Gives `client` back to the pool, or, after a failure that `breaks` it, closes it. */
+function releaseClient(client: pg.PoolClient, broken: Error | undefined): void {
+  if (broken !== undefined) destroySocket(client)
+  client.release(broken)
+}
+
 /**
  * The store's one connection pool, with every wait bounded and every failure typed:
  * - connecting (TCP, startup, login) takes at most `connectTimeoutMs`;
@@ -132,10 +143,7 @@ export class Db {
           return
         }
         this.#statement<R>(client, op, query, values, (failure, result) => {
-          // a statement the server refused leaves the connection usable; any other failure does not
-          const broken = failure !== undefined && !isServerError(failure)
-          if (broken) destroySocket(client)
-          client.release(broken ? failure : undefined)
+          releaseClient(client, failure !== undefined && breaks(failure) ? failure : undefined)
           if (failure === undefined) resolve(result!)
           else reject(storeError(failure, this.where, op))
         })
@@ -159,8 +167,7 @@ export class Db {
       new Promise<pg.QueryResult<R>>((resolve, reject) => {
         this.#statement<R>(client, op, query, values, (failure, result) => {
           if (failure === undefined) return resolve(result!)
-          // a statement the server refused leaves the connection usable; any other failure does not
-          if (!isServerError(failure)) broken = failure
+          if (breaks(failure)) broken = failure
           reject(failure)
         })
       })
@@ -178,8 +185,7 @@ export class Db {
     } catch (error) {
       throw storeError(error, this.where, op)
     } finally {
-      if (broken !== undefined) destroySocket(client)
-      client.release(broken === undefined ? undefined : (broken as Error))
+      releaseClient(client, broken as Error | undefined)
     }
   }
 
