@@ -1,16 +1,13 @@
 import type { LlmAdapter, LlmChunk, LlmRequest, StreamRecord } from '@keel/llm'
 import { findUnansweredToolCalls, LlmError } from '@keel/llm'
 import OpenAI from 'openai'
-import type {
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsStreaming,
-} from 'openai/resources/chat/completions'
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
 import { StreamAssembly, type WireChunk } from './assembly.js'
 import { type ModelCapabilities, resolveCapabilities } from './capabilities.js'
-import { createWatchingFetch, sawDone } from './done-watch.js'
 import { classifyError } from './errors.js'
 import { buildRequestBody } from './mapping.js'
 import { type DeepSeekOptions, type ResolvedOptions, resolveOptions } from './options.js'
+import { SseChunks } from './sse.js'
 
 /**
  * The DeepSeek {@link LlmAdapter}: streams chat completions through the official `openai`
@@ -41,7 +38,6 @@ export class DeepSeekAdapter implements LlmAdapter {
       timeout: this.#options.timeoutMs,
       defaultHeaders: this.#options.headers,
       logLevel: 'off',
-      fetch: createWatchingFetch(globalThis.fetch, { idleTimeoutMs: this.#options.idleTimeoutMs }),
     })
   }
 
@@ -97,19 +93,18 @@ export class DeepSeekAdapter implements LlmAdapter {
       images: this.#options.images,
       extraBody: this.#options.extraBody,
     })
-    let iterator: AsyncIterator<ChatCompletionChunk>
-    let stream: { controller: AbortController }
-    let response: Response
+    // The client sends the request and turns every HTTP failure into its typed errors; the
+    // body is read by SseChunks (the client's own stream would hide the closing marker).
+    let chunks: SseChunks
     try {
-      const opened = await this.#client.chat.completions
+      const response = await this.#client.chat.completions
         .create(
           body as unknown as ChatCompletionCreateParamsStreaming,
           request.signal ? { signal: request.signal } : {},
         )
-        .withResponse()
-      stream = opened.data
-      response = opened.response
-      iterator = opened.data[Symbol.asyncIterator]()
+        .asResponse()
+      if (response.body === null) throw new Error('the response has no body')
+      chunks = new SseChunks(response.body, response.headers, this.#options.idleTimeoutMs)
     } catch (error) {
       throw failure(error, 'request')
     }
@@ -117,9 +112,9 @@ export class DeepSeekAdapter implements LlmAdapter {
     let finished = false
     try {
       for (;;) {
-        let next: IteratorResult<ChatCompletionChunk>
+        let next: IteratorResult<unknown>
         try {
-          next = await iterator.next()
+          next = await chunks.next()
         } catch (error) {
           throw failure(error, 'stream')
         }
@@ -128,13 +123,13 @@ export class DeepSeekAdapter implements LlmAdapter {
         // async-from-sync iterator, one more promise per chunk delivered
         for (const chunk of assembly.accept(next.value as WireChunk)) yield chunk
       }
-      // The openai stream ends quietly when its fetch is aborted.
+      // An abort between two reads may end the body quietly.
       if (request.signal?.aborted) throw failure(request.signal.reason, 'stream')
       if (assembly.finishReason === undefined) {
         throw failure(new Error('the stream ended without a finish reason'), 'stream')
       }
       // A finish reason without the closing marker: the server stopped early (usage may be missing).
-      if (sawDone(response) === false) {
+      if (!chunks.done) {
         throw failure(new Error('the stream ended without data: [DONE]'), 'stream')
       }
       if (assembly.finishReason === 'insufficient-resources') {
@@ -166,10 +161,8 @@ export class DeepSeekAdapter implements LlmAdapter {
       }
     } finally {
       // A consumer that stops early (break, return, throw) must not leave the HTTP stream open.
-      if (!finished) {
-        stream.controller.abort()
-        void iterator.return?.().catch(() => {})
-      }
+      // Cancelling the body closes it; a failure to cancel leaves nothing more to report.
+      if (!finished) void chunks.return().catch(() => {})
     }
   }
 }

@@ -1,7 +1,7 @@
 import { errorMessage } from '@keel/base'
 import { type AssistantMessage, LlmError, type StreamRecord } from '@keel/llm'
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import { StreamIdleTimeoutError } from './done-watch.js'
+import { StreamIdleTimeoutError } from './sse.js'
 
 /** Where the failure happened: before the response headers, or while reading the stream. */
 export type FailurePhase = 'request' | 'stream'

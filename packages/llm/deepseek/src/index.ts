@@ -7,7 +7,6 @@ export {
   modelCapabilitiesSchema,
   resolveCapabilities,
 } from './capabilities.js'
-export { StreamIdleTimeoutError } from './done-watch.js'
 export { classifyError, retryAfterMs } from './errors.js'
 export {
   buildRequestBody,
@@ -32,3 +31,4 @@ export {
   LOCAL_PLACEHOLDER_KEY,
 } from './options.js'
 export { deepSeekPrices } from './prices.js'
+export { StreamIdleTimeoutError } from './sse.js'
