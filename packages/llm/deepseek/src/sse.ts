@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder'
 import { APIError } from 'openai'
 
 /**
@@ -12,8 +13,6 @@ export class StreamIdleTimeoutError extends Error {
     this.idleTimeoutMs = idleTimeoutMs
   }
 }
-
-const STREAM = { stream: true } as const
 
 /**
  * Reads a chat-completions SSE body (the bytes of `response.body`) into its chunk objects, the
@@ -43,7 +42,10 @@ export class SseChunks implements AsyncIterableIterator<unknown> {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>
   readonly #headers: Headers
   readonly #idleMs: number | undefined
-  readonly #decoder = new TextDecoder()
+  /** UTF-8 with a sequence cut between two reads kept for the next (no options to convert per read, as `TextDecoder` has). */
+  readonly #decoder = new StringDecoder('utf8')
+  /** Nothing decoded yet: a leading byte-order mark is dropped (the event-stream rules). */
+  #first = true
   /** The start of a line not yet ended. */
   #carry = ''
   /** The last network read ended at a CR: an LF opening the next one ends nothing. */
@@ -78,9 +80,9 @@ export class SseChunks implements AsyncIterableIterator<unknown> {
       const bytes = await this.#read()
       if (bytes === undefined) {
         this.#ended = true
-        this.#feed(this.#decoder.decode())
+        this.#feed(this.#decoder.end())
       } else {
-        this.#feed(this.#decoder.decode(bytes, STREAM))
+        this.#feed(this.#decoder.write(bytes))
       }
     }
     const value = this.#ready[this.#next]
@@ -132,6 +134,10 @@ export class SseChunks implements AsyncIterableIterator<unknown> {
   /** Cuts `text` (what followed the last read) into lines and reads each. */
   #feed(text: string): void {
     let from = 0
+    if (this.#first && text !== '') {
+      this.#first = false
+      if (text.charCodeAt(0) === 0xfeff) from = 1
+    }
     if (this.#afterCr && text.charCodeAt(0) === 10) from = 1
     this.#afterCr = false
     const n = text.length

@@ -73,6 +73,14 @@ describe('the SSE reader', () => {
     )
   })
 
+  it('drops a leading byte-order mark, even cut over reads, and only that one', async () => {
+    const all = bytes('\ufeffdata: {"n":1}\n\n\ufeffdata: {"n":2}\n\ndata: [DONE]\n\n')
+    for (const at of [[], [1], [2], [1, 2], [3]]) {
+      // the second mark starts a field named "\ufeffdata", which is ignored
+      expect(await read(cut(all, at))).toEqual({ chunks: [{ n: 1 }], done: true, thrown: undefined })
+    }
+  })
+
   it('a CR ending one read and the LF opening the next are one line end', async () => {
     const parts = ['data: {"n":1}\r', '\n\r', '\ndata: [DONE]\r', '\n\r\n'].map(bytes)
     expect(await read(parts)).toEqual({ chunks: [{ n: 1 }], done: true, thrown: undefined })
