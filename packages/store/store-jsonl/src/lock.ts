@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { linkSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { promises as fs, linkSync, readFileSync, renameSync, statSync } from 'node:fs'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
 import { removeFile } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
@@ -106,10 +106,12 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
   }
   const temp = `${path}.${record.nonce}.tmp`
   try {
-    writeFileSync(temp, JSON.stringify(record), { flag: 'wx' })
+    // Creating files waits on the file system's journal, which concurrent fsyncs hold: under
+    // load that is a wait of up to milliseconds, kept off the main thread.
+    await fs.writeFile(temp, JSON.stringify(record), { flag: 'wx' })
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        linkSync(temp, path)
+        await fs.link(temp, path)
         HELD.add(record.nonce)
         removeFile(temp) // before the identity: unlinking it changes the inode's ctime
         const st = statSync(path, { bigint: true })

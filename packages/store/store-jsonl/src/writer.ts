@@ -6,7 +6,6 @@ import {
   openSync,
   statSync,
   truncateSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -83,7 +82,7 @@ export class JsonlWriter implements LogWriter {
     const bodyOffset = Buffer.byteLength(physicalHeaderLine(header))
     this.#fd = openSync(this.#file, 'a')
     this.#size = fstatSync(this.#fd).size
-    this.#startChain(header, mark && { ...mark, start: bodyOffset, end: this.#size })
+    await this.#startChain(header, mark && { ...mark, start: bodyOffset, end: this.#size })
     this.#markStart = mark ? this.#size : bodyOffset
     this.#index = [[0, bodyOffset]]
   }
@@ -105,7 +104,7 @@ export class JsonlWriter implements LogWriter {
     await this.begin(header, mark)
   }
 
-  /** Synchronous but for a missing newline's sync: a resume makes no round trip to the thread pool. */
+  /** Synchronous but for a missing newline's sync or chain: a resume makes no round trip to the thread pool. */
   async prepare(log: StoredLog): Promise<void> {
     if (this.#fd !== undefined) return // begun by create or rewrite
     const { state } = log as JsonlLog
@@ -120,7 +119,7 @@ export class JsonlWriter implements LogWriter {
     if (state.needsNewline) await this.#write(Buffer.from('\n'), 0)
     const start = log.integrity?.()
     const last = start?.last as FileMark | undefined
-    if (state.chainLength === 0) this.#startChain(log.header, undefined)
+    if (state.chainLength === 0) await this.#startChain(log.header, undefined)
     else {
       truncateSync(chainPath(this.directory), state.chainLength)
       this.#chainFd = openSync(chainPath(this.directory), 'a')
@@ -132,11 +131,14 @@ export class JsonlWriter implements LogWriter {
     this.#index = state.index.length > 0 ? state.index : [[0, state.bodyOffset]]
   }
 
-  /** Replaces `session.chain` by its header line and, when given, one record. */
-  #startChain(header: SessionHeader, mark: FileMark | undefined): void {
+  /**
+   * Replaces `session.chain` by its header line and, when given, one record. (Written off the
+   * main thread: creating a file waits on the journal, which concurrent fsyncs hold.)
+   */
+  async #startChain(header: SessionHeader, mark: FileMark | undefined): Promise<void> {
     const head = chainHeaderLine(headerRoot(header))
     const text = mark ? head + markLine(mark) : head
-    writeFileSync(chainPath(this.directory), text)
+    await fs.writeFile(chainPath(this.directory), text)
     this.#chainFd = openSync(chainPath(this.directory), 'a')
     this.#chainSize = Buffer.byteLength(text)
     this.#lastAt = mark ? Buffer.byteLength(head) : -1
