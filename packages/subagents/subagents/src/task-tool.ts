@@ -1,5 +1,6 @@
 // The `task` tool: the model delegates one piece of work to a named agent.
 import { basename } from 'node:path'
+import { boundText, elide } from '@keel/base'
 import { defineTool, type Tool } from '@keel/tools'
 import { z } from 'zod'
 import type { AgentCatalog } from './catalog.js'
@@ -66,11 +67,15 @@ export function pickDefinition(catalog: AgentCatalog, name: string): AgentDefini
   const found = catalog.agents.get(name)
   if (found) return found
   const broken = catalog.problems.find((p) => basename(String(p.details.file ?? ''), '.md') === name)
-  const known = [...catalog.agents.keys()].join(', ') || '(none)'
+  // the name is the model's: a pasted megabyte is quoted by its ends, and so is a long list
+  const known = elide([...catalog.agents.keys()].join(', '), 1_000) || '(none)'
+  const shown = elide(name)
   throw new SubagentError(
     'AGENT_UNKNOWN',
-    `no agent named ${JSON.stringify(name)}${broken ? ` (a definition file failed: ${broken.message})` : ''}; agents: ${known}`,
-    { agent: name },
+    boundText(
+      `no agent named ${JSON.stringify(shown)}${broken ? ` (a definition file failed: ${broken.message})` : ''}; agents: ${known}`,
+    ),
+    { agent: shown },
   )
 }
 

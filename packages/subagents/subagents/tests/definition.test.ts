@@ -8,6 +8,7 @@ import {
   definitionRoots,
   loadAgentCatalog,
   parseDefinition,
+  pickDefinition,
   type SubagentError,
   shippedDefinitions,
 } from '../src/index.js'
@@ -169,5 +170,31 @@ describe('loadAgentCatalog', () => {
     expect(catalog.problems[0]!.message).toMatch(
       /big\.md:1: \d+ bytes; a definition may have at most 262144$/u,
     )
+  })
+})
+
+describe('pickDefinition', () => {
+  const unknown = (catalog: AgentCatalog, name: string): SubagentError => {
+    try {
+      pickDefinition(catalog, name)
+    } catch (error) {
+      if (isKeelError(error)) return error as SubagentError
+      throw error
+    }
+    throw new Error('expected a SubagentError')
+  }
+
+  it('names an unknown agent and the known ones, quoting a pasted megabyte by its ends only', async () => {
+    const catalog = await loadAgentCatalog([])
+    const short = unknown(catalog, 'reviewer-x')
+    expect(short.code).toBe('AGENT_UNKNOWN')
+    expect(short.message).toContain('"reviewer-x"')
+    for (const d of shippedDefinitions) expect(short.message).toContain(d.name)
+
+    const long = unknown(catalog, `head-${'x'.repeat(1_000_000)}-tail`)
+    expect(long.code).toBe('AGENT_UNKNOWN')
+    expect(long.message.length).toBeLessThan(2_000)
+    expect(long.message).toMatch(/^no agent named "head-x+…\[[\d,]+ characters elided\]…x+-tail"; agents: /)
+    expect(String(long.details.agent).length).toBeLessThan(400)
   })
 })
