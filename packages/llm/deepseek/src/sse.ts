@@ -157,13 +157,9 @@ export class SseChunks implements AsyncIterableIterator<unknown> {
         this.#carry += from === 0 ? text : text.slice(from)
         return
       }
-      const line = text.slice(from, end)
-      if (this.#carry === '') this.#line(line)
-      else {
-        const whole = this.#carry + line
-        this.#carry = ''
-        this.#line(whole)
-      }
+      const line = this.#carry === '' ? text.slice(from, end) : this.#carry + text.slice(from, end)
+      this.#carry = ''
+      this.#line(line)
       from = next
     }
   }

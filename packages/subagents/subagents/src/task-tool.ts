@@ -67,8 +67,8 @@ export function pickDefinition(catalog: AgentCatalog, name: string): AgentDefini
   const found = catalog.agents.get(name)
   if (found) return found
   const broken = catalog.problems.find((p) => basename(String(p.details.file ?? ''), '.md') === name)
-  // the name is the model's: a pasted megabyte is quoted by its ends, and so is a long list
-  const known = elide([...catalog.agents.keys()].join(', '), 1_000) || '(none)'
+  // the name is the model's: a pasted megabyte is quoted by its ends (and the whole text bounded)
+  const known = [...catalog.agents.keys()].join(', ') || '(none)'
   const shown = elide(name)
   throw new SubagentError(
     'AGENT_UNKNOWN',
