@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { type IntegrityMark, isMark, linksTo } from '@keel/store'
+import { openSessionFile } from './regular-file.js'
 
 /** The name in the first line of `session.chain`. */
 export const CHAIN_FORMAT = 'keel-chain'
@@ -61,9 +62,11 @@ const isFileMark = (value: unknown): value is FileMark => {
  * when 0), keeping each that is well formed, links to the one before (starting from
  * `prev`: chain value, next seq and end offset) and lies within the log's `logLength`
  * bytes; stops at the first that does not. Never throws for damaged content: what does not
- * hold is simply not a record (its lines are then validated in full).
+ * hold is simply not a record (its lines are then validated in full). A `session.chain`
+ * that is not a regular file (a FIFO, a directory) is `SessionCorrupt` of session `id`.
  */
 export function readChain(
+  id: string,
   dir: string,
   prev: { chain: string; next: number; end: number },
   logLength: number,
@@ -72,7 +75,7 @@ export function readChain(
   let text: string
   let fd: number
   try {
-    fd = openSync(chainPath(dir), 'r')
+    fd = openSessionFile(id, chainPath(dir))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       return { marks: [], validLength: 0, rooted: false, headerEnd: 0 }
@@ -134,10 +137,14 @@ export function readChain(
 }
 
 /** Reads the one record line at byte `at` of `session.chain` (and its length with the newline), or undefined. */
-export function readMarkAt(dir: string, at: number): { mark: FileMark; bytes: number } | undefined {
+export function readMarkAt(
+  id: string,
+  dir: string,
+  at: number,
+): { mark: FileMark; bytes: number } | undefined {
   let fd: number
   try {
-    fd = openSync(chainPath(dir), 'r')
+    fd = openSessionFile(id, chainPath(dir))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error

@@ -15,6 +15,7 @@ import {
 } from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
 import { readBlob, removeFile } from './files.js'
+import { NotRegularFile, openToRead } from './regular-file.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -84,6 +85,10 @@ export function readTiedCheckpoint(
     read = readCheckpointFile(checkpointPath(dir), id)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (error instanceof NotRegularFile) {
+      notices.push(checkpointIgnored(id, undefined, `it is ${error.what}, not a regular file`))
+      return undefined
+    }
     throw error
   }
   const { decoded, bytes } = read
@@ -99,7 +104,7 @@ export function readTiedCheckpoint(
   if (!isLocator(doc.locator)) return stale('it does not say where in the log it ends')
   const locator = doc.locator
   if (locator.end > length) return stale(`it covers ${locator.end} bytes of a log of ${length}`)
-  const placed = readMarkAt(dir, locator.chainAt)
+  const placed = readMarkAt(id, dir, locator.chainAt)
   const mark = placed?.mark
   if (
     !mark ||
@@ -121,7 +126,7 @@ export function readTiedCheckpoint(
   }
   const contents = new Map<string, Buffer>()
   for (const sha256 of doc.blobs) {
-    const content = /^[0-9a-f]{64}$/.test(sha256) ? readBlob(dir, sha256) : undefined
+    const content = /^[0-9a-f]{64}$/.test(sha256) ? readBlob(id, dir, sha256) : undefined
     if (content) contents.set(sha256, content)
   }
   const resolved = resolveCheckpointBlobs(doc, contents)
@@ -137,11 +142,13 @@ const CHECKPOINT_CHUNK = 64 * 1024
 
 /**
  * Reads the checkpoint file at `path` in chunks through a {@link CheckpointDecoder}: only
- * one chunk of its bytes and one of its text are alive at any time beside what is parsed.
- * Returns the decoded document (or why not) and the file's size; throws as `openSync` does.
+ * one chunk of its bytes and one of its text are alive at any time beside what is parsed;
+ * reading stops as soon as the decoder has refused the file (a foreign header, more bytes
+ * than the header names). Returns the decoded document (or why not) and the bytes read;
+ * throws as {@link openToRead} does (`NotRegularFile` for a FIFO, a directory, a device).
  */
 function readCheckpointFile(path: string, id: string): { decoded: DecodedCheckpoint; bytes: number } {
-  const fd = openSync(path, 'r')
+  const fd = openToRead(path)
   try {
     const decoder = new CheckpointDecoder(id)
     const buf = Buffer.allocUnsafe(CHECKPOINT_CHUNK)
@@ -151,6 +158,7 @@ function readCheckpointFile(path: string, id: string): { decoded: DecodedCheckpo
       if (n === 0) break
       decoder.push(buf.subarray(0, n))
       bytes += n
+      if (decoder.refused) break
     }
     return { decoded: decoder.end(), bytes }
   } finally {

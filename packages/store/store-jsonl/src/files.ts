@@ -1,9 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs'
+import {
+  closeSync,
+  promises as fs,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import { type PendingEvent, StoreIoFailed } from '@keel/store'
 import { FORMAT_NAME, type PhysicalHeader } from './header.js'
+import { openSessionFile } from './regular-file.js'
 
 /**
  * Removes the file at `path`; one already gone is no failure. (`rmSync(path, { force })`
@@ -22,13 +31,19 @@ export function blobPath(dir: string, sha256: string): string {
   return join(dir, 'blobs', `${sha256}.json`)
 }
 
-/** Reads a blob's bytes, or undefined when it is missing. */
-export function readBlob(dir: string, sha256: string): Buffer | undefined {
+/** Reads a blob's bytes of session `id`, or undefined when it is missing (one that is not a regular file is `SessionCorrupt`). */
+export function readBlob(id: string, dir: string, sha256: string): Buffer | undefined {
+  let fd: number
   try {
-    return readFileSync(blobPath(dir, sha256))
+    fd = openSessionFile(id, blobPath(dir, sha256))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
+  }
+  try {
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
   }
 }
 

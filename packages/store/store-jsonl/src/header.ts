@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import {
   SESSION_FORMAT_VERSION,
@@ -8,6 +8,7 @@ import {
   sessionHeaderValidator,
 } from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
+import { NotRegularFile, openSessionFile, openToRead } from './regular-file.js'
 
 /** The name in the physical header's `format` field. */
 export const FORMAT_NAME = 'keel-session'
@@ -101,7 +102,7 @@ export function readHeader(
   id: string,
   file: string,
 ): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
-  const fd = openSync(file, 'r')
+  const fd = openSessionFile(id, file)
   let line: ReturnType<LineReader['next']>
   try {
     line = new LineReader(fd, 0).next()
@@ -148,9 +149,10 @@ export function readHeader(
 export function countEvents(file: string, bodyOffset: number): number | undefined {
   let fd: number
   try {
-    fd = openSync(file, 'r')
+    fd = openToRead(file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof NotRegularFile)
+      return undefined
     throw error
   }
   try {
@@ -178,7 +180,7 @@ const MAX_TAIL_BYTES = 8 << 20
 export function lastEventTime(file: string, bodyOffset: number): number | undefined {
   let fd: number
   try {
-    fd = openSync(file, 'r')
+    fd = openToRead(file)
   } catch {
     return undefined
   }

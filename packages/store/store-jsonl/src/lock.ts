@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fs, linkSync, readFileSync, renameSync, statSync } from 'node:fs'
+import { closeSync, promises as fs, linkSync, readFileSync, renameSync, statSync } from 'node:fs'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
 import { removeFile } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
+import { NotRegularFile, openToRead } from './regular-file.js'
 
 /** The content of a writer lock file. */
 export interface LockRecord extends ProcessIdentity {
@@ -34,15 +35,34 @@ function parseLock(text: string): LockRecord | 'unreadable' {
     : 'unreadable'
 }
 
+/** The lock file at `path`; throws `NotRegularFile` for a FIFO, a directory, a device there. */
 function readLock(path: string): ReadLock {
-  let text: string
+  let fd: number
   try {
-    text = readFileSync(path, 'utf8')
+    fd = openToRead(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
     throw error
   }
-  return parseLock(text)
+  try {
+    return parseLock(readFileSync(fd, 'utf8'))
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** {@link readLock} of session `id`'s lock: something there that is not a file is `SessionLocked`, to be removed by hand. */
+function holderAt(id: string, path: string): ReadLock {
+  try {
+    return readLock(path)
+  } catch (error) {
+    if (!(error instanceof NotRegularFile)) throw error
+    throw new SessionLocked(
+      id,
+      {},
+      `its lock file ${path} is ${error.what}, not a lock Keel writes; if no Keel process uses the session, remove it by hand`,
+    )
+  }
 }
 
 /**
@@ -121,14 +141,20 @@ export async function acquireLock(id: string, path: string, notices: StoreNotice
           identity: { ino: st.ino, ctimeNs: st.ctimeNs },
           release: async () => {
             HELD.delete(record.nonce)
-            const current = readLock(path)
+            let current: ReadLock
+            try {
+              current = readLock(path)
+            } catch (error) {
+              if (error instanceof NotRegularFile) return // not ours any more: it stays
+              throw error
+            }
             if (typeof current === 'object' && current.nonce === record.nonce) removeFile(path)
           },
         }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       }
-      const holder = readLock(path)
+      const holder = holderAt(id, path)
       if (holder === 'missing') continue
       if (holder !== 'unreadable') {
         if (holder.host !== HOST) throw new SessionLocked(id, holderOf(holder), unlockHint(id, holder.host))
@@ -199,7 +225,7 @@ export type BrokenLock = { removed: false } | { removed: true; holder: LockHolde
  * process on this host is refused with `SessionLocked`; a stale local one is removed too.
  */
 export async function breakLock(id: string, path: string): Promise<BrokenLock> {
-  const holder = readLock(path)
+  const holder = holderAt(id, path)
   if (holder === 'missing') return { removed: false }
   if (holder !== 'unreadable' && holder.host === HOST && liveness(holder) === 'alive') {
     throw new SessionLocked(

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { closeSync, readSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { errorMessage } from '@keel/base'
 import {
@@ -20,6 +20,7 @@ import { type ChainRead, readChain } from './chain.js'
 import { type IndexEntry, JsonlPrefix, readTiedCheckpoint, type TiedCheckpoint } from './checkpoint.js'
 import { blobPath, readBlob } from './files.js'
 import { CHUNK, readHeader } from './header.js'
+import { openSessionFile } from './regular-file.js'
 import { ByteVerifier } from './verify-bytes.js'
 
 /** What reading the body found out about the file (for repair on open and for the writer). */
@@ -66,7 +67,13 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
     : root
   const startOffset = tied ? tied.mark.end : bodyOffset
   const chain: ChainRead = currentFormat
-    ? readChain(dir, { chain: begin.chain, next: begin.from, end: startOffset }, size, tied?.chainNext ?? 0)
+    ? readChain(
+        id,
+        dir,
+        { chain: begin.chain, next: begin.from, end: startOffset },
+        size,
+        tied?.chainNext ?? 0,
+      )
     : { marks: [], validLength: 0, rooted: false, headerEnd: 0 }
   const trust = options.trust === true && currentFormat && (chain.rooted || tied !== undefined)
   const verifier = new ByteVerifier(
@@ -99,7 +106,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
     if (!isBlobStub(raw)) return raw
     const where = { ...at, seq: raw.seq }
     const sha256 = stubDigest(id, raw, where)
-    return resolveBlobStub(id, raw, readBlob(dir, sha256), blobPath(dir, sha256), where)
+    return resolveBlobStub(id, raw, readBlob(id, dir, sha256), blobPath(dir, sha256), where)
   }
   const finish = () => {
     state.complete = true
@@ -115,7 +122,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
           : 0
   }
   function* events(): Generator<unknown> {
-    const fd = openSync(file, 'r')
+    const fd = openSessionFile(id, file)
     try {
       let pos = startOffset
       let carry = Buffer.alloc(0)

@@ -1,6 +1,7 @@
-import { existsSync, promises as fs } from 'node:fs'
+import { closeSync, existsSync, promises as fs, readFile } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { type SessionHeader, sessionIdSchema } from '@keel/session'
 import {
   BackendStore,
@@ -24,7 +25,11 @@ import { cleanLeftovers, fsyncDir, LEFTOVER_AGE_MS, mapIoError, writeTempLog } f
 import { countEvents, lastEventTime, readHeader } from './header.js'
 import { acquireLock, type BrokenLock, breakLock } from './lock.js'
 import { readLog } from './reader.js'
+import { openSessionFile } from './regular-file.js'
 import { JsonlWriter } from './writer.js'
+
+/** `readFile` of an open descriptor (the promise API takes only paths and handles). */
+const readFileOfFd = promisify(readFile)
 
 /** Options of {@link JsonlStore}. */
 export interface JsonlStoreOptions extends StoreOptions {
@@ -257,11 +262,17 @@ class JsonlBackend implements StoreBackend {
 
   async readRaw(id: string): Promise<string | undefined> {
     const { file } = this.#paths(id)
+    let fd: number
     try {
-      return await fs.readFile(file, 'utf8')
+      fd = openSessionFile(id, file) // not `fs.readFile(file)`: a FIFO there would hold a pool thread forever
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFound(id, this.where)
       throw error
+    }
+    try {
+      return await readFileOfFd(fd, 'utf8')
+    } finally {
+      closeSync(fd)
     }
   }
 

@@ -59,6 +59,16 @@ export class CheckpointDecoder {
     if (this.#parseError === undefined && this.#bodyBytes <= this.#declared!.bytes) this.#lines(piece)
   }
 
+  /**
+   * Whether the file is refused whatever comes next (a foreign header, more bytes than its
+   * header names): a reader may stop reading and call {@link end} at once.
+   */
+  get refused(): boolean {
+    return (
+      this.#refused !== undefined || (this.#declared !== undefined && this.#bodyBytes > this.#declared.bytes)
+    )
+  }
+
   /** The document, once every byte was pushed: checked for length, CRC, JSON and owner. */
   end(): DecodedCheckpoint {
     // a header line and no newline after it: the body is empty
@@ -66,9 +76,10 @@ export class CheckpointDecoder {
     if (this.#refused !== undefined) return { ok: false, reason: this.#refused }
     const declared = this.#declared!
     if (this.#bodyBytes !== declared.bytes) {
+      const found = this.#bodyBytes > declared.bytes ? 'more than that' : `${this.#bodyBytes} bytes`
       return {
         ok: false,
-        reason: `it is truncated or padded (${this.#bodyBytes} bytes where its header says ${String(declared.bytes)})`,
+        reason: `it is truncated or padded (its header says ${String(declared.bytes)} bytes; it holds ${found})`,
       }
     }
     if (this.#crc >>> 0 !== declared.crc32) {

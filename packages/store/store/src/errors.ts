@@ -68,7 +68,7 @@ export class SessionCorrupt extends KeelError<'SESSION_CORRUPT'> {
       .join(', ')
     super(
       'SESSION_CORRUPT',
-      `session ${id} is corrupt${at ? ` at ${at}` : ''}: ${reason}. Nothing was changed; inspect or repair that line by hand (the rest of the log is intact)`,
+      `session ${id} is corrupt${at ? ` at ${at}` : ''}: ${reason}. Nothing was changed; ${location.line === undefined && location.offset === undefined ? 'inspect that file, or move it aside' : 'inspect or repair that line by hand (the rest of the log is intact)'}`,
       { id, ...location, reason },
       options,
     )
