@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, readSync } from 'node:fs'
+import { closeSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { type IntegrityMark, isMark, linksTo } from '@keel/store'
 import { openSessionFile } from './regular-file.js'
@@ -72,7 +72,6 @@ export function readChain(
   logLength: number,
   from = 0,
 ): ChainRead {
-  let text: string
   let fd: number
   try {
     fd = openSessionFile(id, chainPath(dir))
@@ -82,41 +81,25 @@ export function readChain(
     }
     throw error
   }
-  try {
-    const size = fstatSync(fd).size
-    const buf = Buffer.allocUnsafe(Math.max(0, size - from))
-    let read = 0
-    while (read < buf.length) {
-      const n = readSync(fd, buf, read, buf.length - read, from + read)
-      if (n === 0) break
-      read += n
-    }
-    text = buf.toString('utf8', 0, read)
-  } finally {
-    closeSync(fd)
-  }
   const marks: PlacedMark[] = []
   let offset = from
-  let at = 0
   let { chain, next, end } = prev
   let rooted = from > 0
   let headerEnd = from
-  for (;;) {
-    const newline = text.indexOf('\n', at)
-    if (newline === -1) break
-    const line = text.slice(at, newline)
+  /** Takes one record line (`bytes` with its newline); false where the chain stops. */
+  const take = (line: string, bytes: number): boolean => {
     let parsed: unknown
     try {
       parsed = JSON.parse(line)
     } catch {
-      break // a torn or damaged record: the chain stops here
+      return false // a torn or damaged record: the chain stops here
     }
-    const lineBytes = Buffer.byteLength(line) + 1
     if (!rooted) {
       const head = parsed as { format?: unknown; version?: unknown; root?: unknown } | null
-      if (head?.format !== CHAIN_FORMAT || head.version !== CHAIN_FORMAT_VERSION || head.root !== chain) break
+      if (head?.format !== CHAIN_FORMAT || head.version !== CHAIN_FORMAT_VERSION || head.root !== chain)
+        return false
       rooted = true
-      headerEnd = offset + lineBytes
+      headerEnd = offset + bytes
     } else {
       if (
         !isFileMark(parsed) ||
@@ -124,17 +107,45 @@ export function readChain(
         parsed.start !== end ||
         parsed.end > logLength
       )
-        break
-      marks.push({ mark: parsed, at: offset, bytes: lineBytes })
+        return false
+      marks.push({ mark: parsed, at: offset, bytes })
       chain = parsed.chain
       next = parsed.next
       end = parsed.end
     }
-    offset += lineBytes
-    at = newline + 1
+    offset += bytes
+    return true
+  }
+  try {
+    // in chunks, each line cut from the bytes: a file of any size (a sparse terabyte) is
+    // read only as far as its records hold, a line longer than a record stops it
+    const buf = Buffer.allocUnsafe(CHAIN_CHUNK)
+    let carry = Buffer.alloc(0)
+    for (let pos = from; ; ) {
+      const n = readSync(fd, buf, 0, buf.length, pos)
+      if (n === 0) break
+      pos += n
+      const bytes = carry.length > 0 ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n)
+      let at = 0
+      for (let newline = bytes.indexOf(10); newline !== -1; newline = bytes.indexOf(10, at)) {
+        if (newline - at > MAX_RECORD_BYTES || !take(bytes.toString('utf8', at, newline), newline - at + 1))
+          return { marks, validLength: rooted ? offset : 0, rooted, headerEnd }
+        at = newline + 1
+      }
+      if (bytes.length - at > MAX_RECORD_BYTES) break
+      carry = Buffer.from(bytes.subarray(at))
+    }
+  } finally {
+    closeSync(fd)
   }
   return { marks, validLength: rooted ? offset : 0, rooted, headerEnd }
 }
+
+/** Bytes of `session.chain` read at a time. */
+const CHAIN_CHUNK = 64 * 1024
+
+/** A chain line longer than this is no record (records are ~200 bytes; the header with its root a little more). */
+const MAX_RECORD_BYTES = 4096
 
 /** Reads the one record line at byte `at` of `session.chain` (and its length with the newline), or undefined. */
 export function readMarkAt(
@@ -150,7 +161,7 @@ export function readMarkAt(
     throw error
   }
   try {
-    const buf = Buffer.allocUnsafe(1024)
+    const buf = Buffer.allocUnsafe(MAX_RECORD_BYTES + 1)
     const n = readSync(fd, buf, 0, buf.length, at)
     const newline = buf.indexOf(10)
     if (newline === -1 || newline >= n) return undefined

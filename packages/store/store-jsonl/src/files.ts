@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import {
   closeSync,
   promises as fs,
+  fstatSync,
   readdirSync,
   readFileSync,
   rmdirSync,
@@ -10,8 +11,8 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
-import { type PendingEvent, StoreIoFailed } from '@keel/store'
-import { FORMAT_NAME, type PhysicalHeader } from './header.js'
+import { type PendingEvent, SessionCorrupt, StoreIoFailed } from '@keel/store'
+import { FORMAT_NAME, MAX_LINE_READ, type PhysicalHeader } from './header.js'
 import { openSessionFile } from './regular-file.js'
 
 /**
@@ -41,6 +42,15 @@ export function readBlob(id: string, dir: string, sha256: string): Buffer | unde
     throw error
   }
   try {
+    const { size } = fstatSync(fd)
+    if (size > MAX_LINE_READ) {
+      // its JSON could never be one string: damage (a sparse extension), not an event
+      throw new SessionCorrupt(
+        id,
+        { file: blobPath(dir, sha256) },
+        `it is ${size} bytes, more than one event's JSON can be (${MAX_LINE_READ} bytes)`,
+      )
+    }
     return readFileSync(fd)
   } finally {
     closeSync(fd)

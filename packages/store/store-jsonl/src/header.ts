@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer'
+import { constants, isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import {
@@ -24,6 +24,14 @@ export interface PhysicalHeader {
 /** Bytes read at a time. */
 export const CHUNK = 1 << 20
 
+/**
+ * The longest line a reader takes: what this runtime can hold as one string
+ * (`buffer.constants.MAX_STRING_LENGTH`, ~512 MiB on 64-bit Node). No writer writes a longer
+ * one (its JSON was such a string), so a longer run of bytes without a newline is damage —
+ * refused once that far, never read on to the end of a file that may be a sparse terabyte.
+ */
+export const MAX_LINE_READ = constants.MAX_STRING_LENGTH
+
 /** Bytes first read for the header line. */
 const FIRST_READ = 16 * 1024
 
@@ -42,8 +50,14 @@ class LineReader {
     this.#base = from
   }
 
-  /** The next line: its text, file offset, and whether it ended with a newline. Null at end. */
-  next(): { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean } | null {
+  /**
+   * The next line: its text, file offset, and whether it ended with a newline. Null at end;
+   * `'too-long'` when it runs past {@link MAX_LINE_READ} bytes without a newline.
+   */
+  next():
+    | { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean }
+    | null
+    | 'too-long' {
     let searchFrom = this.#start
     for (;;) {
       const nl = this.#buf.indexOf(10, searchFrom)
@@ -71,6 +85,7 @@ class LineReader {
         return line
       }
       searchFrom = this.#end - this.#start
+      if (searchFrom > MAX_LINE_READ) return 'too-long'
       this.#refill()
     }
   }
@@ -111,6 +126,8 @@ export function readHeader(
   }
   const corrupt = (reason: string) => new SessionCorrupt(id, { file, line: 1, offset: 0 }, reason)
   if (!line) throw corrupt('the file is empty (no physical header)')
+  if (line === 'too-long')
+    throw corrupt(`the physical header line runs past ${MAX_LINE_READ} bytes without a newline`)
   if (!line.newline) throw corrupt('the physical header line is incomplete')
   if (!line.utf8) throw corrupt('the physical header is not valid UTF-8')
   let parsed: Partial<PhysicalHeader>

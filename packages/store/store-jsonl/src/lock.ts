@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, promises as fs, linkSync, readFileSync, renameSync, statSync } from 'node:fs'
+import { closeSync, promises as fs, linkSync, readSync, renameSync, statSync } from 'node:fs'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
 import { removeFile } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
@@ -45,11 +45,17 @@ function readLock(path: string): ReadLock {
     throw error
   }
   try {
-    return parseLock(readFileSync(fd, 'utf8'))
+    // a record is ~200 bytes: anything longer (a sparse terabyte) is not one, and not read on
+    const buf = Buffer.allocUnsafe(MAX_LOCK_BYTES + 1)
+    const n = readSync(fd, buf, 0, buf.length, 0)
+    return n > MAX_LOCK_BYTES ? 'unreadable' : parseLock(buf.toString('utf8', 0, n))
   } finally {
     closeSync(fd)
   }
 }
+
+/** A lock file longer than this is not a lock record. */
+const MAX_LOCK_BYTES = 64 * 1024
 
 /** {@link readLock} of session `id`'s lock: something there that is not a file is `SessionLocked`, to be removed by hand. */
 function holderAt(id: string, path: string): ReadLock {

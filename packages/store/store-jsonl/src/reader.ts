@@ -19,7 +19,7 @@ import {
 import { type ChainRead, readChain } from './chain.js'
 import { type IndexEntry, JsonlPrefix, readTiedCheckpoint, type TiedCheckpoint } from './checkpoint.js'
 import { blobPath, readBlob } from './files.js'
-import { CHUNK, readHeader } from './header.js'
+import { CHUNK, MAX_LINE_READ, readHeader } from './header.js'
 import { openSessionFile } from './regular-file.js'
 import { ByteVerifier } from './verify-bytes.js'
 
@@ -140,8 +140,16 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
         const lastNewline = length === 0 ? -1 : buf.lastIndexOf(10, length - 1)
         if (lastNewline === -1) {
           if (read > 0) {
+            if (length > MAX_LINE_READ) {
+              throw new SessionCorrupt(
+                id,
+                { file, line: lineNo + 1, offset: base },
+                `the line runs past ${MAX_LINE_READ} bytes without a newline, longer than any string this runtime holds (no writer writes such a line: the file was damaged or extended)`,
+              )
+            }
             carry = buf.subarray(0, length)
-            chunk *= 2 // a line longer than the chunk: read more at once
+            // a line longer than the chunk: read more at once, up to one byte past the limit
+            chunk = Math.min(chunk * 2, MAX_LINE_READ + 1 - length)
             continue
           }
           if (length > 0) {

@@ -3,7 +3,17 @@
 // process or a careless `mkfifo` may leave them. Each open runs in a child process: a FIFO
 // blocks `open(2)` and a device reads without end, which would stall this test's own thread.
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -49,14 +59,15 @@ const KINDS = {
 let base: string
 const homes: string[] = []
 
-/** A copy of the base home with `file` of session `s` replaced by `make`. */
-function homeWith(file: string, make: (path: string) => void): string {
+/** A copy of the base home with `file` of session `s` replaced by `make`, then `also` done in its folder. */
+function homeWith(file: string, make: (path: string) => void, also?: (dir: string) => void): string {
   const home = tempHome()
   homes.push(home)
   cpSync(base, home, { recursive: true })
-  const path = join(home, 'sessions', 's', file)
-  rmSync(path, { force: true })
-  make(path)
+  const dir = join(home, 'sessions', 's')
+  rmSync(join(dir, file), { force: true })
+  make(join(dir, file))
+  also?.(dir)
   return home
 }
 
@@ -127,5 +138,62 @@ describe.concurrent('a session file that is not a regular file', () => {
       code: 'CHECKPOINT_IGNORED',
       message: expect.stringContaining('it is truncated or padded'),
     })
+  })
+})
+
+/** A copy of the base home with `file` of session `s` extended (sparse, zeros) to a terabyte. */
+function homeExtending(file: (dir: string) => string): string {
+  return homeWith(
+    'none',
+    () => {},
+    (dir) => truncateSync(file(dir), 2 ** 40),
+  )
+}
+
+describe.concurrent('a session file extended far past what it holds (zeros to a terabyte)', () => {
+  it('a chain: read as far as its records hold, the session resumes from its checkpoint', async () => {
+    const home = homeExtending((dir) => join(dir, 'session.chain'))
+    const fact = await runProbe('open', home)
+    expect(fact).toMatchObject({ ok: true, notices: [] })
+    expect(fact.residentFrom).toBe(fact.nextSeq)
+    expect(statSync(join(home, 'sessions', 's', 'session.chain')).size).toBeLessThan(64 * 1024) // cut back
+  })
+
+  it('a writer lock: not a lock record, taken over with a notice', async () => {
+    const home = homeWith('writer.lock', (path) => {
+      writeFileSync(path, '')
+      truncateSync(path, 2 ** 40)
+    })
+    const fact = await runProbe('open', home)
+    expect(fact).toMatchObject({ ok: true })
+    expect(fact.notices?.map((n) => n.code)).toEqual(['STALE_LOCK_TAKEN_OVER'])
+  })
+
+  it('a log: SESSION_CORRUPT at the first line that runs past what a string can hold', async () => {
+    const fact = await runProbe(
+      'open',
+      homeExtending((dir) => join(dir, 'session.jsonl')),
+    )
+    expect(fact).toMatchObject({ ok: false, code: 'SESSION_CORRUPT' })
+    expect(fact.message).toMatch(/line \d+, byte \d+: the line runs past \d+ bytes without a newline/)
+  })
+
+  it('a log that is nothing but zeros: SESSION_CORRUPT at its header line', async () => {
+    const home = homeWith('session.jsonl', (path) => {
+      writeFileSync(path, '')
+      truncateSync(path, 2 ** 40)
+    })
+    const fact = await runProbe('open', home)
+    expect(fact).toMatchObject({ ok: false, code: 'SESSION_CORRUPT' })
+    expect(fact.message).toMatch(/line 1, byte 0: the physical header line runs past \d+ bytes/)
+  })
+
+  it("a blob: SESSION_CORRUPT naming it, more than one event's JSON can be", async () => {
+    const fact = await runProbe(
+      'open',
+      homeExtending((dir) => join(dir, 'blobs', readdirSync(join(dir, 'blobs'))[0]!)),
+    )
+    expect(fact).toMatchObject({ ok: false, code: 'SESSION_CORRUPT' })
+    expect(fact.message).toMatch(/blobs\/[0-9a-f]{64}\.json: it is 1099511627776 bytes, more than one event/)
   })
 })
