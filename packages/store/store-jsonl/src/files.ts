@@ -3,10 +3,10 @@ import {
   closeSync,
   promises as fs,
   fstatSync,
+  lstatSync,
   readdirSync,
   readFileSync,
   rmdirSync,
-  statSync,
   unlinkSync,
 } from 'node:fs'
 import { join } from 'node:path'
@@ -38,7 +38,8 @@ export function readBlob(id: string, dir: string, sha256: string): Buffer | unde
   try {
     fd = openSessionFile(id, blobPath(dir, sha256))
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined // `blobs` missing, or a file
     throw error
   }
   try {
@@ -153,15 +154,17 @@ export async function cleanLeftovers(dir: string, ageMs: number, now = Date.now(
     try {
       names = readdirSync(folder)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT' || code === 'ENOTDIR') return // none, or not a folder: nothing of ours to sweep
       throw error
     }
     for (const name of names) {
       if (!pattern.test(name)) continue
       const path = join(folder, name)
       try {
-        const { mtimeMs } = statSync(path)
-        if (now - mtimeMs < ageMs) continue
+        const st = lstatSync(path)
+        // only files: what else bears a temp name (a folder, a link) was not left by a writer
+        if (!st.isFile() || now - st.mtimeMs < ageMs) continue
         removeFile(path)
         removed.push(path)
       } catch (error) {

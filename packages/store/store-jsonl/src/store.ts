@@ -10,6 +10,7 @@ import {
   type ListOptions,
   type PendingEvent,
   type ReadOptions,
+  SessionCorrupt,
   SessionExists,
   SessionLocked,
   SessionNotFound,
@@ -18,6 +19,7 @@ import {
   type StoredLog,
   type StoreNotice,
   type StoreOptions,
+  StoreUnavailable,
   sortSummaries,
   summaryOf,
 } from '@keel/store'
@@ -100,19 +102,39 @@ class JsonlBackend implements StoreBackend {
     return { dir, file: join(dir, 'session.jsonl'), lock: join(dir, 'writer.lock') }
   }
 
+  /**
+   * `error` of making or reading the sessions folder as `StoreUnavailable` when that path is
+   * not a folder (a file in its place: `EEXIST` from `mkdir`, `ENOTDIR` from `readdir`); any
+   * other error unchanged.
+   */
+  #notAFolder(error: unknown, operation: string): unknown {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') return error
+    return new StoreUnavailable(
+      `the store at ${this.#dir} cannot be used: that path is not a folder (a file is in its place); move it aside, or point KEEL_HOME elsewhere`,
+      { where: this.#dir, operation, reason: 'not-a-folder', transient: false, errno: code },
+      { cause: error },
+    )
+  }
+
   async create(header: SessionHeader, initial: readonly PendingEvent[], mark?: IntegrityMark) {
     const id = header.id
     const { dir, file, lock: lockPath } = this.#paths(id)
     let madeDir = false
     try {
-      await fs.mkdir(this.#dir, { recursive: true })
+      await fs.mkdir(this.#dir, { recursive: true }).catch((error: unknown) => {
+        throw this.#notAFolder(error, `creating session ${id}`)
+      })
       try {
         await fs.mkdir(dir)
         madeDir = true
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         await cleanLeftovers(dir, this.#leftoverAgeMs)
-        await fs.mkdir(dir, { recursive: true })
+        await fs.mkdir(dir, { recursive: true }).catch((again: unknown) => {
+          if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again
+          throw new SessionCorrupt(id, { file: dir }, 'it is a file, not a folder')
+        })
       }
       if (existsSync(file)) throw new SessionExists(id, this.where)
       const notices: StoreNotice[] = []
@@ -205,7 +227,7 @@ class JsonlBackend implements StoreBackend {
       names = await fs.readdir(this.#dir)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
+      throw this.#notAFolder(error, 'listing sessions')
     }
     const out: { header: SessionHeader; file: string; bodyOffset: number; summary: SessionSummary }[] = []
     for (const name of names) {
