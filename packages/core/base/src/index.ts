@@ -24,3 +24,4 @@ export {
   NonJsonValueError,
   toFrozenJson,
 } from './json.js'
+export { type BoundedRead, readBoundedText } from './read-file.js'

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { boundIssues, errorMessage } from '@keel/base'
+import { boundIssues, errorMessage, readBoundedText } from '@keel/base'
 import { z } from 'zod'
 import { HookError } from './errors.js'
 import { compileMatcher, type Matcher } from './matcher.js'
@@ -141,13 +140,25 @@ export function parseHookSettings(value: unknown, file: string): z.output<typeof
   )
 }
 
+/** A settings file larger than this is not read (Claude Code's and Keel's are a few KiB). */
+const MAX_SETTINGS_BYTES = 16 * 1024 * 1024
+
 /** Reads one file: undefined when it does not exist; typed errors for anything else. */
 function readSettingsFile(file: string): unknown {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    const read = readBoundedText(file, MAX_SETTINGS_BYTES)
+    if (read.kind === 'missing') return undefined
+    if (read.kind !== 'text') {
+      throw new HookError(
+        'HOOK_CONFIG_UNREADABLE',
+        `${file}: the hook settings are ${read.kind === 'too-large' ? `larger than ${MAX_SETTINGS_BYTES} bytes` : `${read.what}, not a regular file`}; not read (remove it or point the hook sources elsewhere)`,
+        { file, path: '(file)' },
+      )
+    }
+    text = read.text
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (error instanceof HookError) throw error
     throw new HookError(
       'HOOK_CONFIG_UNREADABLE',
       `${file}: cannot read the hook settings (${errorMessage(error)}); fix its permissions or remove it from the hook sources`,

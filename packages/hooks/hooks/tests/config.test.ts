@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { isKeelError } from '@keel/base'
 import { describe, expect, it } from 'vitest'
@@ -238,5 +238,21 @@ describe('loading hook settings', () => {
       'plugin config',
       'hooks.Stop[0].hooks[0].command',
     )
+  })
+})
+
+describe('a settings file that is not a regular file (a cloned repository can hold a symbolic link)', () => {
+  it('a project .keel/settings.json linked to /dev/zero is HOOK_CONFIG_UNREADABLE naming it, never read', () => {
+    const at = locations()
+    mkdirSync(join(at.projectDir, '.keel'), { recursive: true })
+    const file = join(at.projectDir, '.keel', 'settings.json')
+    symlinkSync('/dev/zero', file)
+    const error = expectHookError(
+      () => loadHooks({ sources: all, locations: at }),
+      'HOOK_CONFIG_UNREADABLE',
+      file,
+      '(file)',
+    )
+    expect(error.message).toContain('a character device, not a regular file; not read')
   })
 })

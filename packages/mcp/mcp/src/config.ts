@@ -4,7 +4,6 @@
 // winner is used (preset > project > user), no field merging. A broken entry is skipped
 // and reported with its file and JSON path; the others still load.
 import { createHash } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   boundIssues,
@@ -13,6 +12,7 @@ import {
   errorMessage,
   formatJsonPath,
   MAX_ERROR_KEY_CHARS,
+  readBoundedText,
 } from '@keel/base'
 import { z } from 'zod'
 
@@ -164,20 +164,15 @@ export function readServerFile(
 } {
   const problems: ConfigProblem[] = []
   let text: string
+  const refused = (message: string) => ({ servers: [], problems: [{ source: file, path: '$', message }] })
   try {
-    if (statSync(file).size > MAX_CONFIG_BYTES) {
-      return {
-        servers: [],
-        problems: [{ source: file, path: '$', message: `larger than ${MAX_CONFIG_BYTES} bytes; not read` }],
-      }
-    }
-    text = readFileSync(file, 'utf8')
+    const read = readBoundedText(file, MAX_CONFIG_BYTES)
+    if (read.kind === 'missing') return { servers: [], problems }
+    if (read.kind === 'too-large') return refused(`larger than ${MAX_CONFIG_BYTES} bytes; not read`)
+    if (read.kind === 'not-a-file') return refused(`${read.what}, not a regular file; not read`)
+    text = read.text
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { servers: [], problems }
-    return {
-      servers: [],
-      problems: [{ source: file, path: '$', message: `cannot read: ${errorMessage(error)}` }],
-    }
+    return refused(`cannot read: ${errorMessage(error)}`)
   }
   let json: unknown
   try {

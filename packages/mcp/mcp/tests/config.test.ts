@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` references are what these tests are about
-import { writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -159,5 +160,20 @@ describe('server configuration', () => {
       project,
     )
     expect(broken.problem).toMatch(/not a valid URL \(unset: BASE\)/u)
+  })
+})
+
+describe('a server file that is not a regular file (a cloned repository can hold a symbolic link)', () => {
+  it('a link to /dev/zero or a FIFO is one problem and no servers, never read', () => {
+    const { project } = dirs()
+    const file = join(project, '.mcp.json')
+    symlinkSync('/dev/zero', file)
+    expect(readServerFile(file, 'project')).toEqual({
+      servers: [],
+      problems: [{ source: file, path: '$', message: 'a character device, not a regular file; not read' }],
+    })
+    rmSync(file)
+    execFileSync('mkfifo', [file])
+    expect(readServerFile(file, 'project').problems[0]?.message).toBe('a FIFO, not a regular file; not read')
   })
 })

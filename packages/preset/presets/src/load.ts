@@ -1,6 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { boundIssues, elide, errorMessage, formatJsonPath } from '@keel/base'
+import { boundIssues, elide, errorMessage, formatJsonPath, readBoundedText } from '@keel/base'
 import { builtinCatalog, type PluginCatalog, type PluginProvider } from './catalog.js'
 import { PresetError, type PresetErrorCode } from './errors.js'
 import { type LocatedJson, parseLocatedJson } from './json-locate.js'
@@ -215,12 +215,16 @@ async function checkPresetFile(
 ): Promise<CheckedFile> {
   let text: string
   try {
-    const bytes = await readFile(file)
-    if (bytes.length > MAX_PRESET_BYTES) {
-      const reason = `the file is ${bytes.length} bytes; the limit is ${MAX_PRESET_BYTES}`
+    const read = readBoundedText(file, MAX_PRESET_BYTES)
+    if (read.kind === 'too-large') {
+      const reason = `the file is larger than the limit of ${MAX_PRESET_BYTES} bytes`
       return { problems: [{ code: 'PRESET_INVALID', path: '$', reason }] }
     }
-    text = bytes.toString('utf8')
+    if (read.kind !== 'text') {
+      const reason = `cannot read the file: it is ${read.kind === 'missing' ? 'gone' : `${read.what}, not a regular file`}`
+      return { problems: [{ code: 'PRESET_UNREADABLE', path: '$', reason }] }
+    }
+    text = read.text
   } catch (error) {
     const reason = `cannot read the file: ${errorMessage(error)}`
     return { problems: [{ code: 'PRESET_UNREADABLE', path: '$', reason }] }

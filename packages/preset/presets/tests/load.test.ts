@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { symlinkSync } from 'node:fs'
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -236,5 +238,28 @@ describe('broken preset files', () => {
       expect(result.ok, bad).toBe(false)
       expect(() => JSON.parse(bad), bad).toThrow()
     }
+  })
+})
+
+describe('a preset file that is not a regular file (a cloned repository can hold a symbolic link)', () => {
+  it('a project preset linked to /dev/zero, or a FIFO, breaks only itself, never read', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'keel-presets-'))
+    const project = join(root, 'project')
+    await mkdir(join(project, '.keel', 'presets'), { recursive: true })
+    const zero = join(project, '.keel', 'presets', 'zero.json')
+    const fifo = join(project, '.keel', 'presets', 'fifo.json')
+    symlinkSync('/dev/zero', zero)
+    execFileSync('mkfifo', [fifo])
+    const report = await loadPresetReport({ keelHome: join(root, 'home'), projectDir: project })
+    const problems = new Map(
+      report.broken.map((b) => [b.file, b.problems.map((p) => `${p.code}: ${p.reason}`)]),
+    )
+    expect(problems.get(zero)).toEqual([
+      'PRESET_UNREADABLE: cannot read the file: it is a character device, not a regular file',
+    ])
+    expect(problems.get(fifo)).toEqual([
+      'PRESET_UNREADABLE: cannot read the file: it is a FIFO, not a regular file',
+    ])
+    expect(report.presets.length).toBeGreaterThan(0) // the shipped ones still load
   })
 })
