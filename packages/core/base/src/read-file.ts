@@ -9,7 +9,8 @@ export type BoundedRead =
   /** More than the limit: nothing past it was read. */
   | { readonly kind: 'too-large'; readonly limit: number }
 
-function kindOf(st: Stats): string {
+/** What a path that is not a regular file is, in words: `a directory`, `a FIFO`, … */
+export function fileKind(st: Stats): string {
   if (st.isDirectory()) return 'a directory'
   if (st.isFIFO()) return 'a FIFO'
   if (st.isCharacterDevice()) return 'a character device'
@@ -37,7 +38,7 @@ export function readBoundedText(path: string, maxBytes: number): BoundedRead {
   }
   try {
     const st = fstatSync(fd)
-    if (!st.isFile()) return { kind: 'not-a-file', what: kindOf(st) }
+    if (!st.isFile()) return { kind: 'not-a-file', what: fileKind(st) }
     if (st.size > maxBytes) return { kind: 'too-large', limit: maxBytes }
     const buf = Buffer.allocUnsafe(maxBytes + 1)
     let got = 0

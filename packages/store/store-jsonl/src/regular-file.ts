@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, type Stats } from 'node:fs'
+import { fileKind } from '@keel/base'
 import { SessionCorrupt } from '@keel/store'
 
 /** A session file's path holds something other than a regular file. */
@@ -11,15 +12,6 @@ export class NotRegularFile extends Error {
     super(`${path} is ${what}, not a regular file`)
     this.name = 'NotRegularFile'
   }
-}
-
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory'
-  if (st.isFIFO()) return 'a FIFO'
-  if (st.isCharacterDevice()) return 'a character device'
-  if (st.isBlockDevice()) return 'a block device'
-  if (st.isSocket()) return 'a socket'
-  return 'not a file'
 }
 
 /**
@@ -46,7 +38,7 @@ export function openToRead(path: string): number {
   }
   if (!st.isFile()) {
     closeSync(fd)
-    throw new NotRegularFile(path, kindOf(st))
+    throw new NotRegularFile(path, fileKind(st))
   }
   return fd
 }
