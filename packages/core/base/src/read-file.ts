@@ -6,8 +6,8 @@ export type BoundedRead =
   | { readonly kind: 'missing' }
   /** A directory, FIFO, device, socket, or a loop of symbolic links: nothing was read. */
   | { readonly kind: 'not-a-file'; readonly what: string }
-  /** More than the limit: nothing past it was read. */
-  | { readonly kind: 'too-large'; readonly limit: number }
+  /** More than the limit (`bytes`: its size, or at least that): nothing past it was read. */
+  | { readonly kind: 'too-large'; readonly limit: number; readonly bytes: number }
 
 /** What a path that is not a regular file is, in words: `a directory`, `a FIFO`, … */
 export function fileKind(st: Stats): string {
@@ -39,11 +39,11 @@ export function readBoundedText(path: string, maxBytes: number): BoundedRead {
   try {
     const st = fstatSync(fd)
     if (!st.isFile()) return { kind: 'not-a-file', what: fileKind(st) }
-    if (st.size > maxBytes) return { kind: 'too-large', limit: maxBytes }
+    if (st.size > maxBytes) return { kind: 'too-large', limit: maxBytes, bytes: st.size }
     const buf = Buffer.allocUnsafe(maxBytes + 1)
     let got = 0
     for (let n = -1; n !== 0 && got < buf.length; got += n) n = readSync(fd, buf, got, buf.length - got, got)
-    if (got > maxBytes) return { kind: 'too-large', limit: maxBytes } // it grew since the fstat
+    if (got > maxBytes) return { kind: 'too-large', limit: maxBytes, bytes: got } // it grew since the fstat
     return { kind: 'text', text: buf.toString('utf8', 0, got) }
   } finally {
     closeSync(fd)

@@ -38,8 +38,8 @@ describe('readBoundedText', () => {
   it('refuses a file over the limit, a sparse terabyte included, reading none of it', () => {
     writeFileSync(at('big'), '')
     truncateSync(at('big'), 2 ** 40)
-    expect(readBoundedText(at('big'), 1024)).toEqual({ kind: 'too-large', limit: 1024 })
+    expect(readBoundedText(at('big'), 1024)).toEqual({ kind: 'too-large', limit: 1024, bytes: 2 ** 40 })
     writeFileSync(at('twelve'), '123456789012')
-    expect(readBoundedText(at('twelve'), 11)).toEqual({ kind: 'too-large', limit: 11 })
+    expect(readBoundedText(at('twelve'), 11)).toEqual({ kind: 'too-large', limit: 11, bytes: 12 })
   })
 })

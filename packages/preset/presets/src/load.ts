@@ -217,7 +217,7 @@ async function checkPresetFile(
   try {
     const read = readBoundedText(file, MAX_PRESET_BYTES)
     if (read.kind === 'too-large') {
-      const reason = `the file is larger than the limit of ${MAX_PRESET_BYTES} bytes`
+      const reason = `the file is ${read.bytes} bytes; the limit is ${MAX_PRESET_BYTES}`
       return { problems: [{ code: 'PRESET_INVALID', path: '$', reason }] }
     }
     if (read.kind !== 'text') {

@@ -1,9 +1,9 @@
 // Where agent definitions are found, and which one wins: project (`.keel/agents`, then
 // `.claude/agents`) over user (`$KEEL_HOME/agents`, then `~/.claude/agents`) over shipped.
 import type { Dirent } from 'node:fs'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join, relative } from 'node:path'
-import { errorMessage, isKeelError } from '@keel/base'
+import { errorMessage, isKeelError, readBoundedText } from '@keel/base'
 import { type AgentDefinition, MAX_DEFINITION_BYTES, parseDefinition, SubagentError } from './definition.js'
 import type { AgentDefinitionSource } from './events.js'
 import { shippedDefinitions } from './shipped.js'
@@ -73,18 +73,28 @@ async function markdownFiles(dir: string, problems: SubagentError[]): Promise<st
 }
 
 async function readDefinition(file: string, source: DefinitionRoot['source']): Promise<AgentDefinition> {
-  const info = await stat(file)
-  if (!info.isFile()) {
-    throw new SubagentError('AGENT_DEFINITION_INVALID', `${file}:1: not a regular file`, { file, line: 1 })
+  // one open, checked as it is read: no file swapped in between a check and the read
+  const read = readBoundedText(file, MAX_DEFINITION_BYTES)
+  if (read.kind === 'missing') {
+    throw new SubagentError('AGENT_DEFINITION_INVALID', `${file}:1: cannot be read: it is gone`, {
+      file,
+      line: 1,
+    })
   }
-  if (info.size > MAX_DEFINITION_BYTES) {
+  if (read.kind === 'not-a-file') {
+    throw new SubagentError('AGENT_DEFINITION_INVALID', `${file}:1: not a regular file (${read.what})`, {
+      file,
+      line: 1,
+    })
+  }
+  if (read.kind === 'too-large') {
     throw new SubagentError(
       'AGENT_DEFINITION_INVALID',
-      `${file}:1: ${info.size} bytes; a definition may have at most ${MAX_DEFINITION_BYTES}`,
+      `${file}:1: ${read.bytes} bytes; a definition may have at most ${MAX_DEFINITION_BYTES}`,
       { file, line: 1 },
     )
   }
-  return parseDefinition(await readFile(file, 'utf8'), file, source)
+  return parseDefinition(read.text, file, source)
 }
 
 /**

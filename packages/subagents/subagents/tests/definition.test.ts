@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, realpath, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -196,5 +197,21 @@ describe('pickDefinition', () => {
     expect(long.message.length).toBeLessThan(2_000)
     expect(long.message).toMatch(/^no agent named "head-x+…\[[\d,]+ characters elided\]…x+-tail"; agents: /)
     expect(String(long.details.agent).length).toBeLessThan(400)
+  })
+})
+
+describe('a definition that is not a regular file (a cloned repository can hold a symbolic link)', () => {
+  it('a link to /dev/zero, or to a FIFO, is one problem naming it, never read', async () => {
+    const { places, roots } = await tempRoots()
+    const dir = join(places.cwd, '.keel', 'agents')
+    await mkdir(dir, { recursive: true })
+    await symlink('/dev/zero', join(dir, 'zero.md'))
+    // a FIFO itself is not listed (only files and links are); a link to one is
+    execFileSync('mkfifo', [join(places.cwd, 'pipe')])
+    await symlink(join(places.cwd, 'pipe'), join(dir, 'fifo.md'))
+    const catalog = await loadAgentCatalog(roots)
+    const messages = catalog.problems.map((p) => p.message)
+    expect(messages).toContain(`${join(dir, 'zero.md')}:1: not a regular file (a character device)`)
+    expect(messages).toContain(`${join(dir, 'fifo.md')}:1: not a regular file (a FIFO)`)
   })
 })
