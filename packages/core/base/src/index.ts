@@ -24,4 +24,4 @@ export {
   NonJsonValueError,
   toFrozenJson,
 } from './json.js'
-export { type BoundedRead, fileKind, readBoundedText } from './read-file.js'
+export { type BoundedRead, fileKind, NotRegularFile, openRegularFile, readBoundedText } from './read-file.js'

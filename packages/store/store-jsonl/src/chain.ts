@@ -74,7 +74,7 @@ export function readChain(
 ): ChainRead {
   let fd: number
   try {
-    fd = openSessionFile(id, chainPath(dir))
+    fd = openSessionFile(id, chainPath(dir)).fd
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       return { marks: [], validLength: 0, rooted: false, headerEnd: 0 }
@@ -155,7 +155,7 @@ export function readMarkAt(
 ): { mark: FileMark; bytes: number } | undefined {
   let fd: number
   try {
-    fd = openSessionFile(id, chainPath(dir))
+    fd = openSessionFile(id, chainPath(dir)).fd
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error

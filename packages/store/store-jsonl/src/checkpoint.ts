@@ -4,6 +4,7 @@ import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:f
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import type { JsonValue } from '@keel/base'
+import { NotRegularFile, openRegularFile } from '@keel/base'
 import type { PrefixReader } from '@keel/session'
 import {
   CheckpointDecoder,
@@ -15,7 +16,6 @@ import {
 } from '@keel/store'
 import { type FileMark, readMarkAt } from './chain.js'
 import { readBlob, removeFile } from './files.js'
-import { NotRegularFile, openToRead } from './regular-file.js'
 
 /** The latest checkpoint of a session file, beside it. */
 export function checkpointPath(dir: string): string {
@@ -145,10 +145,10 @@ const CHECKPOINT_CHUNK = 64 * 1024
  * one chunk of its bytes and one of its text are alive at any time beside what is parsed;
  * reading stops as soon as the decoder has refused the file (a foreign header, more bytes
  * than the header names). Returns the decoded document (or why not) and the bytes read;
- * throws as {@link openToRead} does (`NotRegularFile` for a FIFO, a directory, a device).
+ * throws as {@link openRegularFile} does (`NotRegularFile` for a FIFO, a directory, a device).
  */
 function readCheckpointFile(path: string, id: string): { decoded: DecodedCheckpoint; bytes: number } {
-  const fd = openToRead(path)
+  const { fd } = openRegularFile(path)
   try {
     const decoder = new CheckpointDecoder(id)
     const buf = Buffer.allocUnsafe(CHECKPOINT_CHUNK)

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import {
   closeSync,
   promises as fs,
-  fstatSync,
   lstatSync,
   readdirSync,
   readFileSync,
@@ -34,16 +33,16 @@ export function blobPath(dir: string, sha256: string): string {
 
 /** Reads a blob's bytes of session `id`, or undefined when it is missing (one that is not a regular file is `SessionCorrupt`). */
 export function readBlob(id: string, dir: string, sha256: string): Buffer | undefined {
-  let fd: number
+  let opened: { fd: number; size: number }
   try {
-    fd = openSessionFile(id, blobPath(dir, sha256))
+    opened = openSessionFile(id, blobPath(dir, sha256))
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined // `blobs` missing, or a file
     throw error
   }
+  const { fd, size } = opened
   try {
-    const { size } = fstatSync(fd)
     if (size > MAX_LINE_READ) {
       // its JSON could never be one string: damage (a sparse extension), not an event
       throw new SessionCorrupt(

@@ -1,6 +1,6 @@
 import { constants, isUtf8 } from 'node:buffer'
 import { closeSync, fstatSync, readSync } from 'node:fs'
-import { boundIssues, errorMessage, previewJson } from '@keel/base'
+import { boundIssues, errorMessage, NotRegularFile, openRegularFile, previewJson } from '@keel/base'
 import {
   SESSION_FORMAT_VERSION,
   type SessionHeader,
@@ -8,7 +8,7 @@ import {
   sessionHeaderValidator,
 } from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
-import { NotRegularFile, openSessionFile, openToRead } from './regular-file.js'
+import { openSessionFile } from './regular-file.js'
 
 /** The name in the physical header's `format` field. */
 export const FORMAT_NAME = 'keel-session'
@@ -117,7 +117,7 @@ export function readHeader(
   id: string,
   file: string,
 ): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
-  const fd = openSessionFile(id, file)
+  const { fd } = openSessionFile(id, file)
   let line: ReturnType<LineReader['next']>
   try {
     line = new LineReader(fd, 0).next()
@@ -166,7 +166,7 @@ export function readHeader(
 export function countEvents(file: string, bodyOffset: number): number | undefined {
   let fd: number
   try {
-    fd = openToRead(file)
+    fd = openRegularFile(file).fd
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof NotRegularFile)
       return undefined
@@ -197,7 +197,7 @@ const MAX_TAIL_BYTES = 8 << 20
 export function lastEventTime(file: string, bodyOffset: number): number | undefined {
   let fd: number
   try {
-    fd = openToRead(file)
+    fd = openRegularFile(file).fd
   } catch {
     return undefined
   }

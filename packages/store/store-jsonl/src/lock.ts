@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { closeSync, promises as fs, linkSync, readSync, renameSync, statSync } from 'node:fs'
+import { NotRegularFile, openRegularFile } from '@keel/base'
 import { HOST, type LockHolder, SessionLocked, type StoreNotice } from '@keel/store'
 import { removeFile } from './files.js'
 import { judge, type ProcessIdentity, selfIdentity } from './liveness.js'
-import { NotRegularFile, openToRead } from './regular-file.js'
 
 /** The content of a writer lock file. */
 export interface LockRecord extends ProcessIdentity {
@@ -39,7 +39,7 @@ function parseLock(text: string): LockRecord | 'unreadable' {
 function readLock(path: string): ReadLock {
   let fd: number
   try {
-    fd = openToRead(path)
+    fd = openRegularFile(path).fd
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
     throw error

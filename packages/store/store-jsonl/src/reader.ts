@@ -122,7 +122,7 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
           : 0
   }
   function* events(): Generator<unknown> {
-    const fd = openSessionFile(id, file)
+    const { fd } = openSessionFile(id, file)
     try {
       let pos = startOffset
       let carry = Buffer.alloc(0)

@@ -286,7 +286,7 @@ class JsonlBackend implements StoreBackend {
     const { file } = this.#paths(id)
     let fd: number
     try {
-      fd = openSessionFile(id, file) // not `fs.readFile(file)`: a FIFO there would hold a pool thread forever
+      fd = openSessionFile(id, file).fd // not `fs.readFile(file)`: a FIFO there would hold a pool thread forever
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SessionNotFound(id, this.where)
       throw error
