@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isKeelError } from '@keel/base'
+import type { Session } from '@keel/session'
 import { appendBigWriteTurn, appendSampleTurn } from '@keel/store-testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { JsonlStore } from '../src/index.js'
@@ -17,6 +18,13 @@ function home(): string {
 afterEach(() => {
   for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true })
 })
+
+/** A stored session `id` of `store` holding what `append` appended, closed. */
+async function stored(store: JsonlStore, id: string, append: (session: Session) => unknown): Promise<void> {
+  const handle = await store.create({ id })
+  append(handle.session)
+  await handle.close()
+}
 
 async function refusal(work: Promise<unknown>): Promise<{ code: string; message: string; details: unknown }> {
   const error = await work.then(
@@ -54,17 +62,13 @@ describe('misplaced files and folders', () => {
   it('a file in place of `blobs`: a session without blobs opens; one with a blob names it missing', async () => {
     const h = home()
     const store = new JsonlStore({ home: h })
-    const plain = await store.create({ id: 'plain' })
-    appendSampleTurn(plain.session)
-    await plain.close()
+    await stored(store, 'plain', appendSampleTurn)
     writeFileSync(join(h, 'sessions', 'plain', 'blobs'), 'not a folder')
     const reopened = await store.open('plain')
     expect(reopened.session.nextSeq).toBeGreaterThan(0)
     await reopened.close()
 
-    const big = await store.create({ id: 'big' })
-    appendBigWriteTurn(big.session)
-    await big.close()
+    await stored(store, 'big', appendBigWriteTurn)
     rmSync(join(h, 'sessions', 'big', 'blobs'), { recursive: true })
     writeFileSync(join(h, 'sessions', 'big', 'blobs'), 'not a folder')
     const refused = await refusal(store.open('big'))
@@ -75,9 +79,7 @@ describe('misplaced files and folders', () => {
   it("an old folder bearing a temp file's name is not swept (only files a writer left are)", async () => {
     const h = home()
     const store = new JsonlStore({ home: h })
-    const handle = await store.create({ id: 's' })
-    appendSampleTurn(handle.session)
-    await handle.close()
+    await stored(store, 's', appendSampleTurn)
     const odd = join(h, 'sessions', 's', '.session.jsonl.0123abcd.tmp')
     const left = join(h, 'sessions', 's', '.session.jsonl.4567cdef.tmp')
     mkdirSync(odd)
