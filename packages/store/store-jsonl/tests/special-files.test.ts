@@ -59,16 +59,21 @@ const KINDS = {
 let base: string
 const homes: string[] = []
 
-/** A copy of the base home with `file` of session `s` replaced by `make`, then `also` done in its folder. */
-function homeWith(file: string, make: (path: string) => void, also?: (dir: string) => void): string {
+/** A copy of the base home with `change` done in the folder of session `s`. */
+function homeChanged(change: (dir: string) => void): string {
   const home = tempHome()
   homes.push(home)
   cpSync(base, home, { recursive: true })
-  const dir = join(home, 'sessions', 's')
-  rmSync(join(dir, file), { force: true })
-  make(join(dir, file))
-  also?.(dir)
+  change(join(home, 'sessions', 's'))
   return home
+}
+
+/** A copy of the base home with `file` of session `s` replaced by what `make` puts at its path. */
+function homeWith(file: string, make: (path: string) => void): string {
+  return homeChanged((dir) => {
+    rmSync(join(dir, file), { force: true })
+    make(join(dir, file))
+  })
 }
 
 beforeAll(async () => {
@@ -84,7 +89,7 @@ describe.concurrent('a session file that is not a regular file', () => {
   it('(the untouched session resumes from its checkpoint)', async () => {
     const fact = await runProbe(
       'open',
-      homeWith('none', () => {}),
+      homeChanged(() => {}),
     )
     expect(fact).toMatchObject({ ok: true, notices: [] })
     expect(fact.residentFrom).toBe(fact.nextSeq)
@@ -143,11 +148,7 @@ describe.concurrent('a session file that is not a regular file', () => {
 
 /** A copy of the base home with `file` of session `s` extended (sparse, zeros) to a terabyte. */
 function homeExtending(file: (dir: string) => string): string {
-  return homeWith(
-    'none',
-    () => {},
-    (dir) => truncateSync(file(dir), 2 ** 40),
-  )
+  return homeChanged((dir) => truncateSync(file(dir), 2 ** 40))
 }
 
 describe.concurrent('a session file extended far past what it holds (zeros to a terabyte)', () => {
