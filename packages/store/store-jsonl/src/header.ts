@@ -1,5 +1,5 @@
 import { constants, isUtf8 } from 'node:buffer'
-import { closeSync, fstatSync, readSync } from 'node:fs'
+import { closeSync, readSync } from 'node:fs'
 import { boundIssues, errorMessage, NotRegularFile, openRegularFile, previewJson } from '@keel/base'
 import {
   SESSION_FORMAT_VERSION,
@@ -195,14 +195,15 @@ const MAX_TAIL_BYTES = 8 << 20
  * there is none or it cannot be read. For listing only: nothing is validated.
  */
 export function lastEventTime(file: string, bodyOffset: number): number | undefined {
-  let fd: number
+  let opened: { fd: number; size: number }
   try {
-    fd = openRegularFile(file).fd
+    opened = openRegularFile(file)
   } catch {
     return undefined
   }
+  const { fd } = opened
   try {
-    let pos = fstatSync(fd).size
+    let pos = opened.size
     let tail = Buffer.alloc(0)
     // Read back until two line starts are known (or the body's start is reached).
     const newlines = () => {
