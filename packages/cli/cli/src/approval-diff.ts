@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises'
 import type { ApprovalQuestion } from '@keel/agent'
+import { type BoundedRead, errorMessage, readBoundedText } from '@keel/base'
 import { structuredPatch } from 'diff'
 
 /** One line of a unified diff as shown. */
@@ -19,14 +19,39 @@ export interface ProposedChange {
   readonly creates: boolean
 }
 
-async function current(path: string | undefined): Promise<string | undefined> {
+/** Largest file shown as a diff at an approval: a bigger one is named with its size, not read. */
+export const MAX_DIFF_FILE_BYTES = 2 * 1024 * 1024
+
+/**
+ * Most lines (added plus removed) a diff shown at an approval may change: the diff's cost
+ * grows with their square, and it runs on the thread that draws the terminal (a full rewrite
+ * of 5,000 lines took 19.5 s here without a bound, 0.5 s with this one).
+ */
+const MAX_DIFF_EDIT_LINES = 1_000
+
+/**
+ * The file a call would change, as it is now: its text, `undefined` when there is none yet,
+ * or why no diff is shown (a string). Only a regular file is read — the path comes from the
+ * model, and a FIFO would stall the question, a link to a device fill the memory — and only
+ * up to {@link MAX_DIFF_FILE_BYTES}.
+ */
+function current(shown: string, path: string | undefined): string | { text: string } | undefined {
   if (path === undefined) return undefined
+  let read: BoundedRead
   try {
-    return await readFile(path, 'utf8')
+    read = readBoundedText(path, MAX_DIFF_FILE_BYTES)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'EACCES') return undefined
-    throw error
+    return `no diff: ${shown} cannot be read (${errorMessage(error)})`
+  }
+  switch (read.kind) {
+    case 'text':
+      return { text: read.text }
+    case 'missing':
+      return undefined
+    case 'not-a-file':
+      return `no diff: ${shown} is ${read.what}, not a regular file`
+    case 'too-large':
+      return `no diff: ${shown} is ${read.bytes.toLocaleString('en-US')} bytes, over the ${read.limit.toLocaleString('en-US')} shown as a diff`
   }
 }
 
@@ -39,10 +64,14 @@ function edited(content: string, oldString: string, newString: string, all: bool
 /**
  * The diff a person approving an `edit_file` or `write_file` call should see: the file as it
  * is against what the call would leave (3 lines of context), read when the question is put.
- * When the file cannot be read or no longer holds `oldString`, the edit is shown as the
- * replaced text against its replacement. Undefined for any other tool.
+ * When the file does not exist or no longer holds `oldString`, the edit is shown as the
+ * replaced text against its replacement. A string says why no diff is shown: the path is not
+ * a regular file, the file is over {@link MAX_DIFF_FILE_BYTES}, or more than
+ * {@link MAX_DIFF_EDIT_LINES} lines change. Undefined for any other tool.
  */
-export async function proposedChange(question: ApprovalQuestion): Promise<ProposedChange | undefined> {
+export async function proposedChange(
+  question: ApprovalQuestion,
+): Promise<ProposedChange | string | undefined> {
   const input = question.input as Record<string, unknown> | null
   if (input === null || typeof input !== 'object' || typeof input.path !== 'string') return undefined
   const absolute = question.info.facts.resolvedPaths?.[0]
@@ -51,21 +80,28 @@ export async function proposedChange(question: ApprovalQuestion): Promise<Propos
   let creates = false
   if (question.toolName === 'edit_file') {
     if (typeof input.oldString !== 'string' || typeof input.newString !== 'string') return undefined
-    const content = await current(absolute)
+    const content = current(input.path, absolute)
+    if (typeof content === 'string') return content
     const changed =
       content === undefined
         ? undefined
-        : edited(content, input.oldString, input.newString, input.replaceAll === true)
-    before = changed === undefined ? input.oldString : content!
+        : edited(content.text, input.oldString, input.newString, input.replaceAll === true)
+    before = changed === undefined ? input.oldString : content!.text
     after = changed ?? input.newString
   } else if (question.toolName === 'write_file') {
     if (typeof input.content !== 'string') return undefined
-    const content = await current(absolute)
+    const content = current(input.path, absolute)
+    if (typeof content === 'string') return content
     creates = content === undefined
-    before = content ?? ''
+    before = content?.text ?? ''
     after = input.content
   } else return undefined
-  const patch = structuredPatch(input.path, input.path, before, after, '', '', { context: 3 })
+  const patch = structuredPatch(input.path, input.path, before, after, '', '', {
+    context: 3,
+    maxEditLength: MAX_DIFF_EDIT_LINES,
+  })
+  if (patch === undefined)
+    return `no diff: more than ${MAX_DIFF_EDIT_LINES.toLocaleString('en-US')} lines of ${input.path} change`
   const lines: DiffLine[] = []
   let added = 0
   let removed = 0
