@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process'
-import { closeSync, constants, openSync } from 'node:fs'
 import { mkdtemp, symlink, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +9,7 @@ import type { Tool } from '@keel/tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { MAX_DIFF_FILE_BYTES, proposedChange } from '../src/approval-diff.js'
 import { createTerminalAnswerer } from '../src/terminal-answerer.js'
+import { makeFifo, releaseFifos } from './fifo.js'
 
 /** The question the approval chain puts for one `write_file` / `edit_file` call in `cwd`. */
 function question(cwd: string, toolName: 'write_file' | 'edit_file', input: Record<string, unknown>) {
@@ -37,28 +36,7 @@ function question(cwd: string, toolName: 'write_file' | 'edit_file', input: Reco
   return q
 }
 
-const fifos: string[] = []
-
-/** A FIFO in `dir` that nobody writes to (a reader that opens it blocking waits for ever). */
-function fifo(dir: string, name: string): string {
-  const path = join(dir, name)
-  execFileSync('mkfifo', [path])
-  fifos.push(path)
-  return path
-}
-
-afterEach(() => {
-  // Frees a reader stuck in a blocking open of a FIFO (the defect this file guards against),
-  // so a failing run does not also hold a thread of the pool: a non-blocking open for writing
-  // succeeds only when a reader has it open, and fails with ENXIO when none has.
-  for (const path of fifos.splice(0)) {
-    try {
-      closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK))
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error
-    }
-  }
-})
+afterEach(releaseFifos)
 
 const workspace = () => mkdtemp(join(tmpdir(), 'keel-diff-'))
 
@@ -74,7 +52,7 @@ describe('the approval diff reads only a regular file, and only so much of it', 
 
   it('says a FIFO is not a file at once instead of waiting for a writer that never comes', async () => {
     const cwd = await workspace()
-    fifo(cwd, 'pipe')
+    makeFifo(join(cwd, 'pipe'))
     for (const q of [
       question(cwd, 'write_file', { path: 'pipe', content: 'x\n' }),
       question(cwd, 'edit_file', { path: 'pipe', oldString: 'a', newString: 'b' }),
@@ -113,7 +91,7 @@ describe('the approval diff reads only a regular file, and only so much of it', 
 
   it('puts a write over a FIFO to the person at once, through the terminal answerer', async () => {
     const cwd = await workspace()
-    fifo(cwd, 'pipe')
+    makeFifo(join(cwd, 'pipe'))
     const input = new PassThrough()
     const output = new PassThrough()
     let printed = ''
