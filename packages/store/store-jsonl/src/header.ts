@@ -8,6 +8,7 @@ import {
   sessionHeaderValidator,
 } from '@keel/session'
 import { checkFormatVersion, lineTime, SessionCorrupt } from '@keel/store'
+import { readThroughNewline } from './line-read.js'
 import { openSessionFile } from './regular-file.js'
 
 /** The name in the physical header's `format` field. */
@@ -35,81 +36,16 @@ export const MAX_LINE_READ = constants.MAX_STRING_LENGTH
 /** Bytes first read for the header line. */
 const FIRST_READ = 16 * 1024
 
-/** Reads a file line by line with synchronous reads (16 KiB, then growing): memory bounded by the longest line. */
-class LineReader {
-  readonly #fd: number
-  #buf: Buffer = Buffer.alloc(0)
-  #start = 0
-  #end = 0
-  /** File offset of `#buf[0]`. */
-  #base: number
-  #eof = false
-
-  constructor(fd: number, from: number) {
-    this.#fd = fd
-    this.#base = from
-  }
-
-  /**
-   * The next line: its text, file offset, and whether it ended with a newline. Null at end;
-   * `'too-long'` when it runs past {@link MAX_LINE_READ} bytes without a newline.
-   */
-  next():
-    | { text: string; offset: number; bytes: number; newline: boolean; utf8: boolean }
-    | null
-    | 'too-long' {
-    let searchFrom = this.#start
-    for (;;) {
-      const nl = this.#buf.indexOf(10, searchFrom)
-      if (nl !== -1 && nl < this.#end) {
-        const line = {
-          text: this.#buf.toString('utf8', this.#start, nl),
-          offset: this.#base + this.#start,
-          bytes: nl - this.#start,
-          newline: true,
-          utf8: isUtf8(this.#buf.subarray(this.#start, nl)),
-        }
-        this.#start = nl + 1
-        return line
-      }
-      if (this.#eof) {
-        if (this.#start >= this.#end) return null
-        const line = {
-          text: this.#buf.toString('utf8', this.#start, this.#end),
-          offset: this.#base + this.#start,
-          bytes: this.#end - this.#start,
-          newline: false,
-          utf8: isUtf8(this.#buf.subarray(this.#start, this.#end)),
-        }
-        this.#start = this.#end
-        return line
-      }
-      searchFrom = this.#end - this.#start
-      if (searchFrom > MAX_LINE_READ) return 'too-long'
-      this.#refill()
-    }
-  }
-
-  #refill(): void {
-    const rest = this.#end - this.#start
-    let buf = this.#buf
-    if (rest > 0 && this.#start === 0 && this.#end === buf.length) {
-      // one line longer than the buffer: grow
-      buf = Buffer.allocUnsafe(buf.length * 2)
-      this.#buf.copy(buf, 0, 0, rest)
-    } else {
-      // the header line is short: start small (a resume or a list reads only it), grow on need
-      if (buf.length < FIRST_READ) buf = Buffer.allocUnsafe(FIRST_READ)
-      this.#buf.copy(buf, 0, this.#start, this.#end)
-    }
-    this.#base += this.#start
-    this.#buf = buf
-    this.#start = 0
-    this.#end = rest
-    const read = readSync(this.#fd, buf, rest, buf.length - rest, this.#base + rest)
-    if (read === 0) this.#eof = true
-    this.#end += read
-  }
+/** The first line of an open file: its text and bytes, whether a newline ends it, whether it is UTF-8. */
+function firstLine(
+  fd: number,
+): { text: string; bytes: number; newline: boolean; utf8: boolean } | null | 'too-long' {
+  const got = readThroughNewline(fd, Buffer.alloc(0), 0, FIRST_READ, MAX_LINE_READ)
+  if (got.end === 'too-long') return 'too-long'
+  if (got.length === 0) return null
+  const nl = got.lastNewline === -1 ? -1 : got.buf.indexOf(10)
+  const bytes = got.buf.subarray(0, nl === -1 ? got.length : nl)
+  return { text: bytes.toString('utf8'), bytes: bytes.length, newline: nl !== -1, utf8: isUtf8(bytes) }
 }
 
 /** Reads and checks the physical header (line 1) of a session file. */
@@ -118,9 +54,9 @@ export function readHeader(
   file: string,
 ): { header: SessionHeader; bodyOffset: number; migratedFrom: number | undefined } {
   const { fd } = openSessionFile(id, file)
-  let line: ReturnType<LineReader['next']>
+  let line: ReturnType<typeof firstLine>
   try {
-    line = new LineReader(fd, 0).next()
+    line = firstLine(fd)
   } finally {
     closeSync(fd)
   }

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import { closeSync, readSync, statSync } from 'node:fs'
+import { closeSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { errorMessage } from '@keel/base'
 import {
@@ -20,6 +20,7 @@ import { type ChainRead, readChain } from './chain.js'
 import { type IndexEntry, JsonlPrefix, readTiedCheckpoint, type TiedCheckpoint } from './checkpoint.js'
 import { blobPath, readBlob } from './files.js'
 import { CHUNK, MAX_LINE_READ, readHeader } from './header.js'
+import { readThroughNewline } from './line-read.js'
 import { openSessionFile } from './regular-file.js'
 import { ByteVerifier } from './verify-bytes.js'
 
@@ -126,32 +127,22 @@ export function readLog(id: string, file: string, options: ReadOptions = {}): Js
     try {
       let pos = startOffset
       let carry = Buffer.alloc(0)
-      let chunk = CHUNK
       let lineNo = (tied?.doc.seq ?? 0) + 1
       for (;;) {
         // Decode whole chunks up to their last newline (a newline byte never sits inside a
         // multi-byte character), then cut lines out of the string: no per-line decoding.
-        const buf = Buffer.allocUnsafe(carry.length + chunk)
-        carry.copy(buf, 0)
-        const read = readSync(fd, buf, carry.length, chunk, pos)
+        const got = readThroughNewline(fd, carry, pos, CHUNK, MAX_LINE_READ)
         const base = pos - carry.length
-        pos += read
-        const length = carry.length + read
-        const lastNewline = length === 0 ? -1 : buf.lastIndexOf(10, length - 1)
+        if (got.end === 'too-long') {
+          throw new SessionCorrupt(
+            id,
+            { file, line: lineNo + 1, offset: base },
+            `the line runs past ${MAX_LINE_READ} bytes without a newline, longer than any string this runtime holds (no writer writes such a line: the file was damaged or extended)`,
+          )
+        }
+        const { buf, length, lastNewline } = got
+        pos = base + length
         if (lastNewline === -1) {
-          if (read > 0) {
-            if (length > MAX_LINE_READ) {
-              throw new SessionCorrupt(
-                id,
-                { file, line: lineNo + 1, offset: base },
-                `the line runs past ${MAX_LINE_READ} bytes without a newline, longer than any string this runtime holds (no writer writes such a line: the file was damaged or extended)`,
-              )
-            }
-            carry = buf.subarray(0, length)
-            // a line longer than the chunk: read more at once, up to one byte past the limit
-            chunk = Math.min(chunk * 2, MAX_LINE_READ + 1 - length)
-            continue
-          }
           if (length > 0) {
             // The final line has no newline: a write cut short, never acknowledged.
             lineNo++

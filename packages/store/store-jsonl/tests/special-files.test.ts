@@ -23,7 +23,14 @@ const probe = fileURLToPath(new URL('./fixtures/open-probe.ts', import.meta.url)
 /** Far longer than any probe takes; a probe still running then is hung (blocked or spinning). */
 const HUNG_MS = 30_000
 
-type Fact = { ok: boolean; code?: string; message?: string; residentFrom?: number; nextSeq?: number }
+type Fact = {
+  ok: boolean
+  code?: string
+  message?: string
+  residentFrom?: number
+  nextSeq?: number
+  maxRssBytes: number
+}
 type Notice = { code: string; message: string }
 
 function runProbe(
@@ -76,10 +83,22 @@ function homeWith(file: string, make: (path: string) => void): string {
   })
 }
 
+/** Peak memory of a process that opens the untouched session (measured in this run). */
+let openRss: number
+
 beforeAll(async () => {
   base = tempHome()
-  expect(await runProbe('create', base)).toEqual({ ok: true })
+  expect(await runProbe('create', base)).toMatchObject({ ok: true })
+  openRss = (
+    await runProbe(
+      'open',
+      homeChanged(() => {}),
+    )
+  ).maxRssBytes
 })
+
+/** What refusing a run of bytes without a newline may cost beyond an ordinary open: its search buffers, never the bytes. */
+const SEARCH_MEMORY = 64 * 1024 * 1024
 
 afterAll(() => {
   for (const home of [base, ...homes]) rmSync(home, { recursive: true, force: true })
@@ -126,7 +145,7 @@ describe.concurrent('a session file that is not a regular file', () => {
       cpSync(join(base, 'sessions', 's'), join(home, 'sessions', 'other'), { recursive: true })
       const other = join(home, 'sessions', 'other', 'session.jsonl')
       writeFileSync(other, readFileSync(other, 'utf8').replace('"id":"s"', '"id":"other"'))
-      expect(await runProbe('list', home)).toEqual({ ok: true, ids: ['other'] })
+      expect(await runProbe('list', home)).toMatchObject({ ok: true, ids: ['other'] })
     })
   }
 
@@ -177,6 +196,7 @@ describe.concurrent('a session file extended far past what it holds (zeros to a 
     )
     expect(fact).toMatchObject({ ok: false, code: 'SESSION_CORRUPT' })
     expect(fact.message).toMatch(/line \d+, byte \d+: the line runs past \d+ bytes without a newline/)
+    expect(fact.maxRssBytes).toBeLessThan(openRss + SEARCH_MEMORY) // it kept none of the 512 MiB it searched
   })
 
   it('a log that is nothing but zeros: SESSION_CORRUPT at its header line', async () => {
@@ -187,6 +207,7 @@ describe.concurrent('a session file extended far past what it holds (zeros to a 
     const fact = await runProbe('open', home)
     expect(fact).toMatchObject({ ok: false, code: 'SESSION_CORRUPT' })
     expect(fact.message).toMatch(/line 1, byte 0: the physical header line runs past \d+ bytes/)
+    expect(fact.maxRssBytes).toBeLessThan(openRss + SEARCH_MEMORY)
   })
 
   it("a blob: SESSION_CORRUPT naming it, more than one event's JSON can be", async () => {
