@@ -225,7 +225,7 @@ export function App({
         })
       : null,
     busy ? h(Spinner, { since: state.busySince!, waiting: state.approval !== undefined }) : null,
-    ...queuedLines(state.queued, state.paused, busy),
+    ...queuedLines(state.queued, state.paused, busy, listening),
     armed
       ? h(
           Text,

@@ -36,8 +36,16 @@ export function footerText(usage: SessionUsage, contextWindow: number | undefine
 /** Most queued messages listed; the rest are counted. */
 const QUEUED_SHOWN = 3
 
-/** The queue under the spinner: each message (clipped), and what the keys do with it. */
-export function queuedLines(queued: readonly string[], paused: boolean, busy: boolean): ReactElement[] {
+/**
+ * The queue under the spinner: each message (clipped), and what the keys do with it — only
+ * once keys are `listening` (before that an Enter is the terminal's line feed, not a key).
+ */
+export function queuedLines(
+  queued: readonly string[],
+  paused: boolean,
+  busy: boolean,
+  listening: boolean,
+): ReactElement[] {
   if (queued.length === 0) return []
   const lines = queued
     .slice(0, QUEUED_SHOWN)
@@ -48,11 +56,13 @@ export function queuedLines(queued: readonly string[], paused: boolean, busy: bo
     lines.push(
       h(Text, { key: 'queued-more', dimColor: true }, `⋯ and ${queued.length - QUEUED_SHOWN} more queued`),
     )
-  const hint = paused
-    ? `${queued.length} queued message${queued.length === 1 ? ' waits' : 's wait'}: Enter runs ${queued.length === 1 ? 'it' : 'them'}, ↑ takes the last back to edit`
-    : busy
-      ? '↑ takes the last queued message back to edit'
-      : ''
+  const hint = !listening
+    ? ''
+    : paused
+      ? `${queued.length} queued message${queued.length === 1 ? ' waits' : 's wait'}: Enter runs ${queued.length === 1 ? 'it' : 'them'}, ↑ takes the last back to edit`
+      : busy
+        ? '↑ takes the last queued message back to edit'
+        : ''
   if (hint !== '') lines.push(h(Text, { key: 'queued-hint', color: 'yellow' }, hint))
   return lines
 }
