@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises'
 import type { Session } from '@keel/session'
-import type { SessionHandle } from '@keel/store'
+import type { SessionHandle, StoreNotice } from '@keel/store'
 import type { SelectedStore } from './store.js'
 import { UsageError } from './usage.js'
 
@@ -43,12 +43,15 @@ export async function openExisting(
   },
 ): Promise<ExistingSession> {
   let id: string
+  const unlisted: StoreNotice[] = []
   if (choice.kind === 'last') {
-    const [latest] = await selected.store.list({ cwd: choice.dir, limit: 1, orderBy: 'activity' })
+    const onNotice = (notice: StoreNotice) => unlisted.push(notice)
+    const [latest] = await selected.store.list({ cwd: choice.dir, limit: 1, orderBy: 'activity', onNotice })
     if (!latest)
-      throw new UsageError(`no session has run in ${choice.dir} yet; keel sessions list shows them all`, {
-        showUsage: false,
-      })
+      throw new UsageError(
+        `no session has run in ${choice.dir} yet${unlisted.length > 0 ? ` that can be read (${unlisted.length} cannot: keel sessions list names them)` : ''}; keel sessions list shows them all`,
+        { showUsage: false },
+      )
     id = latest.id
   } else id = choice.id
   if (choice.kind === 'fork' && (where.explicit === undefined || where.beforeFork)) {
@@ -68,7 +71,7 @@ export async function openExisting(
           `forked session ${id}${choice.atSeq === undefined ? '' : ` at seq ${choice.atSeq}`} into ${handle.session.id}`,
         ]
       : [`resumed session ${id}`]
-  for (const n of handle.notices) notes.push(`store notice ${n.code}: ${n.message}`)
+  for (const n of [...unlisted, ...handle.notices]) notes.push(`store notice ${n.code}: ${n.message}`)
   const recorded = handle.session.header.cwd
   try {
     if (where.explicit !== undefined) {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { titleOfEvents } from '@keel/session-title'
-import type { SessionStore, SessionSummary } from '@keel/store'
+import type { SessionStore, SessionSummary, StoreNotice } from '@keel/store'
 import { keelHome } from '@keel/store-jsonl'
 import { describeEvent } from './describe-event.js'
 import { exportSession } from './export-command.js'
@@ -86,7 +86,9 @@ async function listSessions(argv: readonly string[], io: CliIo, home: string): P
   try {
     if (kind === 'jsonl') await checkKeelHome(home, io.env, 'read')
     const cwd = values.cwd === undefined ? undefined : resolve(io.cwd ?? process.cwd(), values.cwd)
-    const sessions = await store.list({ limit, orderBy: 'activity', ...(cwd ? { cwd } : {}) })
+    // a session that cannot be read is named on stderr (even with --json), never hidden
+    const onNotice = (notice: StoreNotice) => io.err(`keel: ${notice.message}\n`)
+    const sessions = await store.list({ limit, orderBy: 'activity', onNotice, ...(cwd ? { cwd } : {}) })
     if (values.json) {
       io.out(`${JSON.stringify(sessions, null, 2)}\n`)
       return 0

@@ -57,6 +57,29 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
     expect(sessionsOf(r)).toEqual([])
   })
 
+  it('sessions list and --last name a session whose log cannot be read, and list the others', async () => {
+    const r = await rig({ text: 'a1' }, { text: 'a2' })
+    const good = JSON.parse((await p(r, 'session A', '--output', 'json')).stdout).session_id as string
+    await mkdir(join(r.home, 'sessions', 'broken'), { recursive: true })
+    await writeFile(join(r.home, 'sessions', 'broken', 'session.jsonl'), 'not a header\n')
+    const list = await runKeel(['sessions', 'list'], { env: r.env, cwd: r.cwd })
+    expect(list.code).toBe(0)
+    expect(list.stdout).toContain(good)
+    expect(list.stdout).not.toContain('broken')
+    expect(list.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^keel: not listed: session broken is corrupt at .*broken.session\.jsonl/u),
+    ])
+    const json = await runKeel(['sessions', 'list', '--json'], { env: r.env, cwd: r.cwd })
+    expect((JSON.parse(json.stdout) as { id: string }[]).map((s) => s.id)).toEqual([good])
+    expect(json.stderr).toContain('session broken is corrupt')
+    const last = await runKeel(['resume', '--last', '-p', 'again', '--base-url', r.server.baseURL], {
+      env: r.env,
+      cwd: r.cwd,
+    })
+    expect(last.code).toBe(0)
+    expect(last.stderr).toContain(`resumed session ${good}`)
+  })
+
   it('sessions list sorts by last activity and takes --json; --last and -c pick the last active one here', async () => {
     const r = await rig(
       { text: 'a1' },

@@ -2,6 +2,7 @@ import { closeSync, existsSync, promises as fs, readFile } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { errorMessage } from '@keel/base'
 import { type SessionHeader, sessionIdSchema } from '@keel/session'
 import {
   BackendStore,
@@ -22,6 +23,7 @@ import {
   StoreUnavailable,
   sortSummaries,
   summaryOf,
+  unreadableNotice,
 } from '@keel/store'
 import { cleanLeftovers, fsyncDir, LEFTOVER_AGE_MS, mapIoError, writeTempLog } from './files.js'
 import { countEvents, lastEventTime, readHeader } from './header.js'
@@ -234,12 +236,20 @@ class JsonlBackend implements StoreBackend {
       if (!sessionIdSchema.safeParse(name).success) continue
       const dir = join(this.#dir, name)
       const file = join(dir, 'session.jsonl')
-      await this.#sweep(name, dir, file).catch(() => undefined) // best effort while listing
+      await this.#sweep(name, dir, file).catch((error: unknown) => {
+        // cleaning is best effort while listing; the failure is told, the session still listed
+        options.onNotice?.({
+          code: 'LEFTOVERS_NOT_CLEANED',
+          message: `session ${name}: its leftovers were not cleaned (${errorMessage(error)})`,
+        })
+      })
       let read: ReturnType<typeof readHeader>
       try {
         read = readHeader(name, file)
-      } catch {
-        // not a session (yet), or one this build cannot read: `open` gives the reason
+      } catch (error) {
+        // no log yet: a session being created (its log appears whole, by a link)
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+        options.onNotice?.(unreadableNotice(name, error))
         continue
       }
       if (options.cwd !== undefined && read.header.cwd !== options.cwd) continue

@@ -25,6 +25,7 @@ import {
   type StoreOptions,
   summaryOf,
   TIE_LINES,
+  unreadableNotice,
 } from '@keel/store'
 import {
   Db,
@@ -364,24 +365,36 @@ class PostgresBackend implements StoreBackend {
     // A cwd the text column cannot hold is stored as NULL there: match it on the header.
     const exact = options.cwd === undefined || textStorable(options.cwd)
     const order = options.orderBy === 'activity' ? 'last_event_at' : 'created_at'
-    const { rows } = await this.#db.query<{
-      id: string
-      header: string
-      event_count: number
-      last_event_at: number
-    }>(
-      { what: 'listing sessions' },
-      `SELECT id, header_json AS header, event_count, last_event_at FROM ${this.#s}.sessions
-       WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
-       ORDER BY ${order} DESC, id LIMIT $3`,
-      [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null],
-    )
     const out: SessionSummary[] = []
-    for (const row of rows) {
-      const header = parseHeader(row.id, row.header, { file: this.#tables.sessions }, undefined)
-      if (!exact && header.cwd !== options.cwd) continue
-      out.push(summaryOf(header, row.event_count, row.last_event_at))
-      if (out.length >= options.limit) break
+    // Pages of `limit` rows: a row whose header cannot be read is told and skipped, so it
+    // does not count toward the limit (the next page fills its place).
+    for (let offset = 0; out.length < options.limit; ) {
+      const { rows } = await this.#db.query<{
+        id: string
+        header: string
+        event_count: number
+        last_event_at: number
+      }>(
+        { what: 'listing sessions' },
+        `SELECT id, header_json AS header, event_count, last_event_at FROM ${this.#s}.sessions
+         WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
+         ORDER BY ${order} DESC, id LIMIT $3 OFFSET $4`,
+        [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null, offset],
+      )
+      for (const row of rows) {
+        let header: SessionHeader
+        try {
+          header = parseHeader(row.id, row.header, { file: this.#tables.sessions }, undefined)
+        } catch (error) {
+          options.onNotice?.(unreadableNotice(row.id, error))
+          continue
+        }
+        if (!exact && header.cwd !== options.cwd) continue
+        out.push(summaryOf(header, row.event_count, row.last_event_at))
+        if (out.length >= options.limit) break
+      }
+      if (!exact || rows.length < options.limit) break
+      offset += rows.length
     }
     return out
   }

@@ -1,6 +1,6 @@
 import { isKeelError, MAX_JSON_DEPTH } from '@keel/base'
 import type { Session, SessionHeaderInit, ToolCallId } from '@keel/session'
-import { type SessionStore, sha256Hex } from '@keel/store'
+import { type SessionStore, type StoreNotice, sha256Hex } from '@keel/store'
 import { expect, it } from 'vitest'
 import { type ConformanceFixture, expectCode, plain, rejection, thrown } from './conformance.js'
 import { appendSampleTurn, SAMPLE_TURN_EVENTS as N } from './sample.js'
@@ -207,6 +207,25 @@ export function hardeningCases(
       expect((error as Error).message).toContain(`header.${field}`)
       expectCode(await rejection(f.store.open('hdr')), 'SESSION_CORRUPT')
     }
+  })
+
+  it('lists the other sessions when one header is damaged, and tells which and why', async () => {
+    const f = await fixture()
+    if (!f.patchStoredHeader) return
+    for (const id of ['good-1', 'broken', 'good-2']) {
+      const handle = await f.store.create({ id })
+      appendSampleTurn(handle.session)
+      await handle.close()
+    }
+    await f.patchStoredHeader('broken', { createdAt: 'yesterday' })
+    const notices: StoreNotice[] = []
+    const listed = await f.store.list({ onNotice: (notice) => notices.push(notice) })
+    expect(listed.map((s) => s.id).sort()).toEqual(['good-1', 'good-2'])
+    expect(notices.map((n) => n.code)).toEqual(['SESSION_UNREADABLE'])
+    expect(notices[0]!.message).toContain('broken')
+    expect(notices[0]!.message).toContain('createdAt')
+    // the damaged one does not take a place of the limit
+    expect((await f.store.list({ limit: 2 })).map((s) => s.id).sort()).toEqual(['good-1', 'good-2'])
   })
 
   it('refuses an id that is not a session id at every entry, typed, before it reaches a path or a query', async () => {

@@ -78,6 +78,7 @@ export {
   type MemoryStoreOptions,
   sortSummaries,
   summaryOf,
+  unreadableNotice,
 } from './memory.js'
 export { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 export type {

@@ -1,5 +1,10 @@
-import { errorMessage } from '@keel/base'
-import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
+import { boundIssues, errorMessage } from '@keel/base'
+import {
+  SESSION_FORMAT_VERSION,
+  type SessionHeader,
+  schemaIssues,
+  sessionHeaderValidator,
+} from '@keel/session'
 import {
   HOST,
   type LogWriter,
@@ -31,7 +36,7 @@ import {
 } from './integrity.js'
 import { checkpointIgnored } from './load.js'
 import type { MemoryRecord, MemoryStorage, MemoryStoreOptions } from './memory.js'
-import { lineTime, sortSummaries, summaryOf } from './memory.js'
+import { lineTime, sortSummaries, summaryOf, unreadableNotice } from './memory.js'
 import { checkFormatVersion, migratedNotice, migrateStored } from './migration.js'
 import type { ListOptions, SessionSummary, StoreNotice } from './store.js'
 
@@ -100,8 +105,15 @@ export class MemoryBackend implements StoreBackend {
 
   async list(options: ListOptions & { limit: number }): Promise<SessionSummary[]> {
     const out: SessionSummary[] = []
-    for (const record of this.#storage.records.values()) {
+    for (const [id, record] of this.#storage.records) {
       const header = JSON.parse(record.header) as SessionHeader
+      const refused = schemaIssues(sessionHeaderValidator, header)
+      if (refused) {
+        const issue = boundIssues(refused, 'header').issues[0]!
+        const corrupt = new SessionCorrupt(id, { file: this.where }, `${issue.path}: ${issue.message}`)
+        options.onNotice?.(unreadableNotice(id, corrupt))
+        continue
+      }
       if (options.cwd !== undefined && header.cwd !== options.cwd) continue
       out.push(summaryOf(header, record.lines.length, lineTime(record.lines.at(-1))))
     }

@@ -1,9 +1,10 @@
+import { errorMessage } from '@keel/base'
 import type { SessionHeader } from '@keel/session'
 import type { PendingEvent } from './backend.js'
 import { BackendStore } from './backend-store.js'
 import { SessionNotFound } from './errors.js'
 import { MemoryBackend } from './memory-backend.js'
-import type { SessionSummary, StoreOptions } from './store.js'
+import type { SessionSummary, StoreNotice, StoreOptions } from './store.js'
 
 /** One stored session of a {@link MemoryStorage}, in stored forms (JSON text), like a real backend. */
 export interface MemoryRecord {
@@ -125,6 +126,15 @@ export function sortSummaries(
 ): SessionSummary[] {
   const key = (s: SessionSummary) => (orderBy === 'activity' ? s.lastActivityAt : s.createdAt)
   return summaries.sort((a, b) => key(b) - key(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+/** The notice of a session `list()` leaves out because reading it failed with `error`. */
+export function unreadableNotice(id: string, error: unknown): StoreNotice {
+  const why = errorMessage(error)
+  return {
+    code: 'SESSION_UNREADABLE',
+    message: why.includes(id) ? `not listed: ${why}` : `session ${id} is not listed: ${why}`,
+  }
 }
 
 /**

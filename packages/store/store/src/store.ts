@@ -84,11 +84,17 @@ export interface ListOptions {
    * (`lastActivityAt`, the time of the last event), ties broken by id.
    */
   orderBy?: 'created' | 'activity'
+  /**
+   * Told of each stored session the listing leaves out because it cannot be read (its header
+   * is damaged, its log is not a regular file, …): `SESSION_UNREADABLE`, naming it and why.
+   * The others are listed all the same; a session being created is not one of them.
+   */
+  onNotice?: (notice: StoreNotice) => void
 }
 
 /** Something the store noticed and handled while reading a session (never silent). */
 export interface StoreNotice {
-  /** `TORN_TAIL_DROPPED`, `STALE_LOCK_TAKEN_OVER`, `INTERRUPTED_TURN_CLOSED`, `CHECKPOINT_IGNORED`, … */
+  /** `TORN_TAIL_DROPPED`, `STALE_LOCK_TAKEN_OVER`, `INTERRUPTED_TURN_CLOSED`, `CHECKPOINT_IGNORED`, `SESSION_UNREADABLE`, … */
   code: string
   message: string
 }
