@@ -17,7 +17,7 @@ export interface CompactionService {
   measure(): SurfaceSize & { readonly thresholdTokens: number; readonly contextWindow: number }
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The compaction plugin's engine: compact now, read the context size. */
     'compaction.run': CompactionService

@@ -24,7 +24,7 @@ export interface ModelChoice {
  * agent asks `current()` before every step (and whenever a plugin asks `ctx.model()`); an
  * `undefined` answer keeps the agent's own model (its `model` option, else the adapter's).
  * One provider per agent, as for every service. The providing plugin declares the key, as
- * every provider does (`declare module '@keel/agent' { interface ServiceMap { 'model.active':
+ * every provider does (`declare module '@keel/tools' { interface ServiceMap { 'model.active':
  * ActiveModelService } }`, as `@keel/model-selection` does); the agent checks what it answers.
  */
 export interface ActiveModelService {

@@ -3,7 +3,7 @@
  * declaration merging, the way events merge into `SessionEventMap`:
  *
  * ```ts
- * declare module '@keel/agent' {
+ * declare module '@keel/tools' {
  *   interface ServiceMap {
  *     /** The notes the model keeps. *\/
  *     'notes.store': NotesStore
@@ -12,9 +12,11 @@
  * ```
  *
  * Keys are `<owner>.<noun>` (`approval.policy`, `todo.list`). The interface lives in
- * `@keel/tools` so tools can read services too (`ToolContext.services`); `@keel/agent`
- * re-exports it, and augmenting either module name adds to the same map. A service lives
- * as long as the agent whose plugin provided it.
+ * `@keel/tools` so tools can read services too (`ToolContext.services`); augment
+ * `'@keel/tools'`, never `'@keel/agent'`, which only re-exports it: TypeScript drops an
+ * augmentation made through the re-export when it reads it before one made here, so in a
+ * program that composes plugins, keys declared through `'@keel/agent'` vanish or not by
+ * the order of its files. A service lives as long as the agent whose plugin provided it.
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
 export interface ServiceMap {}

@@ -13,7 +13,7 @@ export interface PermissionPresetService {
   select(name: string): PresetView
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** Permission presets (from @keel/permission-presets): list, read, pick. */
     'permission.preset': PermissionPresetService

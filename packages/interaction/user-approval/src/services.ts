@@ -36,7 +36,7 @@ export interface SandboxLimitsService {
   status(): Promise<OsSandboxStatus>
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The approval plugin's run policy: read it, switch it, hear switches. */
     'approval.policy': ApprovalPolicyService

@@ -11,7 +11,7 @@ export interface McpServersService {
   ready(): Promise<void>
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The agent's MCP servers: status, configuration problems, readiness. */
     'mcp.servers': McpServersService

@@ -23,7 +23,7 @@ export interface ModelSelectionService {
   select(request: SelectionRequest): string
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The model the agent's next requests use (the agent asks it before every step). */
     'model.active': ActiveModelService

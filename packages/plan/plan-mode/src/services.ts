@@ -10,7 +10,7 @@ export interface PlanModeService {
   set(active: boolean): boolean
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** Plan mode (from @keel/plan-mode): read it, enter it, leave it. */
     'plan.mode': PlanModeService

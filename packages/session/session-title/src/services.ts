@@ -8,7 +8,7 @@ export interface SessionTitleService {
   set(text: string): string | undefined
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The session title (from @keel/session-title): read it, set a person's. */
     'session.title': SessionTitleService

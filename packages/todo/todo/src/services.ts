@@ -8,7 +8,7 @@ export interface TodoListService {
   render(): string
 }
 
-declare module '@keel/agent' {
+declare module '@keel/tools' {
   interface ServiceMap {
     /** The todo plugin's list: read it, render it. */
     'todo.list': TodoListService
