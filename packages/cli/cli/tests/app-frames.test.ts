@@ -41,7 +41,8 @@ describe('the interactive UI invites a key only once keys are heard', () => {
       { stdout: out as unknown as NodeJS.WriteStream, stdin, exitOnCtrlC: false, patchConsole: false },
     )
     try {
-      for (let i = 0; i < 300 && !frames().some((f) => f.includes('› ')); i++)
+      // waits for the prompt as long as a loaded machine may need (no time is asserted)
+      for (const until = Date.now() + 20_000; Date.now() < until && !frames().some((f) => f.includes('› ')); )
         await new Promise((r) => setTimeout(r, 10))
       expect(frames().some((f) => f.includes('› '))).toBe(true)
       const first = frames()[0]!
