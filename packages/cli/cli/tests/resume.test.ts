@@ -177,6 +177,8 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
     expect(shown).toContain('→ list_dir path=.')
     expect(shown).toMatch(/← list_dir ✓ /u)
     expect(shown).toContain('There is one file here.')
+    // the conversation is drawn before keys are heard: type once the prompt shows
+    await again.ready('› ')
     again.write('more\r')
     await again.waitFor('second answer')
     await idle(again)
