@@ -11,6 +11,7 @@ import {
   type IntegrityStart,
   LineVerifier,
   linesCrc,
+  parseHeader,
   type ReadOptions,
   resolveCheckpointBlobs,
   SessionCorrupt,
@@ -21,7 +22,6 @@ import {
   validChain,
 } from '@keel/store'
 import type { Queryable } from './driver.js'
-import { parseHeader } from './header.js'
 
 /** Events per chunk of the load query: one row of newline-joined lines each. */
 const CHUNK = 4096

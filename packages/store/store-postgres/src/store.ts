@@ -23,9 +23,7 @@ import {
   type StoredLog,
   type StoreNotice,
   type StoreOptions,
-  summaryOf,
   TIE_LINES,
-  unreadableNotice,
 } from '@keel/store'
 import {
   Db,
@@ -35,12 +33,13 @@ import {
   type Query,
 } from './driver.js'
 import { isUniqueViolation } from './errors.js'
-import { parseHeader, textStorable } from './header.js'
 import { type Lease, Leases, LOCKED_HINT } from './lease.js'
+import { listSessions } from './list.js'
 import { migrate, quoteSchema } from './migrations.js'
 import { prefixReader } from './prefix.js'
 import { type ReadLog, readLog, type Tables } from './read.js'
 import { SyncQueries } from './sync-reader.js'
+import { textStorable } from './text-storable.js'
 import { appendSql, batchParams, checkpointSql, createSql, markParams } from './write.js'
 
 /** Options of {@link PostgresStore}. */
@@ -362,41 +361,7 @@ class PostgresBackend implements StoreBackend {
 
   async list(options: ListOptions & { limit: number }): Promise<SessionSummary[]> {
     await this.#init()
-    // A cwd the text column cannot hold is stored as NULL there: match it on the header.
-    const exact = options.cwd === undefined || textStorable(options.cwd)
-    const order = options.orderBy === 'activity' ? 'last_event_at' : 'created_at'
-    const out: SessionSummary[] = []
-    // Pages of `limit` rows: a row whose header cannot be read is told and skipped, so it
-    // does not count toward the limit (the next page fills its place).
-    for (let offset = 0; out.length < options.limit; ) {
-      const { rows } = await this.#db.query<{
-        id: string
-        header: string
-        event_count: number
-        last_event_at: number
-      }>(
-        { what: 'listing sessions' },
-        `SELECT id, header_json AS header, event_count, last_event_at FROM ${this.#s}.sessions
-         WHERE ($1::boolean AND ($2::text IS NULL OR cwd = $2)) OR (NOT $1::boolean AND cwd IS NULL)
-         ORDER BY ${order} DESC, id LIMIT $3 OFFSET $4`,
-        [exact, exact ? (options.cwd ?? null) : null, exact ? options.limit : null, offset],
-      )
-      for (const row of rows) {
-        let header: SessionHeader
-        try {
-          header = parseHeader(row.id, row.header, { file: this.#tables.sessions }, undefined)
-        } catch (error) {
-          options.onNotice?.(unreadableNotice(row.id, error))
-          continue
-        }
-        if (!exact && header.cwd !== options.cwd) continue
-        out.push(summaryOf(header, row.event_count, row.last_event_at))
-        if (out.length >= options.limit) break
-      }
-      if (!exact || rows.length < options.limit) break
-      offset += rows.length
-    }
-    return out
+    return listSessions(this.#db, this.#s, this.#tables, options)
   }
 
   async readRaw(id: string): Promise<string | undefined> {

@@ -52,6 +52,7 @@ export {
   StoreUnavailable,
   UnknownRequiredEvent,
 } from './errors.js'
+export { parseHeader } from './header.js'
 export {
   chainRoot,
   headerRoot,

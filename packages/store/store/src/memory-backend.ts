@@ -1,10 +1,5 @@
-import { boundIssues, errorMessage } from '@keel/base'
-import {
-  SESSION_FORMAT_VERSION,
-  type SessionHeader,
-  schemaIssues,
-  sessionHeaderValidator,
-} from '@keel/session'
+import { errorMessage } from '@keel/base'
+import { SESSION_FORMAT_VERSION, type SessionHeader } from '@keel/session'
 import {
   HOST,
   type LogWriter,
@@ -25,6 +20,7 @@ import {
   SessionNotFound,
   type StoreLocation,
 } from './errors.js'
+import { parseHeader } from './header.js'
 import {
   headerRoot,
   type IntegrityMark,
@@ -106,12 +102,11 @@ export class MemoryBackend implements StoreBackend {
   async list(options: ListOptions & { limit: number }): Promise<SessionSummary[]> {
     const out: SessionSummary[] = []
     for (const [id, record] of this.#storage.records) {
-      const header = JSON.parse(record.header) as SessionHeader
-      const refused = schemaIssues(sessionHeaderValidator, header)
-      if (refused) {
-        const issue = boundIssues(refused, 'header').issues[0]!
-        const corrupt = new SessionCorrupt(id, { file: this.where }, `${issue.path}: ${issue.message}`)
-        options.onNotice?.(unreadableNotice(id, corrupt))
+      let header: SessionHeader
+      try {
+        header = parseHeader(id, record.header, { file: this.where }, undefined)
+      } catch (error) {
+        options.onNotice?.(unreadableNotice(id, error))
         continue
       }
       if (options.cwd !== undefined && header.cwd !== options.cwd) continue

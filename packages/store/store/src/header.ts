@@ -1,6 +1,6 @@
 import { boundIssues, errorMessage, previewJson } from '@keel/base'
 import { SESSION_FORMAT_VERSION, type SessionHeader, sessionHeaderValidator } from '@keel/session'
-import { SessionCorrupt, type StoreLocation } from '@keel/store'
+import { SessionCorrupt, type StoreLocation } from './errors.js'
 
 /**
  * Parses and validates the stored header text of session `id`: JSON, an object of the
@@ -31,15 +31,4 @@ export function parseHeader(
     throw new SessionCorrupt(id, location, `the header names session ${previewJson(header.id)}`)
   }
   return migratedFrom === undefined ? header : { ...header, version: SESSION_FORMAT_VERSION }
-}
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-/**
- * Whether PostgreSQL's `text` type can hold `value` exactly: no NUL, no lone surrogate
- * (the client would send U+FFFD for it). Used for the `cwd` column, an index only; the
- * header keeps the exact value either way.
- */
-export function textStorable(value: string): boolean {
-  return !value.includes('\u0000') && !LONE_SURROGATE.test(value)
 }
