@@ -42,7 +42,15 @@ export function useKeys(handler: (event: KeyEvent) => void): boolean {
   }, [isRawModeSupported, setRawMode])
   useEffect(() => {
     const decoder = new KeyDecoder()
+    const cooked = cookedWindow()
+    const decode = (keys: string) =>
+      decoder.decode(keys, (text, key) => current.current({ kind: 'key', text, key }))
     const onInput = (chunk: string) => {
+      if (cooked.open()) {
+        // typed while keel started, before raw mode: the terminal cooked each Enter into a line feed
+        decode(chunk.replace(/\n/gu, '\r'))
+        return
+      }
       if (chunk === ESC) {
         current.current({
           kind: 'key',
@@ -55,10 +63,11 @@ export function useKeys(handler: (event: KeyEvent) => void): boolean {
         current.current({ kind: 'paste', text: chunk.replace(/\r\n?/gu, '\n') })
         return
       }
-      decoder.decode(chunk, (text, key) => current.current({ kind: 'key', text, key }))
+      decode(chunk)
     }
     emitter.on('input', onInput)
     return () => {
+      cooked.close()
       emitter.removeListener('input', onInput)
     }
   }, [emitter])
@@ -66,4 +75,29 @@ export function useKeys(handler: (event: KeyEvent) => void): boolean {
   // after the two effects above (effects run in order): raw mode is on and keys are heard
   useEffect(() => setListening(true), [])
   return listening
+}
+
+/**
+ * While keel starts, the terminal is still in its cooked mode: what is typed then is echoed,
+ * held by the line discipline and handed over once raw mode is on, each Enter turned into a
+ * line feed (ICRNL), which in raw mode is Ctrl-J (a new line in the input). Those bytes are
+ * read by the first reads after raw mode is on, so input that arrives within two turns of the
+ * event loop from then (the turn whose poll may already have passed, and the next, whose poll
+ * reads what the terminal held) is taken as typed cooked: its line feeds are Enter. A key
+ * pressed in raw mode within that millisecond or two is the only thing mistaken for it.
+ */
+function cookedWindow(): { open(): boolean; close(): void } {
+  let open = true
+  let timer = setImmediate(() => {
+    timer = setImmediate(() => {
+      open = false
+    })
+  })
+  return {
+    open: () => open,
+    close: () => {
+      clearImmediate(timer)
+      open = false
+    },
+  }
 }
