@@ -9,14 +9,18 @@
  * Without `color` (NO_COLOR, FORCE_COLOR=0) the colour libraries (chalk, in Ink and the
  * markdown renderer) are imported with `FORCE_COLOR=1`, since they also judge at import and
  * know only all styles or none: none would hide the input line's cursor (an inverse cell).
- * The UI then strips only the colours from what it writes (`no-color.ts`).
+ * The UI then strips only the colours from what it writes (`no-color.ts`). `NO_COLOR` is hidden
+ * with them: Node warns on stderr, over the screen, when it finds both set.
  */
 export async function loadInteractiveUi(options: { color: boolean }): Promise<typeof import('./run.js')> {
-  const names = ['CI', 'CONTINUOUS_INTEGRATION', 'FORCE_COLOR'] as const
+  const names = ['CI', 'CONTINUOUS_INTEGRATION', 'FORCE_COLOR', 'NO_COLOR'] as const
   const saved = names.map((name) => [name, process.env[name]] as const)
   delete process.env.CI
   delete process.env.CONTINUOUS_INTEGRATION
-  if (!options.color) process.env.FORCE_COLOR = '1'
+  if (!options.color) {
+    process.env.FORCE_COLOR = '1'
+    delete process.env.NO_COLOR
+  }
   try {
     return await import('./run.js')
   } finally {
