@@ -66,7 +66,10 @@ function describeParseError(error: unknown, options: Options): string {
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     const flag = /^Option '(?:-\w, )?(--[\w-]+)/u.exec(message)?.[1] ?? 'an option'
-    return /argument missing|ambiguous/u.test(message) ? `${flag} needs a value` : `${flag} takes no value`
+    // "ambiguous": the next argument starts with a dash (`--at -1`), which parseArgs never takes as a value
+    if (/ambiguous/u.test(message))
+      return `${flag} needs a value (one that starts with "-" is written ${flag}=<value>)`
+    return /argument missing/u.test(message) ? `${flag} needs a value` : `${flag} takes no value`
   }
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     const arg = /^Unexpected argument '([^']*)'/u.exec(message)?.[1] ?? '?'

@@ -46,6 +46,16 @@ describe('bad input: one line each, exit 2, nothing written', { timeout: 120_000
     await refused(r, ['-p', 'x', '--output', ...url], '--output needs a value')
     await refused(r, ['-p', 'x', '--store', 'mongo', ...url], 'unknown store "mongo" (from --store)')
     await refused(r, ['fork', 'abc', '--at', 'x', ...url], '--at must be a seq')
+    await refused(
+      r,
+      ['fork', 'abc', '--at', '-1', ...url],
+      'keel fork: --at needs a value (one that starts with "-" is written --at=<value>)',
+    )
+    await refused(
+      r,
+      ['fork', 'abc', '--at=-1', ...url],
+      '--at must be a seq (a non-negative integer), got "-1"',
+    )
     await refused(r, ['sessions', 'frob'], 'keel sessions frob is not a command')
     await refused(r, ['sessions', 'lsit'], 'did you mean keel sessions list?')
     await refused(r, ['frob', ...url], 'keel: "frob" is not a command; did you mean keel fork?')
