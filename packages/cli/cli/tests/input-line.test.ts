@@ -101,6 +101,11 @@ describe('the input line (a real pseudo-terminal)', { timeout: 180_000 }, () => 
     pty.write(ESC)
     await pty.waitFor('turn 1 aborted')
     await idle(pty)
+    // the turn is over: "interrupting…" is no longer true
+    await pty.waitForScreen(
+      'the interrupting hint to go',
+      (rows) => !rows.some((r) => r.includes('interrupting…')),
+    )
     pty.write('\x03')
     await pty.waitForScreen('the exit hint', (rows) =>
       rows.some((r) => r.includes('press Ctrl-C again within 2 s')),

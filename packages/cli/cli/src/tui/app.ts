@@ -24,6 +24,8 @@ const LIVE_LINES = 8
 export const EXIT_ARM_MS = 2000
 /** Completions listed under the input line. */
 const COMPLETIONS_SHOWN = 8
+/** The hint Esc shows while the running turn winds down. */
+const INTERRUPTING = 'interrupting…'
 
 /** What the app asks of its host. */
 export interface AppActions {
@@ -85,6 +87,10 @@ export function App({
   approvalRef.current = state.approval
   useEffect(() => () => editor.current.close(), [])
   useEffect(() => () => clearTimeout(armTimer.current), [])
+  // once the turn has ended, "interrupting…" is no longer true
+  useEffect(() => {
+    if (!busy) setHint((shown) => (shown === INTERRUPTING ? undefined : shown))
+  }, [busy])
 
   const arm = (on: boolean) => {
     armedRef.current = on
@@ -169,7 +175,7 @@ export function App({
     if (key.name === 'escape') {
       if (busyRef.current) {
         actions.interrupt()
-        setHint('interrupting…')
+        setHint(INTERRUPTING)
       }
       return
     }
