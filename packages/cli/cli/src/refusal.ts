@@ -13,6 +13,9 @@ export function callSubject(call: ToolCallBlock): string {
   return call.name
 }
 
+/** A result the harness wrote for a call it did not run (`Error [CODE]: <tool> was not run: …`). */
+const NOT_RUN = /^(?:Error \[[A-Z0-9_]+\]:\s*)?\S+ was not run:/u
+
 /** The reason after `Error [CODE]: <tool> was not run: ` (and a `denied by plugin '…': ` prefix). */
 function why(text: string): string {
   return oneLine(
@@ -41,8 +44,12 @@ export function refusalText(
     case 'APPROVAL_UNAVAILABLE':
       return `✗ ${subject} needed your approval and nobody could answer: not run`
     case 'APPROVAL_CANCELLED':
-    case 'TOOL_ABORTED':
       return `✗ ${subject} was not run: the turn was interrupted`
+    case 'TOOL_ABORTED':
+      // aborted before it started (the harness says "was not run"), or stopped while it ran
+      return NOT_RUN.test(resultText)
+        ? `✗ ${subject} was not run: the turn was interrupted`
+        : `✗ ${subject} was stopped: the turn was interrupted`
     case 'HOOK_DENIED':
       return `✗ a hook refused ${subject}: ${why(resultText).replace(/^a hook refused it:\s*/u, '')}`
     default:

@@ -128,6 +128,29 @@ describe('the input line (a real pseudo-terminal)', { timeout: 180_000 }, () => 
     expect(ends).toEqual(['aborted', 'completed'])
   })
 
+  it('Esc while a command runs stops it, and the line says it was stopped, not that it never ran', async () => {
+    const r = await rig({ toolCalls: [{ name: 'bash', arguments: { command: 'touch started; sleep 30' } }] })
+    const pty = open(r, ['--preset', 'minimal'])
+    await pty.ready('› ')
+    pty.write('wait a while\r')
+    const started = join(r.cwd, 'started')
+    while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 20))
+    pty.write(ESC)
+    await pty.waitFor('turn 1 aborted')
+    await idle(pty)
+    const rows = await pty.rows()
+    expect(
+      rows.some((row) => row.includes('✗ `touch started; sleep 30` was stopped: the turn was interrupted')),
+    ).toBe(true)
+    expect(rows.some((row) => row.includes('was not run'))).toBe(false)
+    // its `→ bash` line once: shown when it started, not again with the stop
+    expect(rows.filter((row) => row.startsWith('→ bash'))).toHaveLength(1)
+    const [result] = (await logged(r)).filter((e) => e.type === 'tool/result')
+    expect(result?.data).toMatchObject({ errorCode: 'TOOL_ABORTED' })
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('@path completes with Tab and attaches the file to the message, logged with it', async () => {
     const r = await rig({ text: 'I read your notes.' })
     await writeFile(join(r.cwd, 'notes-for-keel.md'), 'remember: the parser drops tabs\n')

@@ -91,6 +91,8 @@ export class Feed {
   /** The asked question of each call (`approval/asked` id → call id) and the words of a rejection. */
   readonly #asked = new Map<string, string>()
   readonly #rejections = new Map<string, string>()
+  /** Calls whose `→ tool args` line is shown: they started (a refused call never does). */
+  readonly #started = new Set<string>()
 
   #state: FeedState = {
     history: [],
@@ -191,8 +193,10 @@ export class Feed {
     const { call, result, errorCode, refusedBy } = info
     const full = textOf(result)
     const args = summarizeArguments(call.arguments, 120)
+    const started = this.#started.delete(call.id)
     if (refusedBy !== undefined || errorCode === 'TOOL_ABORTED') {
-      const items = [this.#item('call', `${call.name} ${args}`)]
+      // a call stopped while it ran has its line already; one refused or never run gets it now
+      const items = started ? [] : [this.#item('call', `${call.name} ${args}`)]
       items.push(this.#item('refused', refusalText(call, errorCode, full, this.#rejections.get(call.id))))
       this.#set({ history: [...this.#state.history, ...items] })
       return
@@ -262,8 +266,10 @@ export class Feed {
         )
       }
     },
-    onToolCallStarted: (info) =>
-      this.add('call', `${info.call.name} ${summarizeArguments(info.call.arguments, 120)}`),
+    onToolCallStarted: (info) => {
+      this.#started.add(info.call.id)
+      this.add('call', `${info.call.name} ${summarizeArguments(info.call.arguments, 120)}`)
+    },
     onToolCallFinished: (info) => this.#finished(info, info.call.id.startsWith('direct_')),
     onRetry: (n) =>
       this.add('notice', `model call failed (${n.error.code}); retry ${n.attempt} in ${n.delayMs} ms`),
