@@ -48,10 +48,20 @@ export function summarizeArguments(raw: string, max = 100): string {
   return oneLine(parts.join(' '), max)
 }
 
+/**
+ * A tool result's meaningful lines for a summary: the blank ones dropped, and the first
+ * without the `Error [CODE]: ` the model reads (the summary names the code already).
+ */
+export function resultLines(text: string): string[] {
+  const lines = text.split('\n').filter((l) => l.trim() !== '')
+  if (lines[0] !== undefined) lines[0] = lines[0].replace(/^Error \[[A-Z0-9_]+\]:\s*/u, '')
+  return lines
+}
+
 /** A tool result summarized on one line: its first meaningful line and how many lines it had. */
 export function summarizeResult(result: ToolResultMessage, max = 90): string {
   const text = result.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
-  const lines = text.split('\n').filter((l) => l.trim() !== '')
+  const lines = resultLines(text)
   const first = lines[0] ?? '(no output)'
   const more = lines.length > 1 ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : ''
   return `${oneLine(first, max)}${more}`

@@ -185,6 +185,25 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  it('a failed call names its error code once, then what the tool said', async () => {
+    const r = await rig(
+      {
+        toolCalls: [{ name: 'edit_file', arguments: { path: 'notes.txt', oldString: 'a', newString: 'b' } }],
+      },
+      { text: 'It needs reading first.' },
+    )
+    await writeFile(join(r.cwd, 'notes.txt'), 'a\n')
+    const pty = open(r, ['--preset', 'minimal'])
+    await pty.ready('› ')
+    pty.write('edit notes\r')
+    await pty.waitFor('It needs reading first.')
+    await idle(pty)
+    const line = (await pty.rows()).find((row) => row.includes('edit_file ✗'))
+    expect(line).toMatch(/^← edit_file ✗ FILE_NOT_READ: notes\.txt exists but has not been read/u)
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('after a resize mid-stream no line keeps the old width', async () => {
     const words = Array.from({ length: 150 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' ')
     const r = await rig({ text: words, chunking: { text: 4 }, delayMs: 15 })

@@ -4,7 +4,7 @@ import type { PriceTable, ToolResultMessage } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import { type ProposedChange, proposedChange } from '../approval-diff.js'
 import { refusalText } from '../refusal.js'
-import { oneLine, summarizeArguments } from '../render.js'
+import { oneLine, resultLines, summarizeArguments } from '../render.js'
 import { type SessionUsage, sessionUsage } from '../session-usage.js'
 import { safeSplit } from './markdown.js'
 
@@ -201,7 +201,7 @@ export class Feed {
       this.#set({ history: [...this.#state.history, ...items] })
       return
     }
-    const lines = full.split('\n').filter((l) => l.trim() !== '')
+    const lines = resultLines(full)
     const first = oneLine(lines[0] ?? '(no output)', 110)
     const more =
       lines.length > 1
