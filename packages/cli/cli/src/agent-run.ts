@@ -226,13 +226,14 @@ async function runWith(s: Setup): Promise<number> {
   ) {
     s.deferred.titleFromPrompt = false
   }
-  let modes: string[]
+  const modes: string[] = []
   try {
     // `--model` with a model-selection plugin is a logged switch (model/selection, kept by resume and fork).
     if (values.model !== undefined && agent.commands().some((c) => c.name === 'model')) {
-      await agent.runCommand('model', values.model, { source: 'cli' })
+      const answer = await agent.runCommand('model', values.model, { source: 'cli' })
+      if (answer !== undefined && answer !== '') modes.push(answer)
     }
-    modes = await applyStartModes(built, values)
+    modes.push(...(await applyStartModes(built, values)))
   } catch (error) {
     await agent.close().catch(() => undefined)
     await s.selected.store.close()

@@ -17,6 +17,8 @@ describe('keel --model', () => {
       env: r.env,
     })
     expect(first.code).toBe(0)
+    // the switch is said once, on stderr with the composition
+    expect(first.stderr.match(/Model: deepseek-v4-pro/gu)).toHaveLength(1)
     const id = JSON.parse(first.stdout).session_id as string
     const resumed = await runKeel(['resume', id, '-p', 'again', ...flags], { env: r.env })
     expect(resumed.code).toBe(0)

@@ -110,27 +110,34 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
     const active: ActiveModelService = { current: () => choiceOf(state()) }
     /** The agent's own model: what applies with no selection. */
     const defaultModel = (): string => ctx.model().defaultModel
+    /** Decides and records a switch; what happened, and whether the model changed. */
+    const choose = (request: SelectionRequest): { text: string; changed: boolean } => {
+      const route = ctx.model()
+      const fallback = defaultModel()
+      const decision = decideSelection(request, {
+        current:
+          route.reasoningEffort === undefined
+            ? { model: route.model }
+            : { model: route.model, reasoningEffort: route.reasoningEffort },
+        selected: route.source === 'selection',
+        defaultModel: fallback,
+        info: ctx.modelInfo(request.model ?? fallback),
+      })
+      if (decision.action === 'refuse')
+        throw new ModelSelectionError(decision.code, decision.reason, { model: request.model })
+      if (decision.action === 'unchanged')
+        return { text: `Model unchanged: ${decision.reason}.`, changed: false }
+      ctx.session.append('model/selection', decision.data)
+      const { data } = decision
+      const text = `Model: ${describe(data.model, data.reasoningEffort)}${data.default === true ? ' (the default)' : ''}, window ${tokens(data.contextWindow)}, from the next step.`
+      return { text, changed: true }
+    }
     const selection: ModelSelectionService = {
       current: () => (choiceOf(state()) === undefined ? undefined : (state().latest ?? undefined)),
       select(request) {
-        const route = ctx.model()
-        const fallback = defaultModel()
-        const decision = decideSelection(request, {
-          current:
-            route.reasoningEffort === undefined
-              ? { model: route.model }
-              : { model: route.model, reasoningEffort: route.reasoningEffort },
-          selected: route.source === 'selection',
-          defaultModel: fallback,
-          info: ctx.modelInfo(request.model ?? fallback),
-        })
-        if (decision.action === 'refuse')
-          throw new ModelSelectionError(decision.code, decision.reason, { model: request.model })
-        if (decision.action === 'unchanged') return `Model unchanged: ${decision.reason}.`
-        ctx.session.append('model/selection', decision.data)
-        const { data } = decision
-        const text = `Model: ${describe(data.model, data.reasoningEffort)}${data.default === true ? ' (the default)' : ''}, window ${tokens(data.contextWindow)}, from the next step.`
-        ctx.display('model', text)
+        // a switch made by code is shown to the person; /model says it as its answer
+        const { text, changed } = choose(request)
+        if (changed) ctx.display('model', text)
         return text
       },
     }
@@ -141,7 +148,7 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
       usage: '[<id> [effort] | default]',
       run: async (args, { source }) => {
         const request = parseArgs(args, source)
-        return request === 'show' ? describeRoute(ctx, defaultModel()) : selection.select(request)
+        return request === 'show' ? describeRoute(ctx, defaultModel()) : choose(request).text
       },
     })
   },

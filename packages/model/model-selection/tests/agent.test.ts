@@ -35,11 +35,13 @@ async function rig(handler: ScriptHandler = (r) => ({ text: `answer ${r.index}` 
     env: {},
     capabilities,
   })
+  const displayed: string[] = []
   const open = async (session: StoreHandle, compaction = false): Promise<Agent> => {
     const agent = await createAgent({
       llm,
       session,
       cwd: root,
+      observers: [{ onDisplay: (n) => void displayed.push(`${n.kind}: ${n.text}`) }],
       systemPrompt: 'You are careful.',
       plugins: [
         usePlugin(modelSelectionPlugin, { models: ['deepseek-v4-pro'] }),
@@ -49,7 +51,7 @@ async function rig(handler: ScriptHandler = (r) => ({ text: `answer ${r.index}` 
     cleanups.push(() => agent.close())
     return agent
   }
-  return { server, store, open }
+  return { server, store, open, displayed }
 }
 
 const models = (server: ScriptedServer) => server.requests.map((r) => r.body?.model)
@@ -118,6 +120,15 @@ describe('/model', () => {
     expect(agent.session.events.some((e) => e.type === 'model/selection')).toBe(false)
     const failed = agent.session.events.filter((e) => e.type === 'command/done').map((e) => e.data.errorCode)
     expect(failed).toEqual(['MODEL_EFFORT_INVALID', 'MODEL_EFFORT_UNSUPPORTED', 'MODEL_COMMAND_USAGE'])
+  })
+
+  it('says a switch once: /model answers it, a switch by code shows it as a notice', async () => {
+    const r = await rig()
+    const agent = await r.open(await r.store.create({ id: 'once' }))
+    expect(await agent.runCommand('model', 'deepseek-v4-pro high')).toMatch(/^Model: deepseek-v4-pro/)
+    expect(r.displayed).toEqual([])
+    agent.services.get('model.selection')!.select({ model: 'deepseek-v4-flash', source: 'plugin' })
+    expect(r.displayed).toEqual([expect.stringMatching(/^model: Model: deepseek-v4-flash/)])
   })
 
   it('resume and fork keep the selection', async () => {
