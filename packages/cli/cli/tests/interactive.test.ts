@@ -160,7 +160,9 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
       /Compacted: [\d,]+ → [\d,]+ tokens|Nothing was compacted|Compaction (skipped|cancelled|failed)|A compaction is already running/u,
     )
     pty.write('/nope\r')
-    await pty.waitFor('unknown command /nope')
+    await pty.waitFor('unknown command /nope; /help lists them')
+    pty.write('/compcat\r')
+    await pty.waitFor('unknown command /compcat; did you mean /compact? (/help lists them)')
     // a pasted run of 2,000 characters as a command name is not echoed back whole
     pty.write(`/${'n'.repeat(2000)}\r`)
     await pty.waitFor(/unknown\s+command\s+\/[n\s]+…\[1,760\s+characters\s+elided\]…/u)

@@ -1,6 +1,7 @@
 import type { Agent } from '@keel/agent'
 import { elide } from '@keel/base'
 import type { PresetAgent } from '@keel/presets'
+import { closest } from '../usage.js'
 import type { Feed } from './feed.js'
 import { contextReport, costReport } from './usage-report.js'
 
@@ -71,7 +72,8 @@ export async function runSlash(line: string, ctx: SlashContext): Promise<string>
   if (name === 'cost' && ctx.feed) return costReport(ctx.feed.state.usage)
   if (name === 'context' && ctx.feed) return contextReport(ctx.agent, ctx.feed.state.usage, ctx.contextWindow)
   if (!ctx.agent.commands().some((c) => c.name === name)) {
-    return `unknown command /${elide(name)}; /help lists them`
+    const near = closest(name, slashNames(ctx.agent))
+    return `unknown command /${elide(name)}; ${near ? `did you mean /${near}? (/help lists them)` : '/help lists them'}`
   }
   const answer = await ctx.agent.runCommand(name, args, {
     source: 'user',
