@@ -88,6 +88,8 @@ export interface ModelInfo {
   readonly reasoning: boolean
   /** The reasoning effort levels it accepts (empty: the provider has none for it). */
   readonly reasoningEfforts: readonly string[]
+  /** The adapter does not know the model: its output limit (and the window, unless given) are assumed. */
+  readonly assumed?: boolean
 }
 
 /** The route of the agent's next model request: provider, endpoint, model and its budgets. */
@@ -140,6 +142,7 @@ export function modelInfo(
     info.windowSource = window[1]!
   }
   if (capabilities) info.maxOutputTokens = capabilities.maxOutputTokens
+  if (capabilities?.assumed === true) info.assumed = true
   return info
 }
 

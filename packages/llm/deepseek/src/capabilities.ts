@@ -40,10 +40,16 @@ export const defaultModelCapabilities: ModelCapabilities = Object.freeze({
   reasoning: false,
 })
 
-/** The capabilities of `model`: the known table, then the default, each overridden field by field. */
+/**
+ * The capabilities of `model`: the known table, then the default, each overridden field by
+ * field. A model in neither the table nor the overrides gets the default marked `assumed`.
+ */
 export function resolveCapabilities(
   model: string,
   overrides: Readonly<Record<string, Partial<ModelCapabilities>>> = {},
 ): ModelCapabilities {
-  return { ...(knownModelCapabilities[model] ?? defaultModelCapabilities), ...overrides[model] }
+  const known = knownModelCapabilities[model]
+  const override = overrides[model]
+  if (known === undefined && override === undefined) return { ...defaultModelCapabilities, assumed: true }
+  return { ...(known ?? defaultModelCapabilities), ...override }
 }

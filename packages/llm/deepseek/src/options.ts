@@ -41,7 +41,7 @@ export interface DeepSeekOptions {
    */
   idleTimeoutMs?: number
   /** Per-model overrides of the capability table, field by field. */
-  capabilities?: Record<string, Partial<ModelCapabilities>>
+  capabilities?: Record<string, Partial<Omit<ModelCapabilities, 'assumed'>>>
   /**
    * `placeholder` (default): an image block is sent as a one-line text note saying an image
    * was omitted. `reject`: a request holding an image fails with `invalid-request`.
@@ -84,7 +84,7 @@ export interface ResolvedOptions {
   provider: string
   timeoutMs: number
   idleTimeoutMs: number
-  capabilities: Record<string, Partial<ModelCapabilities>>
+  capabilities: Record<string, Partial<Omit<ModelCapabilities, 'assumed'>>>
   images: ImagePolicy
   headers: Record<string, string>
   extraBody: Record<string, unknown>

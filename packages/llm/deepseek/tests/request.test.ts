@@ -227,7 +227,7 @@ describe('configuration', () => {
       maxOutputTokens: 8_192,
       reasoning: false,
     })
-    expect(adapter.capabilities('unknown-model')).toEqual(defaultModelCapabilities)
+    expect(adapter.capabilities('unknown-model')).toEqual({ ...defaultModelCapabilities, assumed: true })
     expect(adapter.capabilities('my-model')).toEqual({ ...defaultModelCapabilities, reasoning: true })
   })
 })

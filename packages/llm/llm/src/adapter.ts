@@ -79,6 +79,11 @@ export interface ModelCapabilities {
    * first; absent or empty when the provider has no such knob for it.
    */
   reasoningEfforts?: readonly string[]
+  /**
+   * True when the adapter does not know the model: these are what it assumes of an unknown
+   * id (a mistyped one, or a model newer than the adapter), not figures of the model.
+   */
+  assumed?: boolean
 }
 
 /** Streams model calls. Implementations: `@keel/deepseek` (any OpenAI-compatible endpoint). */

@@ -114,6 +114,7 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
     const choose = (request: SelectionRequest): { text: string; changed: boolean } => {
       const route = ctx.model()
       const fallback = defaultModel()
+      const info = ctx.modelInfo(request.model ?? fallback)
       const decision = decideSelection(request, {
         current:
           route.reasoningEffort === undefined
@@ -121,7 +122,7 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
             : { model: route.model, reasoningEffort: route.reasoningEffort },
         selected: route.source === 'selection',
         defaultModel: fallback,
-        info: ctx.modelInfo(request.model ?? fallback),
+        info,
       })
       if (decision.action === 'refuse')
         throw new ModelSelectionError(decision.code, decision.reason, { model: request.model })
@@ -129,7 +130,12 @@ export const modelSelectionPlugin = definePlugin<ModelSelectionConfig>({
         return { text: `Model unchanged: ${decision.reason}.`, changed: false }
       ctx.session.append('model/selection', decision.data)
       const { data } = decision
-      const text = `Model: ${describe(data.model, data.reasoningEffort)}${data.default === true ? ' (the default)' : ''}, window ${tokens(data.contextWindow)}, from the next step.`
+      // an id the adapter does not know is taken (any OpenAI-compatible endpoint has its own), but said
+      const unknown =
+        info.assumed === true
+          ? ` (assumed: the endpoint adapter does not know ${data.model}; check the id)`
+          : ''
+      const text = `Model: ${describe(data.model, data.reasoningEffort)}${data.default === true ? ' (the default)' : ''}, window ${tokens(data.contextWindow)}${unknown}, from the next step.`
       return { text, changed: true }
     }
     const selection: ModelSelectionService = {

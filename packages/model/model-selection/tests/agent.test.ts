@@ -131,6 +131,18 @@ describe('/model', () => {
     expect(r.displayed).toEqual([expect.stringMatching(/^model: Model: deepseek-v4-flash/)])
   })
 
+  it('takes an id the adapter does not know, and says its window is assumed', async () => {
+    const r = await rig()
+    const agent = await r.open(await r.store.create({ id: 'unknown' }))
+    expect(await agent.runCommand('model', 'deepseek-v4-prro')).toBe(
+      'Model: deepseek-v4-prro, window 128,000 tokens (assumed: the endpoint adapter does not know deepseek-v4-prro; check the id), from the next step.',
+    )
+    // a model the agent was told about (the capabilities option) is known
+    expect(await agent.runCommand('model', 'tiny-model')).toBe(
+      'Model: tiny-model, window 6,000 tokens, from the next step.',
+    )
+  })
+
   it('resume and fork keep the selection', async () => {
     const r = await rig()
     const agent = await r.open(await r.store.create({ id: 'keep' }))
