@@ -201,7 +201,8 @@ export class Agent {
    * `command/done`); resolves with what it answered. Throws `COMMAND_UNKNOWN` for a name no
    * plugin registered (nothing is logged then), and after logging the failure: the
    * command's own `KeelError`, `COMMAND_FAILED` (cause attached) when it threw, or
-   * `COMMAND_ABORTED` when `signal` fired before it answered.
+   * `COMMAND_ABORTED` when `signal` fired before it answered. Either way it settles only once
+   * the run and its outcome are durable (the store handle flushed).
    */
   async runCommand(
     name: string,
@@ -217,12 +218,23 @@ export class Agent {
         command: elide(name),
       })
     }
-    return runLoggedCommand(this.session, command, {
+    const request = {
       name,
       args,
       source: options.source ?? 'user',
       signal: options.signal ?? new AbortController().signal,
-    })
+    }
+    // what the person is told happened is durable first, failed or not (a crash after the
+    // answer must not lose it)
+    let answer: string | undefined
+    try {
+      answer = await runLoggedCommand(this.session, command, request)
+    } catch (error) {
+      await this.flush()
+      throw error
+    }
+    await this.flush()
+    return answer
   }
 
   /**

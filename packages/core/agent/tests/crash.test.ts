@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createAgent } from '../src/index.js'
 
 const child = fileURLToPath(new URL('./fixtures/crash-child.ts', import.meta.url))
+const commandChild = fileURLToPath(new URL('./fixtures/command-child.ts', import.meta.url))
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
@@ -30,6 +31,30 @@ function waitForLine(proc: ChildProcess, line: string): Promise<void> {
 }
 
 describe('a session never becomes unusable', () => {
+  it('a command that has answered is on disk: SIGKILL right after loses neither its run nor its answer', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'keel-crash-'))
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+    const proc = spawn(process.execPath, ['--import', 'tsx', commandChild, home, 'commanded', home], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    cleanups.push(() => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+    })
+    await waitForLine(proc, 'answered')
+    const exited = new Promise((resolve) => proc.once('exit', resolve))
+    proc.kill('SIGKILL')
+    await exited
+    const store = new JsonlStore({ home })
+    const session = await store.load('commanded')
+    await store.close()
+    expect(
+      session.events.flatMap((e) => (e.type === 'command/run' || e.type === 'command/done' ? [e.data] : [])),
+    ).toEqual([
+      expect.objectContaining({ name: 'note', args: 'kept' }),
+      expect.objectContaining({ kind: 'success', text: 'noted kept' }),
+    ])
+  }, 60_000)
+
   it('after SIGKILL while bash runs `sleep 30`, reopening answers the call (TOOL_INTERRUPTED) and the next turn works', async () => {
     const home = mkdtempSync(join(tmpdir(), 'keel-crash-'))
     cleanups.push(() => rmSync(home, { recursive: true, force: true }))
