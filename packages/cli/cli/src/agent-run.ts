@@ -248,7 +248,7 @@ async function runWith(s: Setup): Promise<number> {
   if (!feed) for (const line of header) io.err(`keel: ${line}\n`)
   lines?.open(agent.session.id, {
     cwd: s.cwd,
-    model: s.llm.model,
+    model: agent.model().model,
     preset: built.composition.preset,
     composition: built.composition,
     tools: agent.tools.map((t) => t.name),
@@ -267,13 +267,11 @@ async function runWith(s: Setup): Promise<number> {
         feed: feed!,
         terminal: io.terminal!,
         color: io.color === true,
-        header: [`session ${agent.session.id} · ${s.llm.model}`, ...header],
+        header: [`session ${agent.session.id} · ${agent.model().model}`, ...header],
         resumed: s.mode !== 'new',
         home: s.home,
         cwd: s.cwd,
         prices,
-        model: built.composition.model ?? s.llm.model,
-        contextWindow: s.llm.capabilities?.(built.composition.model ?? s.llm.model).contextWindow,
         ...(io.signal ? { signal: io.signal } : {}),
         ...(s.deferred ? { deferred: s.deferred } : {}),
       })

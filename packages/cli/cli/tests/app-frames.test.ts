@@ -36,7 +36,7 @@ describe('the interactive UI invites a key only once keys are heard', () => {
           complete: async () => undefined,
           remember: noop,
         },
-        info: { model: 'm', contextWindow: undefined, history: [] },
+        info: { route: () => ({ model: 'm' }), history: [] },
       }),
       { stdout: out as unknown as NodeJS.WriteStream, stdin, exitOnCtrlC: false, patchConsole: false },
     )

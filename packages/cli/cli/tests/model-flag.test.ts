@@ -2,7 +2,9 @@
 import { JsonlStore } from '@keel/store-jsonl'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type KeelRig, keelRig, runKeel } from './keel-process.js'
+import { ptyTests } from './pty.js'
 
+const t = ptyTests()
 const rigs: KeelRig[] = []
 afterEach(async () => {
   for (const rig of rigs.splice(0)) await rig.close()
@@ -36,5 +38,33 @@ describe('keel --model', () => {
     expect(bad.stderr).toContain(
       "MODEL_EFFORT_INVALID: deepseek-v4-pro takes reasoning effort low, high, max; not 'medium'",
     )
+  })
+
+  it('names the model of the next request: a resumed selection in the header, the footer and stream-json init; /model moves the footer', async () => {
+    const r = await t.rig({ text: 'one' }, { text: 'two' })
+    const flags = ['--base-url', r.server.baseURL, '--cwd', r.cwd]
+    const first = await runKeel(['-p', 'hi', '--output', 'json', '--model', 'deepseek-v4-pro', ...flags], {
+      env: r.env,
+    })
+    const id = JSON.parse(first.stdout).session_id as string
+    const streamed = await runKeel(['resume', id, '-p', 'again', '--output', 'stream-json', ...flags], {
+      env: r.env,
+    })
+    expect(JSON.parse(streamed.stdout.split('\n')[0]!)).toMatchObject({
+      type: 'init',
+      model: 'deepseek-v4-pro',
+    })
+    const pty = t.open(r, ['resume', id])
+    await pty.ready('› ')
+    const footer = async () => (await pty.rows()).filter((row) => row.includes(' · context ')).at(-1)
+    expect((await pty.rows()).some((row) => row.startsWith(`session ${id} · deepseek-v4-pro`))).toBe(true)
+    expect(await footer()).toMatch(/^deepseek-v4-pro · /u)
+    pty.write('/model deepseek-v4-flash\r')
+    await pty.waitFor('Model: deepseek-v4-flash')
+    await pty.waitForScreen('the footer to follow', (rows) =>
+      rows.some((row) => row.startsWith('deepseek-v4-flash · context ')),
+    )
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
   })
 })

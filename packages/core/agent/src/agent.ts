@@ -7,7 +7,7 @@ import { type DirectToolOptions, type DirectToolResult, runDirectTool } from './
 import { AgentError } from './errors.js'
 import './events.js'
 import { PluginHost } from './host.js'
-import { modelFacilities } from './model-route.js'
+import { type ModelRoute, modelFacilities } from './model-route.js'
 import {
   type AgentLogger,
   type AgentOptions,
@@ -62,6 +62,7 @@ export class Agent {
   #controller: AbortController | null = null
   /** The running turn's own `max_tokens` (`SendOptions.maxTokens`), for `ctx.model()`. */
   #turnMaxTokens: number | undefined
+  #route!: () => ModelRoute
   #closed = false
   #closing: Promise<void> | null = null
   /** Set when a turn failed because the log refused a write (`sessionEnd` reason `error`). */
@@ -92,6 +93,7 @@ export class Agent {
       services: () => agent.services,
       turnMaxTokens: () => agent.#turnMaxTokens,
     })
+    agent.#route = model.model
     try {
       agent.#host = await PluginHost.start(options.plugins ?? [], {
         session,
@@ -184,6 +186,14 @@ export class Agent {
   /** The services the plugins provide (read-only; `get` is undefined for a key nobody provides). */
   get services(): ServiceView {
     return this.#host?.services ?? noServices
+  }
+
+  /**
+   * The route of the next request, as plugins see it with `ctx.model()`: the model (a
+   * selection's, else the agent's, else the adapter's), its window and budgets.
+   */
+  model(): ModelRoute {
+    return this.#route()
   }
 
   /** Whether a turn is running or queued. */

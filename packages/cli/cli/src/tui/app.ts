@@ -47,8 +47,8 @@ export interface AppActions {
 
 /** What the footer shows besides the feed's usage. */
 export interface AppInfo {
-  readonly model: string
-  readonly contextWindow: number | undefined
+  /** The model of the next request and its window (a `/model` switch, a resumed selection). */
+  route(): { readonly model: string; readonly contextWindow?: number | undefined }
   /** Earlier inputs of this project, newest first (↑ walks them). */
   readonly history: readonly string[]
 }
@@ -253,7 +253,7 @@ export function App({
     h(
       Text,
       { dimColor: true, wrap: 'truncate-end' },
-      footerText(state.usage, info.contextWindow, info.model),
+      footerText(state.usage, info.route().contextWindow, info.route().model),
     ),
   )
 }

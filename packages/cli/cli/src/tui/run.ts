@@ -39,8 +39,6 @@ export interface InteractiveOptions {
   readonly cwd: string
   /** Prices by model id (the provider's, with the preset's over them). */
   readonly prices: PriceTable
-  readonly model: string
-  readonly contextWindow: number | undefined
 }
 
 /** What a queued message shows: the typed text (attached files named, not shown). */
@@ -154,7 +152,6 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
           built,
           signal: controller.signal,
           feed,
-          contextWindow: options.contextWindow,
         })
           .then((text) => feed.add('info', text))
           .catch((error: unknown) => feed.add('error', errorMessage(error)))
@@ -228,7 +225,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
     h(App, {
       feed,
       actions,
-      info: { model: options.model, contextWindow: options.contextWindow, history: loaded.entries },
+      info: { route: () => agent.model(), history: loaded.entries },
     }),
     {
       stdin: terminal.stdin,

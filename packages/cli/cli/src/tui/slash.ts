@@ -13,7 +13,6 @@ export interface SlashContext {
   readonly signal?: AbortSignal
   /** The UI's state (`/cost`, `/context` read its usage). */
   readonly feed?: Feed
-  readonly contextWindow?: number | undefined
 }
 
 /** The commands the UI itself answers; every other `/name` is a plugin's, from the agent's registry. */
@@ -70,7 +69,7 @@ export async function runSlash(line: string, ctx: SlashContext): Promise<string>
   if (name === 'help') return slashHelp(ctx.agent)
   if (name === 'preset') return describePreset(ctx)
   if (name === 'cost' && ctx.feed) return costReport(ctx.feed.state.usage)
-  if (name === 'context' && ctx.feed) return contextReport(ctx.agent, ctx.feed.state.usage, ctx.contextWindow)
+  if (name === 'context' && ctx.feed) return contextReport(ctx.agent, ctx.feed.state.usage)
   if (!ctx.agent.commands().some((c) => c.name === name)) {
     const near = closest(name, slashNames(ctx.agent))
     return `unknown command /${elide(name)}; ${near ? `did you mean /${near}? (/help lists them)` : '/help lists them'}`

@@ -49,8 +49,9 @@ function charsOf(message: Message): number {
   return chars
 }
 
-/** `/context`: how full the model's window is, and what the next call would send, by kind. */
-export function contextReport(agent: Agent, usage: SessionUsage, contextWindow: number | undefined): string {
+/** `/context`: how full the next call's model window is, and what that call would send, by kind. */
+export function contextReport(agent: Agent, usage: SessionUsage): string {
+  const { contextWindow } = agent.model()
   const messages = agent.session.deriveMessages()
   const byRole = new Map<string, { count: number; chars: number }>()
   for (const message of messages) {
