@@ -49,11 +49,43 @@ export function planFork(parent: ForkParent, atSeq: number | undefined, options:
   }
 }
 
-/** The refusal of a cut that leaves `turn` open in the child. */
-export function forkInsideTurnError(parent: SessionHeader, last: number, turn: number): SessionError {
+/**
+ * The refusal of a cut that leaves `turn` open in the child, naming the cuts that work: the
+ * seq before its `turn/start` (`start`), and its `turn/end` (`end`, when it has one).
+ */
+export function forkInsideTurnError(
+  parent: SessionHeader,
+  last: number,
+  turn: number,
+  bounds: { readonly start: number; readonly end: number | undefined },
+): SessionError {
+  const { start, end } = bounds
+  const span = end === undefined ? `from seq ${start}, not ended` : `seqs ${start}..${end}`
+  const cuts = [
+    ...(start > 0 ? [`at seq ${start - 1}, before it`] : []),
+    ...(end === undefined ? [] : [`at seq ${end}, its turn/end`]),
+  ]
   return new SessionError(
     'FORK_CUT_INVALID',
-    `cannot fork session ${parent.id} at seq ${last}: turn ${turn} is still open there; cut before its turn/start or after its turn/end`,
+    `cannot fork session ${parent.id} at seq ${last}: turn ${turn} (${span}) is still open there${cuts.length > 0 ? `; cut ${cuts.join(', or ')}` : ''}`,
     { atSeq: last, turn },
   )
+}
+
+/** Where turn `turn` starts and ends in `events` (found from `at`, a seq inside it). */
+export function turnBounds(
+  events: { readonly length: number; at(seq: number): { readonly type: string; readonly data: unknown } },
+  turn: number,
+  at: number,
+): { start: number; end: number | undefined } {
+  const isTurn = (seq: number, type: string) => {
+    const event = events.at(seq)
+    return event.type === type && (event.data as { turn?: unknown }).turn === turn
+  }
+  let start = at
+  while (start > 0 && !isTurn(start, 'turn/start')) start--
+  let end: number | undefined = at
+  while (end < events.length && !isTurn(end, 'turn/end')) end++
+  if (end === events.length) end = undefined
+  return { start, end }
 }

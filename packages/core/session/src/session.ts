@@ -9,7 +9,7 @@ import {
 import { type AnyEvent, buildEvent, checkData } from './envelope.js'
 import { appendRefused, SessionError } from './errors.js'
 import type { SessionEventMap } from './events.js'
-import { forkInsideTurnError, planFork } from './fork.js'
+import { forkInsideTurnError, planFork, turnBounds } from './fork.js'
 import { buildHeader } from './header.js'
 import { InvariantFolds } from './invariant-folds.js'
 import { KNOWN_EVENT_TYPES, type KnownEventType } from './known-event-types.generated.js'
@@ -318,7 +318,8 @@ export class Session {
     const child = Session.create(childId, plan.header, undefined, plan.options)
     for (let i = 0; i < plan.seedLength; i++) child.#adopt(this.#log.at(i), this.#opaque.has(i))
     const open = child.#lifecycle.openTurn
-    if (open !== null) throw forkInsideTurnError(this.#header, plan.last, open)
+    if (open !== null)
+      throw forkInsideTurnError(this.#header, plan.last, open, turnBounds(this.#log, open, plan.last))
     child.append('session/end-seed', { parentSession: this.id, parentSeq: plan.last as SessionSeq })
     return child
   }

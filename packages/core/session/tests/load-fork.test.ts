@@ -183,6 +183,16 @@ describe('fork', () => {
   it('refuses a cut inside an open turn or outside the log', () => {
     const parent = oneTurn()
     expect(codeOf(() => parent.fork('c', 5))).toBe('FORK_CUT_INVALID')
+    // the refusal names the cuts that work: just before the turn, or at its end
+    expect(() => parent.fork('c', 5)).toThrow(
+      'cannot fork session parent at seq 5: turn 1 (seqs 1..11) is still open there; cut at seq 0, before it, or at seq 11, its turn/end',
+    )
+    const unfinished = oneTurn()
+    unfinished.append('turn/start', { turn: 2 })
+    unfinished.append('user/message', userText('again'))
+    expect(() => unfinished.fork('c', 13)).toThrow(
+      'turn 2 (from seq 12, not ended) is still open there; cut at seq 11, before it',
+    )
     expect(codeOf(() => parent.fork('c', 99))).toBe('FORK_CUT_INVALID')
     expect(parent.fork('c', 0).events.length).toBe(2)
     expect(codeOf(() => parent.fork('c', -1))).toBe('FORK_CUT_INVALID')
