@@ -8,6 +8,7 @@ import { type ExportedSession, sessionToHtml } from './export-html.js'
 import type { CliIo } from './io.js'
 import { loadReportedPresets } from './preset-report.js'
 import { priceTable } from './pricing.js'
+import { withSessionId } from './session-id.js'
 import { selectStore } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
 
@@ -24,7 +25,7 @@ export async function exportSession(argv: readonly string[], io: CliIo): Promise
     )
   const { store } = await selectStore(values.store, io.env)
   try {
-    const inspection = await store.inspect(positionals[0]!)
+    const inspection = await withSessionId(store, positionals[0]!, (id) => store.inspect(id))
     const { header } = inspection
     // The session's preset may price its models its own way (`prices`).
     const presets = await loadReportedPresets(

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import type { Session } from '@keel/session'
 import type { SessionHandle, StoreNotice } from '@keel/store'
+import { withSessionId } from './session-id.js'
 import type { SelectedStore } from './store.js'
 import { UsageError } from './usage.js'
 
@@ -42,7 +43,7 @@ export async function openExisting(
     beforeFork?: (parent: Session, cwd: string) => Promise<void>
   },
 ): Promise<ExistingSession> {
-  let id: string
+  let typed: string
   const unlisted: StoreNotice[] = []
   if (choice.kind === 'last') {
     const onNotice = (notice: StoreNotice) => unlisted.push(notice)
@@ -52,19 +53,23 @@ export async function openExisting(
         `no session has run in ${choice.dir} yet${unlisted.length > 0 ? ` that can be read (${unlisted.length} cannot: keel sessions list names them)` : ''}; keel sessions list shows them all`,
         { showUsage: false },
       )
-    id = latest.id
-  } else id = choice.id
-  if (choice.kind === 'fork' && (where.explicit === undefined || where.beforeFork)) {
-    // A fork writes a new session: check the parent (its directory, its events) before, not after.
-    const parent = await selected.store.load(id)
-    const recorded = parent.header.cwd
-    if (where.explicit === undefined && recorded !== undefined) await usableRecorded(id, recorded)
-    await where.beforeFork?.(parent, where.explicit ?? recorded ?? where.invocation)
-  }
-  const handle =
-    choice.kind === 'fork'
-      ? await selected.store.fork(id, choice.atSeq === undefined ? {} : { atSeq: choice.atSeq })
-      : await selected.store.open(id)
+    typed = latest.id
+  } else typed = choice.id
+  // the id as typed, or the one session it is the start of
+  const { id, handle } = await withSessionId(selected.store, typed, async (id) => {
+    if (choice.kind === 'fork' && (where.explicit === undefined || where.beforeFork)) {
+      // A fork writes a new session: check the parent (its directory, its events) before, not after.
+      const parent = await selected.store.load(id)
+      const recorded = parent.header.cwd
+      if (where.explicit === undefined && recorded !== undefined) await usableRecorded(id, recorded)
+      await where.beforeFork?.(parent, where.explicit ?? recorded ?? where.invocation)
+    }
+    const handle =
+      choice.kind === 'fork'
+        ? await selected.store.fork(id, choice.atSeq === undefined ? {} : { atSeq: choice.atSeq })
+        : await selected.store.open(id)
+    return { id, handle }
+  })
   const notes =
     choice.kind === 'fork'
       ? [

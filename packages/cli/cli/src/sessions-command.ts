@@ -6,6 +6,7 @@ import { describeEvent } from './describe-event.js'
 import { exportSession } from './export-command.js'
 import type { CliIo } from './io.js'
 import { oneLine } from './render.js'
+import { withSessionId } from './session-id.js'
 import { firstPromptTitle, latestTitle } from './session-titles.js'
 import { childOfLine, delegationLabel, nestSessions } from './session-tree.js'
 import { checkKeelHome, selectStore, unlockSession } from './store.js'
@@ -134,7 +135,7 @@ async function showSession(argv: readonly string[], io: CliIo, home: string): Pr
   const { store, logOf, kind } = await selectStore(values.store, io.env)
   try {
     if (kind === 'jsonl') await checkKeelHome(home, io.env, 'read')
-    const inspection = await store.inspect(id)
+    const inspection = await withSessionId(store, id, (typed) => store.inspect(typed))
     if (values.json) {
       io.out(`${JSON.stringify(inspection, null, 2)}\n`)
       return 0

@@ -1,5 +1,6 @@
 import type { SessionVerification } from '@keel/store'
 import type { CliIo } from './io.js'
+import { withSessionId } from './session-id.js'
 import { selectStore } from './store.js'
 import { parseFlags, UsageError } from './usage.js'
 
@@ -18,7 +19,7 @@ export async function verifySession(argv: readonly string[], io: CliIo): Promise
     throw new UsageError('usage: keel sessions verify <id> [--json] [--store jsonl|postgres]')
   const { store } = await selectStore(values.store, io.env)
   try {
-    const report = await store.verify(positionals[0]!)
+    const report = await withSessionId(store, positionals[0]!, (id) => store.verify(id))
     io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : describe(report))
     return report.differences.length === 0 ? 0 : 1
   } finally {
