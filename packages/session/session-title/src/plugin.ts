@@ -93,7 +93,7 @@ async function requestTitle(
     { title, source: 'model', requestSeq: logged.seq as SessionSeq },
     { ignorable: true },
   )
-  ctx.display('session-title', title)
+  ctx.display('session-title', `titled the session: ${title}`)
 }
 
 /**

@@ -94,7 +94,7 @@ describe('session titles in a real agent', () => {
     const order = session.events.map((e) => e.type)
     expect(order.indexOf('session/title')).toBeLessThan(order.lastIndexOf('turn/start'))
     expect(order.indexOf('session/title-llm-request')).toBeGreaterThan(order.indexOf('turn/end'))
-    expect(shown).toEqual(['session-title: Fix the greet test'])
+    expect(shown).toEqual(['session-title: titled the session: Fix the greet test'])
     expect(await agent.runCommand('title')).toBe('title: Fix the greet test (by the model)')
   })
 
