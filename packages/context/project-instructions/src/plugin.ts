@@ -156,7 +156,7 @@ function registerInstructionCommands(
   ctx: PluginContext<ProjectInstructionsConfig>,
   load: () => Promise<InstructionBundle>,
 ): void {
-  const { session } = ctx
+  const { session, config } = ctx
   ctx.registerCommand('instructions', {
     description:
       'show the project instructions (AGENTS.md…) the model has; `approve` loads imports from outside the project',
@@ -181,7 +181,12 @@ function registerInstructionCommands(
         last === undefined
           ? 'nothing delivered yet'
           : `last delivered (${last.loaded.reason}): ${last.loaded.files.map((f) => `${f.path} sha256:${f.sha256.slice(0, 12)}`).join(', ') || 'no files'}`
-      return `${describeDelivery(bundle)}\n${sent}`
+      // with no file, the delivery's wording ("the earlier ones no longer apply") fits only a removal
+      const now =
+        bundle.files.length === 0 && last === undefined
+          ? `no project instruction files (${config.fileNames.join(', ')} from the project root down to the working directory)`
+          : describeDelivery(bundle)
+      return `${now}\n${sent}`
     },
   })
   ctx.registerCommand('init', {

@@ -165,6 +165,14 @@ describe('project instructions in a real agent', () => {
     expect(reasons).toEqual(['start', 'compact'])
   })
 
+  it('/instructions in a project without instruction files says so, not that earlier ones were dropped', async () => {
+    const { root, home } = repo({})
+    const { agent } = await rig(root, home, ok)
+    expect(await agent.runCommand('instructions')).toBe(
+      'no project instruction files (AGENTS.md, CLAUDE.md, .keel/AGENTS.md from the project root down to the working directory)\nnothing delivered yet',
+    )
+  })
+
   it('loads an import from outside the project only after the person approves it', async () => {
     const { root, home } = repo({})
     const shared = join(root, '..', 'shared.md')
