@@ -151,3 +151,31 @@ export async function loadAgentCatalog(
   for (const definition of shipped) add(definition)
   return { agents, shadowed, problems }
 }
+
+/** Characters of a description `/agents` shows on an agent's line. */
+const SHOWN_DESCRIPTION = 160
+
+/**
+ * What `/agents` answers: one line per agent (a long description cut at a word, with `…`),
+ * then the definitions overridden by others and the files that failed.
+ */
+export function describeCatalog(catalog: AgentCatalog): string {
+  const rows = [...catalog.agents.values()].map(
+    (d) =>
+      `${d.name} (${d.source}${d.file ? ` ${d.file}` : ''}): ${clipAtWord(d.description, SHOWN_DESCRIPTION)}`,
+  )
+  const shadowed = catalog.shadowed.map(
+    (d) => `${d.name} (${d.source}${d.file ? ` ${d.file}` : ''}) is overridden`,
+  )
+  const problems = catalog.problems.map((p) => `${p.code}: ${p.message}`)
+  return [...rows, ...shadowed, ...problems].join('\n')
+}
+
+/** `text` on one line, at most `max` characters: cut at the last word that fits, then `…`. */
+function clipAtWord(text: string, max: number): string {
+  const flat = text.replace(/\s+/gu, ' ').trim()
+  if (flat.length <= max) return flat
+  const cut = flat.slice(0, max - 1)
+  const space = cut.lastIndexOf(' ')
+  return `${space > max / 2 ? cut.slice(0, space) : cut}…`
+}

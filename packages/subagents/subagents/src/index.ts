@@ -1,6 +1,12 @@
 import './events.js'
 
-export { type AgentCatalog, type DefinitionRoot, definitionRoots, loadAgentCatalog } from './catalog.js'
+export {
+  type AgentCatalog,
+  type DefinitionRoot,
+  definitionRoots,
+  describeCatalog,
+  loadAgentCatalog,
+} from './catalog.js'
 export { childSystemPrompt } from './child.js'
 export { childComposition, childTools, TASK_TOOL } from './compose.js'
 export {

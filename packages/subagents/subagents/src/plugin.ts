@@ -5,7 +5,7 @@ import { errorMessage } from '@keel/base'
 import type { Session } from '@keel/session'
 import type {} from '@keel/user-approval'
 import { z } from 'zod'
-import { type AgentCatalog, definitionRoots, loadAgentCatalog } from './catalog.js'
+import { definitionRoots, describeCatalog, loadAgentCatalog } from './catalog.js'
 import { runChild } from './child.js'
 import { type AgentDefinition, SubagentError } from './definition.js'
 import { ownedEventTypes } from './events.generated.js'
@@ -124,18 +124,6 @@ async function settleInterrupted(
   }
   if (lines.length === 0) return undefined
   return `Keel stopped while subagents ran; their task calls were answered TOOL_INTERRUPTED:\n${lines.join('\n')}\nRun a task again if you still need its result.`
-}
-
-function describeCatalog(catalog: AgentCatalog): string {
-  const rows = [...catalog.agents.values()].map(
-    (d) =>
-      `${d.name} (${d.source}${d.file ? ` ${d.file}` : ''}): ${d.description.replace(/\s+/gu, ' ').slice(0, 160)}`,
-  )
-  const shadowed = catalog.shadowed.map(
-    (d) => `${d.name} (${d.source}${d.file ? ` ${d.file}` : ''}) is overridden`,
-  )
-  const problems = catalog.problems.map((p) => `${p.code}: ${p.message}`)
-  return [...rows, ...shadowed, ...problems].join('\n')
 }
 
 /**

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import {
   type AgentCatalog,
   definitionRoots,
+  describeCatalog,
   loadAgentCatalog,
   parseDefinition,
   pickDefinition,
@@ -118,6 +119,22 @@ function described(catalog: AgentCatalog, name: string): string | undefined {
 }
 
 describe('loadAgentCatalog', () => {
+  it('/agents shows each agent on a line; a long description is cut at a word and ends with …', async () => {
+    const { places, roots } = await tempRoots()
+    await put(
+      join(places.cwd, '.keel', 'agents'),
+      'long.md',
+      'long',
+      `Reads ${'every file '.repeat(30)}carefully.`,
+    )
+    const text = describeCatalog(await loadAgentCatalog(roots))
+    const line = text.split('\n').find((l) => l.startsWith('long '))!
+    expect(line).toMatch(/^long \(project [^)]+long\.md\): Reads (every file )+every…$/u)
+    const shipped = text.split('\n').find((l) => l.startsWith('general-purpose '))!
+    expect(shipped.endsWith('…')).toBe(true)
+    expect(shipped).not.toMatch(/ \S{1,2}…$/u) // not a word cut in two, as "wo…"
+  })
+
   it('prefers the project (.keel over .claude) over the user ($KEEL_HOME over ~/.claude) over shipped', async () => {
     const { places, roots } = await tempRoots()
     await put(join(places.cwd, '.keel', 'agents'), 'a.md', 'one', 'keel project')
