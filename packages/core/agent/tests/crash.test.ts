@@ -30,20 +30,23 @@ function waitForLine(proc: ChildProcess, line: string): Promise<void> {
   })
 }
 
+/** Runs a fixture (`node --import tsx <args>`), waits for it to print `line`, then SIGKILLs it. */
+async function killAfterLine(args: string[], line: string): Promise<void> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  cleanups.push(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+  })
+  await waitForLine(proc, line)
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  proc.kill('SIGKILL')
+  await exited
+}
+
 describe('a session never becomes unusable', () => {
   it('a command that has answered is on disk: SIGKILL right after loses neither its run nor its answer', async () => {
     const home = mkdtempSync(join(tmpdir(), 'keel-crash-'))
     cleanups.push(() => rmSync(home, { recursive: true, force: true }))
-    const proc = spawn(process.execPath, ['--import', 'tsx', commandChild, home, 'commanded', home], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    cleanups.push(() => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
-    })
-    await waitForLine(proc, 'answered')
-    const exited = new Promise((resolve) => proc.once('exit', resolve))
-    proc.kill('SIGKILL')
-    await exited
+    await killAfterLine([commandChild, home, 'commanded', home], 'answered')
     const store = new JsonlStore({ home })
     const session = await store.load('commanded')
     await store.close()
@@ -65,16 +68,7 @@ describe('a session never becomes unusable', () => {
       ],
     })
     cleanups.push(() => server.close())
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, home, 'crashed', server.baseURL, home], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    cleanups.push(() => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
-    })
-    await waitForLine(proc, 'running')
-    const exited = new Promise((resolve) => proc.once('exit', resolve))
-    proc.kill('SIGKILL')
-    await exited
+    await killAfterLine([child, home, 'crashed', server.baseURL, home], 'running')
 
     const store = new JsonlStore({ home })
     const handle = await store.open('crashed')
