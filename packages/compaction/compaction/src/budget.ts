@@ -11,6 +11,8 @@ export interface ActiveModel {
   readonly contextWindow?: number
   /** `selection` (a model-selection plugin), `option` (the agent's or preset's `contextWindows`), `adapter`. */
   readonly windowSource?: 'selection' | 'option' | 'adapter'
+  /** The adapter does not know the model: its window is the adapter's assumption, not the model's. */
+  readonly assumed?: boolean
   /** `max_tokens` of the agent's requests, when known. */
   readonly maxTokens?: number
 }
@@ -34,7 +36,8 @@ export interface Budget {
 /**
  * The window of the agent's model: the config's `contextWindows` entry for it, else the
  * window a model selection or the agent's `contextWindows` option gives, else the config's
- * `contextWindow`, else the adapter's table, else {@link DEFAULT_CONTEXT_WINDOW}.
+ * `contextWindow`, else the adapter's table, else {@link DEFAULT_CONTEXT_WINDOW}. A window the
+ * adapter only assumed for a model it does not know is recorded as `default`, as that is.
  */
 function windowOf(config: CompactionConfig, active: ActiveModel): [number, WindowSource] {
   const listed = config.contextWindows[active.model]
@@ -43,7 +46,8 @@ function windowOf(config: CompactionConfig, active: ActiveModel): [number, Windo
     return [active.contextWindow, active.windowSource === 'selection' ? 'selection' : 'agent']
   }
   if (config.contextWindow !== undefined) return [config.contextWindow, 'config']
-  if (active.contextWindow !== undefined) return [active.contextWindow, 'adapter']
+  if (active.contextWindow !== undefined)
+    return [active.contextWindow, active.assumed ? 'default' : 'adapter']
   return [DEFAULT_CONTEXT_WINDOW, 'default']
 }
 

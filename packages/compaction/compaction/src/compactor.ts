@@ -141,8 +141,10 @@ export class Compactor {
     this.#llm = llm
     const fallback = (): ActiveModel => {
       const model = this.config.model ?? llm.model
-      const window = llm.capabilities?.(model).contextWindow
-      return window === undefined ? { model } : { model, contextWindow: window, windowSource: 'adapter' }
+      const known = llm.capabilities?.(model)
+      if (known === undefined) return { model }
+      const active = { model, contextWindow: known.contextWindow, windowSource: 'adapter' } as const
+      return known.assumed === true ? { ...active, assumed: true } : active
     }
     this.#model = options.model ?? fallback
     this.#tools = options.tools ?? (() => [])

@@ -3,6 +3,7 @@
 // any request whose prompt plus max_tokens is longer than the model's window.
 import type { RecordedRequest, ScriptedResponse } from '@keel/scripted-server'
 import { describe, expect, it } from 'vitest'
+import { budgetOf, parseCompactionConfig } from '../src/index.js'
 import { filler, readFile } from './helpers.js'
 import { agentRequests, isSummary, realAgent } from './real-agent.js'
 
@@ -75,5 +76,18 @@ describe('the model and window the agent runs', () => {
       expect(start).toMatchObject({ model: 'small-12k', contextWindow: WINDOW, windowSource: 'agent' })
     }
     expect(server.requests.filter((r) => r.outcome === 'http-error')).toEqual([])
+  })
+
+  it('a window the adapter only assumed (a model it does not know) is recorded as the default, not the adapter’s', () => {
+    const config = parseCompactionConfig({})
+    const known = { model: 'deepseek-v4-flash', contextWindow: 1_048_576, windowSource: 'adapter' } as const
+    expect(budgetOf(config, known)).toMatchObject({ contextWindow: 1_048_576, windowSource: 'adapter' })
+    const unknown = {
+      model: 'my-model',
+      contextWindow: 128_000,
+      windowSource: 'adapter',
+      assumed: true,
+    } as const
+    expect(budgetOf(config, unknown)).toMatchObject({ contextWindow: 128_000, windowSource: 'default' })
   })
 })
