@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
 import { keelHome } from '@keel/store-jsonl'
 import { EXIT } from './exit-codes.js'
 import type { CliIo } from './io.js'
@@ -61,6 +62,29 @@ function refuseTypo(argv: readonly string[], positionals: readonly string[]): vo
   throw new UsageError(
     `${JSON.stringify(word)} is not a command; did you mean ${suggestion}? To give the word to the model as a task: keel -- ${word}`,
   )
+}
+
+/** Commands that may follow the flags (`keel --store postgres sessions list`). */
+const MOVABLE = new Set(['sessions', 'presets', 'mcp', 'resume', 'fork', 'demo'])
+
+/**
+ * The command line with its command first, when flags come before it: `keel --store
+ * postgres sessions list` is `keel sessions list --store postgres`, not a task of two words
+ * for the model: the flags move after the command's words (and before a `--` of its own),
+ * where the command checks them as its own. Undefined when the line starts
+ * with its command or its first word is no command; words after `--` are always the task.
+ */
+export function commandAfterFlags(argv: readonly string[]): string[] | undefined {
+  if (argv.length === 0 || !argv[0]!.startsWith('-')) return undefined
+  // not strict: an unknown flag is for the agent's own check to name, after this
+  const { tokens } = parseArgs({ args: [...argv], options: agentOptions, strict: false, tokens: true })
+  const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator')
+  if (first?.kind !== 'positional' || !MOVABLE.has(first.value)) return undefined
+  // the flags go after the command's own words (`sessions list`), before a `--` of its own
+  const flags = argv.slice(0, first.index)
+  const rest = argv.slice(first.index + 1)
+  const end = rest.includes('--') ? rest.indexOf('--') : rest.length
+  return [first.value, ...rest.slice(0, end), ...flags, ...rest.slice(end)]
 }
 
 /**

@@ -153,4 +153,5 @@ env:   DEEPSEEK_API_KEY (needed unless --base-url), DEEPSEEK_BASE_URL, KEEL_HOME
 exit:  0 ok, 1 runtime or API error, 2 usage or configuration (incl. a missing key),
        129 SIGHUP, 130 interrupted (Ctrl-C), 143 SIGTERM
 Without -p, a task of one word that looks like a mistyped command (keel frob, keel list) is
-refused with a suggestion; keel -- frob sends the word to the model.`
+refused with a suggestion; keel -- frob sends the word to the model. Flags may come before
+a command (keel --store postgres sessions list); words after -- are always the task.`

@@ -74,6 +74,36 @@ describe('keel sessions', () => {
     expect(await runCli(['sessions', 'list'], empty)).toBe(0)
     expect(empty.stdout.join('')).toContain('no sessions')
   })
+
+  it('runs a command written after flags (keel --store jsonl sessions list) instead of sending its words to the model', async () => {
+    const server = await startScriptedServer({ script: [{ text: 'asked' }] })
+    try {
+      const env = { KEEL_HOME: home, DEEPSEEK_BASE_URL: server.baseURL, DEEPSEEK_API_KEY: 'sk-test' }
+      const listed = io(env)
+      expect(await runCli(['--store', 'jsonl', 'sessions', 'list'], listed)).toBe(0)
+      expect(listed.stdout.join('')).toContain(sessionId)
+      // the command's own flags are checked, as when it comes first
+      const wrong = io(env)
+      expect(await runCli(['--model', 'deepseek-v4-pro', 'sessions', 'list'], wrong)).toBe(2)
+      expect(wrong.stderr.join('')).toBe(
+        'keel: keel sessions list: unknown option --model (see keel --help)\n',
+      )
+      const resumed = io(env)
+      expect(await runCli(['-p', '--preset', 'minimal', 'resume', 'no-such-session', 'go on'], resumed)).toBe(
+        2,
+      )
+      expect(resumed.stderr.join('')).toContain('SESSION_NOT_FOUND')
+      expect(server.requests).toHaveLength(0)
+      // after `--` the words are the task
+      const own = await mkdtemp(join(tmpdir(), 'keel-cli-task-'))
+      const task = io({ ...env, KEEL_HOME: own })
+      expect(await runCli(['-p', '--preset', 'minimal', '--', 'sessions', 'list'], task)).toBe(0)
+      expect(task.stdout.join('')).toContain('asked')
+      expect(server.requests).toHaveLength(1)
+    } finally {
+      await server.close()
+    }
+  })
 })
 
 describe('pnpm demo --live', () => {
