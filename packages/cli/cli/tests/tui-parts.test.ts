@@ -11,6 +11,7 @@ import { dollars, sessionUsage } from '../src/session-usage.js'
 import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
 import { attachMentions, commonPrefix, completePath, mentionAt, typedPart } from '../src/tui/mentions.js'
+import { helpText } from '../src/tui/slash.js'
 
 describe('streaming markdown is cut only where the part before it is finished', () => {
   it('cuts after the last blank line outside a code fence', () => {
@@ -143,5 +144,50 @@ describe('refusals and pastes', () => {
     expect(isPaste('typed fast\r')).toBe(false)
     expect(isPaste('\rthird')).toBe(false)
     expect(isPaste('\x1b[A\n')).toBe(false)
+  })
+})
+
+describe('/help laid out for the terminal', () => {
+  const rows: Array<readonly [string, string]> = [
+    ['/help', 'this list'],
+    [
+      '/sandbox [read_only|workspace_write|danger_full_access]',
+      'show or set the sandbox mode (recorded in the log) (@keel/user-approval)',
+    ],
+    ['/todo', 'the todo list as the log has it (@keel/todo)'],
+  ]
+
+  it('wraps a description at a word and indents it to its column; a wide command has it underneath', () => {
+    expect(helpText(rows, 60).split('\n').slice(0, 6)).toEqual([
+      '/help  this list',
+      '/sandbox [read_only|workspace_write|danger_full_access]',
+      '       show or set the sandbox mode (recorded in the log)',
+      '       (@keel/user-approval)',
+      '/todo  the todo list as the log has it (@keel/todo)',
+      'keys: Enter sends · Ctrl-J or \\+Enter adds a line',
+    ])
+  })
+
+  it('no line is wider than the terminal, and every word is there in order', () => {
+    const word = fc.stringMatching(/^[a-z@/()[\]|<>.-]{1,14}$/u)
+    const text = fc.array(word, { minLength: 1, maxLength: 20 }).map((w) => w.join(' '))
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(text, text), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 40, max: 160 }),
+        (given, columns) => {
+          const out = helpText(given, columns)
+          for (const line of out.split('\n')) expect(line.length).toBeLessThanOrEqual(columns)
+          const all = given.flatMap(([cmd, desc]) => [...cmd.split(' '), ...desc.split(' ')])
+          expect(
+            out
+              .split(/\s+/u)
+              .filter((w) => w !== '')
+              .slice(0, all.length),
+          ).toEqual(all)
+        },
+      ),
+      { seed: 41 },
+    )
   })
 })

@@ -152,6 +152,7 @@ export async function runInteractive(options: InteractiveOptions): Promise<numbe
           built,
           signal: controller.signal,
           feed,
+          columns: terminal.stdout.columns || 80,
         })
           .then((text) => feed.add('info', text))
           .catch((error: unknown) => feed.add('error', errorMessage(error)))

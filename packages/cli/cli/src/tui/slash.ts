@@ -13,6 +13,8 @@ export interface SlashContext {
   readonly signal?: AbortSignal
   /** The UI's state (`/cost`, `/context` read its usage). */
   readonly feed?: Feed
+  /** The terminal's width, which `/help` is laid out for (80 when unknown). */
+  readonly columns?: number
 }
 
 /** The commands the UI itself answers; every other `/name` is a plugin's, from the agent's registry. */
@@ -24,30 +26,97 @@ const OWN: ReadonlyArray<readonly [string, string]> = [
   ['/exit', 'leave (Ctrl-D on an empty line does too)'],
 ]
 
-/** The keys of the input line, as `/help` lists them. */
-export const KEYS_HELP = [
-  'keys: Enter sends · Ctrl-J or \\+Enter adds a line · ←/→ Home/End Ctrl-A/E move · Alt-B/F or Ctrl-←/→ by word',
-  '      Ctrl-W/U/K delete word/before/after · ↑/↓ history (per project) · Tab completes @path and /command',
-  '      @path attaches a file · !cmd runs a shell command (approval and sandbox as bash) · Ctrl-O shows the last tool output',
-  '      Esc interrupts a turn · Ctrl-C interrupts, twice within 2 s exits · Ctrl-D on an empty line exits',
-  '      approvals: y allow once · a allow for this session (its scope is shown) · n reject with a reason · Esc rejects',
-].join('\n')
+/** The keys of the input line, as `/help` lists them: one group per line (wrapped between keys). */
+const KEYS: ReadonlyArray<readonly string[]> = [
+  [
+    'Enter sends',
+    'Ctrl-J or \\+Enter adds a line',
+    '←/→ Home/End Ctrl-A/E move',
+    'Alt-B/F or Ctrl-←/→ by word',
+  ],
+  ['Ctrl-W/U/K delete word/before/after', '↑/↓ history (per project)', 'Tab completes @path and /command'],
+  [
+    '@path attaches a file',
+    '!cmd runs a shell command (approval and sandbox as bash)',
+    'Ctrl-O shows the last tool output',
+  ],
+  ['Esc interrupts a turn', 'Ctrl-C interrupts, twice within 2 s exits', 'Ctrl-D on an empty line exits'],
+  [
+    'approvals: y allow once',
+    'a allow for this session (its scope is shown)',
+    'n reject with a reason',
+    'Esc rejects',
+  ],
+]
+
+/** Narrowest layout `/help` makes: below it the terminal wraps what is left. */
+const MIN_COLUMNS = 40
+
+/**
+ * `parts` joined by `sep` after `lead`, in lines of at most `columns` characters, each
+ * after the first starting with `indent` spaces (one that starts a part: the separator, as
+ * `· `, ending there). A line breaks between parts; a part longer than a whole line breaks
+ * between its words (a word longer than a line stands alone).
+ */
+function hang(lead: string, parts: readonly string[], sep: string, indent: number, columns: number): string {
+  const lines: string[] = []
+  let line = lead
+  let empty = true
+  // a line that starts a part after a break shows the separator (`· `) before it
+  const mark = sep.trim() === '' || indent < 2 ? '' : `${sep.trim()} `
+  const put = (text: string, joiner: string) => {
+    if (!empty && line.length + joiner.length + text.length > columns) {
+      lines.push(line)
+      line = joiner === sep && mark !== '' ? ' '.repeat(indent - mark.length) + mark : ' '.repeat(indent)
+      empty = true
+    }
+    line = empty ? line + text : line + joiner + text
+    empty = false
+  }
+  for (const part of parts) {
+    const fits = (empty ? line.length : line.length + sep.length) + part.length <= columns
+    if (fits || indent + part.length <= columns || !part.includes(' ')) put(part, sep)
+    else part.split(' ').forEach((word, i) => put(word, i === 0 ? sep : ' '))
+  }
+  lines.push(line)
+  return lines.join('\n')
+}
+
+/**
+ * `/help` laid out for a terminal `columns` wide: each command, its description in a column
+ * beside it (under it when the command is wider than that column), wrapped between words
+ * and indented to that column; then the keys, wrapped between keys.
+ */
+export function helpText(rows: ReadonlyArray<readonly [string, string]>, columns: number): string {
+  const width = Math.max(MIN_COLUMNS, columns)
+  // the column fits the commands narrower than a cap; a wider one has its description under it
+  const cap = Math.min(36, Math.floor(width / 2))
+  const column = Math.max(0, ...rows.map(([cmd]) => cmd.length + 2).filter((w) => w <= cap)) || cap
+  const words = (text: string) => text.split(/ +/u).filter((w) => w !== '')
+  const commands = rows.map(([cmd, text]) => {
+    const own = hang('', words(cmd), ' ', 4, width)
+    if (!own.includes('\n') && own.length < column)
+      return hang(own.padEnd(column), words(text), ' ', column, width)
+    return `${own}\n${hang(' '.repeat(column), words(text), ' ', column, width)}`
+  })
+  const keys = KEYS.map((group, i) => hang(i === 0 ? 'keys: ' : '      ', group, ' · ', 8, width))
+  return [...commands, ...keys].join('\n')
+}
 
 /** Every command name (the UI's and the plugins'), for Tab completion. */
 export function slashNames(agent: Agent): string[] {
   return [...OWN.map(([cmd]) => cmd.slice(1)), ...agent.commands().map((c) => c.name)]
 }
 
-/** The help text: the UI's own commands, then every command the agent's plugins registered. */
-export function slashHelp(agent: Agent): string {
+/** The help text for a terminal `columns` wide: the UI's own commands, then every command the agent's plugins registered. */
+export function slashHelp(agent: Agent, columns: number): string {
   const rows: Array<readonly [string, string]> = [
     ...OWN,
     ...agent
       .commands()
       .map((c) => [`/${c.name}${c.usage ? ` ${c.usage}` : ''}`, `${c.description} (${c.plugin})`] as const),
   ]
-  const width = Math.min(48, Math.max(...rows.map(([cmd]) => cmd.length)) + 2)
-  return `${rows.map(([cmd, text]) => `${cmd.padEnd(width)} ${text}`).join('\n')}\n${KEYS_HELP}`
+  return helpText(rows, columns)
 }
 
 function describePreset(ctx: SlashContext): string {
@@ -66,7 +135,7 @@ export async function runSlash(line: string, ctx: SlashContext): Promise<string>
   const space = trimmed.search(/\s/u)
   const name = (space < 0 ? trimmed : trimmed.slice(0, space)).slice(1)
   const args = space < 0 ? '' : trimmed.slice(space + 1).trim()
-  if (name === 'help') return slashHelp(ctx.agent)
+  if (name === 'help') return slashHelp(ctx.agent, ctx.columns ?? 80)
   if (name === 'preset') return describePreset(ctx)
   if (name === 'cost' && ctx.feed) return costReport(ctx.feed.state.usage)
   if (name === 'context' && ctx.feed) return contextReport(ctx.agent, ctx.feed.state.usage)
