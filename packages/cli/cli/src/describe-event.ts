@@ -3,6 +3,7 @@
 import type { SessionEvent } from '@keel/session'
 import type {} from '@keel/subagents'
 import { oneLine, summarizeArguments, summarizeResult } from './render.js'
+import { outcomeLine, toolOutcome } from './result-view.js'
 
 /** One line describing an event, for `keel sessions show`. */
 export function describeEvent(event: SessionEvent): string {
@@ -39,7 +40,7 @@ export function describeEvent(event: SessionEvent): string {
     case 'tool/call':
       return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
     case 'tool/result':
-      return `${event.data.message.toolName} ${event.data.errorCode ? `✗ ${event.data.errorCode}` : '✓'} ${summarizeResult(event.data.message, 70)}`
+      return `${event.data.message.toolName} ${outcomeLine(toolOutcome(event.data.message, event.data.errorCode), summarizeResult(event.data.message, 70, event.data.errorCode))}`
     case 'subagent/spawned':
       return `${event.data.agent} in session ${event.data.child} for ${event.data.callId} (keel sessions show ${event.data.child})`
     case 'subagent/settled':

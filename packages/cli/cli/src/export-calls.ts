@@ -15,6 +15,7 @@ import {
   todoHtml,
 } from './export-parts.js'
 import { oneLine, summarizeArguments } from './render.js'
+import { toolOutcome } from './result-view.js'
 
 /** A call's result: a model call's `tool/result`, or a direct run's (`!cmd`) `tool/direct-result`. */
 export type ResultEvent = SessionEvent<'tool/result'> | SessionEvent<'tool/direct-result'>
@@ -175,8 +176,9 @@ export function resultHtml(result: ResultEvent): string {
   const refused = result.data.refusedBy
     ? ` <span class="tag">refused by ${escapeHtml(result.data.refusedBy)}</span>`
     : ''
-  if (result.data.errorCode)
-    return `<div class="result error"><span class="status">✗ ${escapeHtml(result.data.errorCode)}</span>${refused}${preHtml(text)}${images.join('')}</div>`
+  const outcome = toolOutcome(m, result.data.errorCode)
+  if (outcome.failed)
+    return `<div class="result error"><span class="status">${escapeHtml(outcome.mark)}</span>${refused}${preHtml(text)}${images.join('')}</div>`
   const lines = text === '' ? 0 : text.split('\n').length
   const aside = result.data.storedAside
     ? ` <span class="note">(the model saw a part; all ${result.data.storedAside.chars} characters are in ${escapeHtml(result.data.storedAside.path)})</span>`

@@ -2,6 +2,7 @@ import type { AgentObserver } from '@keel/agent'
 import type { ToolResultMessage } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import { refusalText } from './refusal.js'
+import { outcomeLine, toolOutcome } from './result-view.js'
 
 /** Where the renderer writes, and whether it may use ANSI styling. */
 export interface RenderTarget {
@@ -48,23 +49,11 @@ export function summarizeArguments(raw: string, max = 100): string {
   return oneLine(parts.join(' '), max)
 }
 
-/**
- * A tool result's meaningful lines for a summary: the blank ones dropped, and the first
- * without the `Error [CODE]: ` the model reads (the summary names the code already).
- */
-export function resultLines(text: string): string[] {
-  const lines = text.split('\n').filter((l) => l.trim() !== '')
-  if (lines[0] !== undefined) lines[0] = lines[0].replace(/^Error \[[A-Z0-9_]+\]:\s*/u, '')
-  return lines
-}
-
 /** A tool result summarized on one line: its first meaningful line and how many lines it had. */
-export function summarizeResult(result: ToolResultMessage, max = 90): string {
-  const text = result.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
-  const lines = resultLines(text)
-  const first = lines[0] ?? '(no output)'
+export function summarizeResult(result: ToolResultMessage, max = 90, errorCode?: string): string {
+  const { lines } = toolOutcome(result, errorCode)
   const more = lines.length > 1 ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : ''
-  return `${oneLine(first, max)}${more}`
+  return `${oneLine(lines[0] ?? '(no output)', max)}${more}`
 }
 
 /**
@@ -141,7 +130,6 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
       line(style(CYAN, `→ ${info.call.name} ${summarizeArguments(info.call.arguments)}`, RESET))
     },
     onToolCallFinished(info) {
-      const summary = summarizeResult(info.result)
       if (info.refusedBy !== undefined) {
         // a refused call never started: its call line, then who refused it and why
         const text = info.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')
@@ -153,9 +141,13 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
             RESET,
           ),
         )
-      } else if (info.errorCode)
-        line(style(RED, `← ${info.call.name} ✗ ${info.errorCode}: ${summary}`, RESET))
-      else line(style(GREEN, `← ${info.call.name} ✓ ${summary}`, RESET))
+      } else {
+        const outcome = toolOutcome(info.result, info.errorCode)
+        const summary = summarizeResult(info.result, 90, info.errorCode)
+        line(
+          style(outcome.failed ? RED : GREEN, `← ${info.call.name} ${outcomeLine(outcome, summary)}`, RESET),
+        )
+      }
     },
     onToolProgress(notice) {
       // What a subagent started by `task` is doing (other tools' progress stays quiet here).

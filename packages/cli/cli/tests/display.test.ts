@@ -204,6 +204,25 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  it('a command that exits non-zero is marked failed with its exit code; exit 0 is no extra line', async () => {
+    const r = await rig(
+      { toolCalls: [{ name: 'bash', arguments: { command: 'cat missing.txt' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'echo fine' } }] },
+      { text: 'Both ran.' },
+    )
+    const pty = open(r, ['--preset', 'minimal'])
+    await pty.ready('› ')
+    pty.write('run them\r')
+    await pty.waitFor('Both ran.')
+    await idle(pty)
+    const rows = await pty.rows()
+    const failed = rows.find((row) => row.includes('cat: missing.txt'))
+    expect(failed).toMatch(/^← bash ✗ exit 1: cat: missing\.txt: No such file or directory$/u)
+    expect(rows).toContain('← bash ✓ fine')
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('after a resize mid-stream no line keeps the old width', async () => {
     const words = Array.from({ length: 150 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' ')
     const r = await rig({ text: words, chunking: { text: 4 }, delayMs: 15 })

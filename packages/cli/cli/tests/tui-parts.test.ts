@@ -2,11 +2,13 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { deepSeekPrices } from '@keel/deepseek'
-import { callCost, isPeak, type ModelPrice } from '@keel/llm'
-import type { SessionEvent } from '@keel/session'
+import { callCost, isPeak, type ModelPrice, type ToolCallId, type ToolResultMessage } from '@keel/llm'
+import type { SessionEvent, SessionSeq } from '@keel/session'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { resultHtml } from '../src/export-calls.js'
 import { refusalText } from '../src/refusal.js'
+import { toolOutcome } from '../src/result-view.js'
 import { dollars, sessionUsage } from '../src/session-usage.js'
 import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
@@ -189,5 +191,37 @@ describe('/help laid out for the terminal', () => {
       ),
       { seed: 41 },
     )
+  })
+})
+
+describe('a tool result as summaries mark it', () => {
+  const result = (toolName: string, text: string): ToolResultMessage => ({
+    role: 'tool',
+    toolCallId: 'c1' as ToolCallId,
+    toolName,
+    content: [{ type: 'text', text }],
+  })
+
+  it.each([
+    ['bash', 'cat: x: No such file\n[exit code 1]', undefined, true, '✗ exit 1', ['cat: x: No such file']],
+    ['bash', 'fine\n[exit code 0]', undefined, false, '✓', ['fine']],
+    ['bash', '[exit code 0]', undefined, false, '✓', []],
+    ['bash', 'partial\n[killed by signal SIGKILL]', undefined, true, '✗ killed by SIGKILL', ['partial']],
+    ['bash', 'Error [TIMEOUT]: slow\n[timed out]', 'TIMEOUT', true, '✗ TIMEOUT', ['slow', '[timed out]']],
+    // only the shell tool's own status line is read as one
+    ['read_file', 'notes\n[exit code 1]', undefined, false, '✓', ['notes', '[exit code 1]']],
+    ['bash', 'it said [exit code 1] mid-line', undefined, false, '✓', ['it said [exit code 1] mid-line']],
+  ] as const)('%s %j (%s)', (tool, text, code, failed, mark, lines) => {
+    expect(toolOutcome(result(tool, text), code)).toEqual({ failed, mark, lines })
+  })
+
+  it('the exported page marks a command that exited non-zero as failed', () => {
+    const event: SessionEvent<'tool/result'> = {
+      type: 'tool/result',
+      seq: 3 as SessionSeq,
+      time: 0,
+      data: { turn: 1, step: 1, message: result('bash', 'cat: x: No such file\n[exit code 1]') },
+    }
+    expect(resultHtml(event)).toMatch(/^<div class="result error"><span class="status">✗ exit 1<\/span>/u)
   })
 })

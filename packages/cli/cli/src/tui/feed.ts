@@ -1,10 +1,11 @@
 import type { AgentObserver, ApprovalAnswer, ApprovalAnswerer, ApprovalQuestion } from '@keel/agent'
 import { errorMessage } from '@keel/base'
-import type { PriceTable, ToolResultMessage } from '@keel/llm'
+import type { PriceTable } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import { type ProposedChange, proposedChange } from '../approval-diff.js'
 import { refusalText } from '../refusal.js'
-import { oneLine, resultLines, summarizeArguments } from '../render.js'
+import { oneLine, summarizeArguments } from '../render.js'
+import { outcomeLine, resultText, toolOutcome } from '../result-view.js'
 import { type SessionUsage, sessionUsage } from '../session-usage.js'
 import { safeSplit } from './markdown.js'
 
@@ -69,10 +70,6 @@ export interface FeedState {
 
 /** Lines of a direct run's (`!cmd`) output shown at once; Ctrl-O shows the rest. */
 export const DIRECT_OUTPUT_LINES = 20
-
-function textOf(result: ToolResultMessage): string {
-  return result.content.map((b) => (b.type === 'text' ? b.text : `[${b.mediaType} image]`)).join('\n')
-}
 
 const countLines = (text: string) => (text === '' ? 0 : text.replace(/\n$/u, '').split('\n').length)
 
@@ -191,7 +188,7 @@ export class Feed {
 
   #finished(info: Parameters<NonNullable<AgentObserver['onToolCallFinished']>>[0], direct: boolean): void {
     const { call, result, errorCode, refusedBy } = info
-    const full = textOf(result)
+    const full = resultText(result)
     const args = summarizeArguments(call.arguments, 120)
     const started = this.#started.delete(call.id)
     if (refusedBy !== undefined || errorCode === 'TOOL_ABORTED') {
@@ -201,16 +198,15 @@ export class Feed {
       this.#set({ history: [...this.#state.history, ...items] })
       return
     }
-    const lines = resultLines(full)
+    const outcome = toolOutcome(result, errorCode)
+    const { lines } = outcome
     const first = oneLine(lines[0] ?? '(no output)', 110)
     const more =
       lines.length > 1
         ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'} · Ctrl-O shows all)`
         : ''
     const items = [
-      errorCode
-        ? this.#item('error', `${call.name} ✗ ${errorCode}: ${first}${more}`)
-        : this.#item('result', `${call.name} ✓ ${first}${more}`),
+      this.#item(outcome.failed ? 'error' : 'result', `${call.name} ${outcomeLine(outcome, first + more)}`),
     ]
     if (direct && lines.length > 1) {
       const shown = full.split('\n').slice(0, DIRECT_OUTPUT_LINES).join('\n')

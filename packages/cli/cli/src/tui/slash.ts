@@ -76,7 +76,7 @@ function hang(lead: string, parts: readonly string[], sep: string, indent: numbe
   for (const part of parts) {
     const fits = (empty ? line.length : line.length + sep.length) + part.length <= columns
     if (fits || indent + part.length <= columns || !part.includes(' ')) put(part, sep)
-    else part.split(' ').forEach((word, i) => put(word, i === 0 ? sep : ' '))
+    else for (const [i, word] of part.split(' ').entries()) put(word, i === 0 ? sep : ' ')
   }
   lines.push(line)
   return lines.join('\n')

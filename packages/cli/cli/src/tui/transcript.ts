@@ -1,5 +1,6 @@
 import type { SessionEvent } from '@keel/session'
 import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
+import { outcomeLine, toolOutcome } from '../result-view.js'
 import type { HistoryItem } from './feed.js'
 import { typedPart } from './mentions.js'
 
@@ -75,13 +76,12 @@ export function transcriptOf(
         break
       case 'tool/result':
       case 'tool/direct-result': {
-        const summary = summarizeResult(event.data.message, 120)
-        const name = event.data.message.toolName
-        lines.push(
-          event.data.errorCode
-            ? { kind: 'error', text: `${name} ✗ ${event.data.errorCode}: ${summary}` }
-            : { kind: 'result', text: `${name} ✓ ${summary}` },
-        )
+        const { message, errorCode } = event.data
+        const outcome = toolOutcome(message, errorCode)
+        lines.push({
+          kind: outcome.failed ? 'error' : 'result',
+          text: `${message.toolName} ${outcomeLine(outcome, summarizeResult(message, 120, errorCode))}`,
+        })
         break
       }
       case 'turn/end':
