@@ -139,6 +139,24 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     expect(JSON.stringify(r.server.requests[1]!.body?.messages)).toContain('first answer')
   })
 
+  it('the model’s title is on disk once it is shown: keel sessions list elsewhere has it while keel runs', async () => {
+    const r = await setup([{ text: 'hello back' }, { text: 'Greeting the user', delayMs: 300 }])
+    const pty = open(r, ['--preset', 'coding'])
+    await pty.waitFor('› ')
+    pty.write('hi\r')
+    await pty.waitFor('titled the session: Greeting the user')
+    const out: string[] = []
+    const listed = await runCli(['sessions', 'list'], {
+      env: r.env,
+      out: (t) => void out.push(t),
+      err: () => {},
+    })
+    expect(listed).toBe(0)
+    expect(out.join('')).toContain('Greeting the user')
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('slash commands of the coding preset: /help, /preset, /sandbox, /compact', async () => {
     // After the first turn @keel/session-title asks for a title: scripted like any other request.
     const r = await setup([{ text: 'hello back' }, { text: 'Greeting' }, { text: 'pasted ok' }])

@@ -87,13 +87,17 @@ async function requestTitle(
     },
     { ignorable: true },
   )
-  if (outcome !== 'title' || title === undefined) return
-  session.append(
-    'session/title',
-    { title, source: 'model', requestSeq: logged.seq as SessionSeq },
-    { ignorable: true },
-  )
-  ctx.display('session-title', `titled the session: ${title}`)
+  if (outcome === 'title' && title !== undefined) {
+    session.append(
+      'session/title',
+      { title, source: 'model', requestSeq: logged.seq as SessionSeq },
+      { ignorable: true },
+    )
+  }
+  // between turns nothing else makes it durable until the next prompt or the close: a listing
+  // elsewhere would show no title, and a crash would lose the request it paid for
+  await ctx.flush()
+  if (outcome === 'title' && title !== undefined) ctx.display('session-title', `titled the session: ${title}`)
 }
 
 /**
