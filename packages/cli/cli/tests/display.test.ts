@@ -207,7 +207,11 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
   it('a command that exits non-zero is marked failed with its exit code; exit 0 is no extra line', async () => {
     const r = await rig(
       { toolCalls: [{ name: 'bash', arguments: { command: 'cat missing.txt' } }] },
-      { toolCalls: [{ name: 'bash', arguments: { command: 'echo fine' } }] },
+      {
+        toolCalls: [
+          { name: 'bash', arguments: { command: `echo fine # ${'a comment that runs long '.repeat(6)}` } },
+        ],
+      },
       { text: 'Both ran.' },
     )
     const pty = open(r, ['--preset', 'minimal'])
@@ -216,6 +220,9 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     await pty.waitFor('Both ran.')
     await idle(pty)
     const rows = await pty.rows()
+    // a summary longer than the terminal continues under its text, not at column 0
+    const long = rows.findIndex((row) => row.startsWith('→ bash command="echo'))
+    expect(rows[long + 1]).toMatch(/^ {2}\S/u)
     const failed = rows.find((row) => row.includes('cat: missing.txt'))
     expect(failed).toMatch(/^← bash ✗ exit 1: cat: missing\.txt: No such file or directory$/u)
     expect(rows).toContain('← bash ✓ fine')

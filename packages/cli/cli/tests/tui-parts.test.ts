@@ -14,6 +14,7 @@ import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
 import { attachMentions, commonPrefix, completePath, mentionAt, typedPart } from '../src/tui/mentions.js'
 import { helpText } from '../src/tui/slash.js'
+import { hangingText } from '../src/tui/wrap.js'
 
 describe('streaming markdown is cut only where the part before it is finished', () => {
   it('cuts after the last blank line outside a code fence', () => {
@@ -223,5 +224,39 @@ describe('a tool result as summaries mark it', () => {
       data: { turn: 1, step: 1, message: result('bash', 'cat: x: No such file\n[exit code 1]') },
     }
     expect(resultHtml(event)).toMatch(/^<div class="result error"><span class="status">✗ exit 1<\/span>/u)
+  })
+})
+
+describe('transcript lines wrapped under their text', () => {
+  it('continues a long line indented, between words, within the width', () => {
+    expect(
+      hangingText('← ', 'read_file ✓ The user approved the plan. Plan mode is off: carry it out', 2, 40),
+    ).toBe('← read_file ✓ The user approved the\n  plan. Plan mode is off: carry it out')
+    expect(hangingText('· ', "The model's plan:\n\n1. Create c.txt", 2, 40)).toBe(
+      "· The model's plan:\n  \n  1. Create c.txt",
+    )
+  })
+
+  it('keeps every word in order, and no line is wider than the terminal (words that fit)', () => {
+    const word = fc.stringMatching(/^[a-z✓←.:-]{1,12}$/u)
+    fc.assert(
+      fc.property(
+        fc.array(word, { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 20, max: 120 }),
+        (words, columns) => {
+          const out = hangingText('← ', words.join(' '), 2, columns)
+          const lines = out.split('\n')
+          for (const line of lines) expect(line.length).toBeLessThanOrEqual(columns)
+          for (const line of lines.slice(1)) expect(line.startsWith('  ')).toBe(true)
+          expect(
+            out
+              .slice(2)
+              .split(/\s+/u)
+              .filter((w) => w !== ''),
+          ).toEqual(words)
+        },
+      ),
+      { seed: 7 },
+    )
   })
 })

@@ -4,6 +4,7 @@ import type { PresetAgent } from '@keel/presets'
 import { closest } from '../usage.js'
 import type { Feed } from './feed.js'
 import { contextReport, costReport } from './usage-report.js'
+import { hang } from './wrap.js'
 
 /** What a slash command needs. */
 export interface SlashContext {
@@ -51,36 +52,6 @@ const KEYS: ReadonlyArray<readonly string[]> = [
 
 /** Narrowest layout `/help` makes: below it the terminal wraps what is left. */
 const MIN_COLUMNS = 40
-
-/**
- * `parts` joined by `sep` after `lead`, in lines of at most `columns` characters, each
- * after the first starting with `indent` spaces (one that starts a part: the separator, as
- * `· `, ending there). A line breaks between parts; a part longer than a whole line breaks
- * between its words (a word longer than a line stands alone).
- */
-function hang(lead: string, parts: readonly string[], sep: string, indent: number, columns: number): string {
-  const lines: string[] = []
-  let line = lead
-  let empty = true
-  // a line that starts a part after a break shows the separator (`· `) before it
-  const mark = sep.trim() === '' || indent < 2 ? '' : `${sep.trim()} `
-  const put = (text: string, joiner: string) => {
-    if (!empty && line.length + joiner.length + text.length > columns) {
-      lines.push(line)
-      line = joiner === sep && mark !== '' ? ' '.repeat(indent - mark.length) + mark : ' '.repeat(indent)
-      empty = true
-    }
-    line = empty ? line + text : line + joiner + text
-    empty = false
-  }
-  for (const part of parts) {
-    const fits = (empty ? line.length : line.length + sep.length) + part.length <= columns
-    if (fits || indent + part.length <= columns || !part.includes(' ')) put(part, sep)
-    else for (const [i, word] of part.split(' ').entries()) put(word, i === 0 ? sep : ' ')
-  }
-  lines.push(line)
-  return lines.join('\n')
-}
 
 /**
  * `/help` laid out for a terminal `columns` wide: each command, its description in a column

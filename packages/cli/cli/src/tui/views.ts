@@ -5,28 +5,29 @@ import { approvalLegend, printable } from '../approval-keys.js'
 import { summarizeArguments } from '../render.js'
 import type { HistoryItem, PendingApproval } from './feed.js'
 import { renderMarkdown } from './markdown.js'
+import { hangingText } from './wrap.js'
 
 /** One finished entry of the transcript. */
 export function Item({ item, width }: { item: HistoryItem; width: number }): ReactElement {
   switch (item.kind) {
     case 'user':
-      return h(Text, { color: 'cyan' }, `> ${item.text}`)
+      return h(Text, { color: 'cyan' }, hangingText('> ', item.text, 2, width))
     case 'assistant':
       return h(Text, null, renderMarkdown(item.text, width))
     case 'reasoning':
       return h(Text, { dimColor: true, italic: true }, item.text)
     case 'call':
-      return h(Text, { color: 'cyan' }, `→ ${item.text}`)
+      return h(Text, { color: 'cyan' }, hangingText('→ ', item.text, 2, width))
     case 'result':
-      return h(Text, { color: 'green' }, `← ${item.text}`)
+      return h(Text, { color: 'green' }, hangingText('← ', item.text, 2, width))
     case 'error':
-      return h(Text, { color: 'red' }, `← ${item.text}`)
+      return h(Text, { color: 'red' }, hangingText('← ', item.text, 2, width))
     case 'refused':
-      return h(Text, { color: 'red' }, `  ${item.text}`)
+      return h(Text, { color: 'red' }, hangingText('  ', item.text, 4, width))
     case 'output':
       return h(Text, { dimColor: true }, item.text)
     case 'notice':
-      return h(Text, { color: 'yellow' }, `· ${item.text}`)
+      return h(Text, { color: 'yellow' }, hangingText('· ', item.text, 2, width))
     case 'todo':
       return h(Box, { flexDirection: 'column' }, h(Text, { bold: true }, 'todo'), h(Text, null, item.text))
     default:
