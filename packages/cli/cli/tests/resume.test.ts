@@ -188,4 +188,24 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
     expect(stored.header.title).toBe('what is in here?')
     expect(readFileSync(new JsonlStore({ home: r.home }).fileOf(id), 'utf8')).toContain('"more"')
   })
+  it('a refused call reads in the resumed transcript as it did live: who refused it and why', async () => {
+    const r = await rig(
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'c.txt', content: 'x\n' } }] },
+      { text: 'I may only read in plan mode.' },
+    )
+    const id = JSON.parse((await p(r, 'make c.txt', '--plan', '--output', 'json')).stdout)
+      .session_id as string
+    const again = open(r, ['resume', id])
+    await again.waitFor('── resumed here ──')
+    await again.ready('› ')
+    const rows = await again.rows()
+    expect(rows, rows.join('\n')).toContain('→ write_file path=c.txt content="x\\n"')
+    const refused = rows.findIndex((row) => row.includes('write_file on c.txt refused'))
+    expect(rows[refused]).toMatch(
+      /^ {2}✗ write_file on c\.txt refused \(PLAN_MODE_READ_ONLY\): plan mode is on/u,
+    )
+    expect(rows.join('\n')).not.toContain('← write_file ✗')
+    again.write('\x04')
+    expect(await again.exitCode()).toBe(0)
+  })
 })

@@ -1,6 +1,8 @@
+import type { ToolCallBlock } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
+import { refusalText } from '../refusal.js'
 import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
-import { outcomeLine, toolOutcome } from '../result-view.js'
+import { outcomeLine, resultText, toolOutcome } from '../result-view.js'
 import type { HistoryItem } from './feed.js'
 import { typedPart } from './mentions.js'
 
@@ -39,7 +41,16 @@ export function transcriptOf(
       text: `… ${hidden} earlier turn${hidden === 1 ? '' : 's'} (keel sessions show ${sessionId} lists everything)`,
     })
   }
+  // what a refusal line names: the call, and the words of a person's rejection
+  const calls = new Map<string, ToolCallBlock>()
+  const asked = new Map<string, string>()
+  const rejections = new Map<string, string>()
   for (const event of events) {
+    if (event.type === 'approval/asked') asked.set(event.data.id, event.data.callId)
+    if (event.type === 'approval/decided' && event.data.outcome === 'rejected' && event.data.reason) {
+      const callId = asked.get(event.data.id)
+      if (callId !== undefined) rejections.set(callId, event.data.reason)
+    }
     if (event.seq < first) continue
     switch (event.type) {
       case 'user/message': {
@@ -69,6 +80,12 @@ export function transcriptOf(
         break
       }
       case 'tool/call':
+        calls.set(event.data.callId, {
+          type: 'tool-call',
+          id: event.data.callId,
+          name: event.data.name,
+          arguments: event.data.arguments,
+        })
         lines.push({
           kind: 'call',
           text: `${event.data.name} ${summarizeArguments(event.data.arguments, 120)}`,
@@ -77,6 +94,16 @@ export function transcriptOf(
       case 'tool/result':
       case 'tool/direct-result': {
         const { message, errorCode } = event.data
+        const call = calls.get(message.toolCallId)
+        if (
+          call &&
+          (('refusedBy' in event.data && event.data.refusedBy !== undefined) || errorCode === 'TOOL_ABORTED')
+        ) {
+          // as the live UI showed it (tui/feed.ts): who refused the call and why
+          const text = resultText(message)
+          lines.push({ kind: 'refused', text: refusalText(call, errorCode, text, rejections.get(call.id)) })
+          break
+        }
         const outcome = toolOutcome(message, errorCode)
         lines.push({
           kind: outcome.failed ? 'error' : 'result',
