@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runCli } from '../src/commands.js'
+import { runKeel } from './keel-process.js'
 
 // The real MCP server the @keel/mcp tests run (built with the same SDK).
 const FIXTURE = fileURLToPath(new URL('../../../mcp/mcp/tests/fixtures/server.mjs', import.meta.url))
@@ -59,5 +60,24 @@ describe('keel mcp list', () => {
     const wrong = await keel(['mcp', 'frob'], env, project)
     expect(wrong.code).toBe(2)
     expect(wrong.err).toContain('usage: keel mcp list')
+  })
+  // The shipped command runs the bundle (dist/cli.js), where a lazily imported CommonJS
+  // module (Ajv) has only a default export: every tool's schema must still compile there.
+  it('the installed keel (its bundle) offers the server’s tools', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'keel-mcp-bundle-'))
+    roots.push(root)
+    const home = join(root, 'home')
+    mkdirSync(home)
+    writeFileSync(
+      join(home, 'mcp.json'),
+      JSON.stringify({ mcpServers: { mine: { command: process.execPath, args: [FIXTURE] } } }),
+    )
+    const env = { KEEL_HOME: home, PATH: process.env.PATH ?? '', KEEL_TRACE_START: '1' }
+    const run = await runKeel(['mcp', 'list', '--tools'], { env, cwd: root })
+    expect(run.stderr).toContain('keel: start: dist/cli.js (the bundle is current)')
+    expect(run.code).toBe(0)
+    expect(run.stdout).not.toContain('not offered')
+    expect(run.stdout).toMatch(/^mine\s+user\s+stdio\s+connected\s+9 tools/mu)
+    expect(run.stdout).toContain('- mcp__mine__echo')
   })
 })

@@ -34,7 +34,27 @@ export function loadSdk(): Promise<Sdk> {
     const addFormats = (
       typeof plugin === 'function' ? plugin : (plugin as { default: unknown }).default
     ) as Sdk['addFormats']
-    return { client, stdio, http, sse, types, Ajv: ajv.Ajv, Ajv2020: ajv2020.Ajv2020, addFormats }
+    return {
+      client,
+      stdio,
+      http,
+      sse,
+      types,
+      Ajv: named<Sdk['Ajv']>(ajv, 'Ajv'),
+      Ajv2020: named<Sdk['Ajv2020']>(ajv2020, 'Ajv2020'),
+      addFormats,
+    }
   })()
   return loading
+}
+
+/**
+ * The export `name` of a CommonJS module loaded with `import()`: Node gives its named exports,
+ * a bundle (esbuild with code splitting) only the default one, `module.exports`.
+ */
+function named<T>(module: object, name: string): T {
+  const own = (module as Record<string, unknown>)[name]
+  const value = own ?? (module as { default?: Record<string, unknown> }).default?.[name]
+  if (typeof value !== 'function') throw new Error(`the module loaded for ${name} does not export it`)
+  return value as T
 }
