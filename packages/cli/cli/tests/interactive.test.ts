@@ -139,6 +139,17 @@ describe('interactive keel in a real pseudo-terminal', { timeout: 180_000 }, () 
     expect(JSON.stringify(r.server.requests[1]!.body?.messages)).toContain('first answer')
   })
 
+  it('the header’s long preset line goes on indented under it, not at column 0', async () => {
+    const r = await setup([])
+    const pty = open(r, ['--preset', 'coding'])
+    await pty.ready('› ')
+    const rows = await pty.rows()
+    const preset = rows.findIndex((row) => row.startsWith('preset coding:'))
+    expect(rows[preset + 1], rows.join('\n')).toMatch(/^ {2}@keel\//u)
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('the model’s title is on disk once it is shown: keel sessions list elsewhere has it while keel runs', async () => {
     const r = await setup([{ text: 'hello back' }, { text: 'Greeting the user', delayMs: 300 }])
     const pty = open(r, ['--preset', 'coding'])

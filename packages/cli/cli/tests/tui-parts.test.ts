@@ -14,7 +14,7 @@ import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
 import { attachMentions, commonPrefix, completePath, mentionAt, typedPart } from '../src/tui/mentions.js'
 import { helpText } from '../src/tui/slash.js'
-import { hangingText } from '../src/tui/wrap.js'
+import { hangingText, wrapEachLine } from '../src/tui/wrap.js'
 
 describe('streaming markdown is cut only where the part before it is finished', () => {
   it('cuts after the last blank line outside a code fence', () => {
@@ -257,6 +257,26 @@ describe('transcript lines wrapped under their text', () => {
         },
       ),
       { seed: 7 },
+    )
+  })
+})
+
+describe('a report wrapped line by line', () => {
+  it('leaves lines that fit; a long one goes on indented past its own indentation', () => {
+    const report = [
+      'preset coding: @keel/user-approval@0.1.0, @keel/permission-presets@0.1.0, @keel/plan-mode@0.1.0',
+      '  window 1,048,576 tokens',
+      '    a nested line that is long enough to wrap around',
+    ].join('\n')
+    expect(wrapEachLine(report, 2, 50)).toBe(
+      [
+        'preset coding: @keel/user-approval@0.1.0,',
+        '  @keel/permission-presets@0.1.0,',
+        '  @keel/plan-mode@0.1.0',
+        '  window 1,048,576 tokens',
+        '    a nested line that is long enough to wrap',
+        '      around',
+      ].join('\n'),
     )
   })
 })

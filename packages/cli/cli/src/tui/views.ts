@@ -5,7 +5,7 @@ import { approvalLegend, printable } from '../approval-keys.js'
 import { summarizeArguments } from '../render.js'
 import type { HistoryItem, PendingApproval } from './feed.js'
 import { renderMarkdown } from './markdown.js'
-import { hangingText } from './wrap.js'
+import { hangingText, wrapEachLine } from './wrap.js'
 
 /** One finished entry of the transcript. */
 export function Item({ item, width }: { item: HistoryItem; width: number }): ReactElement {
@@ -31,7 +31,7 @@ export function Item({ item, width }: { item: HistoryItem; width: number }): Rea
     case 'todo':
       return h(Box, { flexDirection: 'column' }, h(Text, { bold: true }, 'todo'), h(Text, null, item.text))
     default:
-      return h(Text, { dimColor: true }, item.text)
+      return h(Text, { dimColor: true }, wrapEachLine(item.text, 2, width))
   }
 }
 

@@ -48,3 +48,20 @@ export function hangingText(prefix: string, text: string, indent: number, column
     .map((line, i) => hang(i === 0 ? prefix : pad, line.split(' '), ' ', indent, columns))
     .join('\n')
 }
+
+/**
+ * Each line of `text` wrapped between words to `columns`, where it goes on indented `indent`
+ * spaces past the line's own indentation (for text whose lines start where they are, as a
+ * command's report: a line that fits is left as it is).
+ */
+export function wrapEachLine(text: string, indent: number, columns: number): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      if (line.length <= columns) return line
+      const own = line.length - line.trimStart().length
+      const words = line.slice(own).split(' ')
+      return hang(line.slice(0, own), words, ' ', Math.min(own + indent, Math.floor(columns / 2)), columns)
+    })
+    .join('\n')
+}
