@@ -40,9 +40,9 @@ describe('sessions: stored when a prompt gets through, titled with it, found by 
 
   it('a prompt a UserPromptSubmit hook blocks is stored nowhere', async () => {
     const r = await rig({ text: 'never asked' })
-    await mkdir(join(r.cwd, '.claude'), { recursive: true })
+    // the user's own hook ($KEEL_HOME/settings.json): a project's would wait for approval
     await writeFile(
-      join(r.cwd, '.claude', 'settings.json'),
+      join(r.home, 'settings.json'),
       JSON.stringify({
         hooks: {
           UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'echo "no secrets here" >&2; exit 2' }] }],

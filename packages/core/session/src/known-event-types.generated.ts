@@ -28,6 +28,7 @@ export const KNOWN_EVENT_TYPES: Readonly<Record<string, KnownEventType>> = Objec
   'compaction/summary': { surface: false, owner: '@keel/compaction' },
   'developer/message': { surface: true, owner: '@keel/session' },
   'hook/invoked': { surface: false, owner: '@keel/hooks' },
+  'hook/project-approval': { surface: false, owner: '@keel/hooks' },
   'hook/result': { surface: false, owner: '@keel/hooks' },
   'instructions/imports-approved': { surface: false, owner: '@keel/project-instructions' },
   'instructions/loaded': { surface: false, owner: '@keel/project-instructions' },

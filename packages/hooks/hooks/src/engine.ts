@@ -23,6 +23,8 @@ export interface HookEngineOptions {
   readonly defaultTimeoutSeconds?: number
   /** Bytes of stdout and of stderr kept per run. Default 1 MiB. */
   readonly maxOutputBytes?: number
+  /** Whether a handler may run now (asked at each run: the project's hooks wait for approval). Default: all. */
+  readonly admits?: (handler: HookHandler) => boolean
 }
 
 /** One handler's run, read. */
@@ -91,8 +93,10 @@ export class HookEngine {
    */
   matching(point: HookPoint, matchValue?: string): HookHandler[] {
     const seen = new Set<string>()
+    const admits = this.#options.admits ?? (() => true)
     return this.#hooks.handlers.filter((h) => {
       if (h.point !== point || !(alwaysFire.has(point) || h.matches(matchValue ?? ''))) return false
+      if (!admits(h)) return false
       if (h.dialect === 'codex') return true
       if (seen.has(h.command)) return false
       seen.add(h.command)
@@ -102,7 +106,8 @@ export class HookEngine {
 
   /** Whether any handler is configured for `point` (cheap check before building stdin). */
   has(point: HookPoint): boolean {
-    return this.#hooks.handlers.some((h) => h.point === point)
+    const admits = this.#options.admits ?? (() => true)
+    return this.#hooks.handlers.some((h) => h.point === point && admits(h))
   }
 
   /** Runs every matching handler of one invocation in parallel. */

@@ -10,6 +10,8 @@ export type HookErrorCode =
   | 'HOOK_MATCHER_INVALID'
   /** The plugin's own options are inconsistent. */
   | 'HOOK_OPTIONS_INVALID'
+  /** A `/hooks` subcommand is not known. */
+  | 'HOOK_COMMAND_INVALID'
 
 /**
  * A hook configuration problem. `details.file` names the settings file (or `plugin config`)

@@ -7,15 +7,19 @@ import { z } from 'zod'
 /** Validator of {@link HookPointName} (generated). */
 export const hookPointNameSchema = z.enum(["PostToolUse", "PostToolUseFailure", "PreCompact", "PreToolUse", "SessionEnd", "SessionStart", "Stop", "UserPromptSubmit"])
 
+/** Validator of {@link McpApprovalDecision} (generated). */
+export const mcpApprovalDecisionSchema = z.enum(["approved", "rejected"])
+
 /** Validator of {@link HookDecisionLabel} (generated). */
 export const hookDecisionLabelSchema = z.enum(["allow", "ask", "block", "cancelled", "context", "deny", "error", "halt", "none", "timeout"])
 
 /** The event types @keel/hooks declares (its plugin's event list). */
-export const ownedEventTypes = ["hook/invoked", "hook/result"] as const
+export const ownedEventTypes = ["hook/invoked", "hook/project-approval", "hook/result"] as const
 
 /** The validator of each event @keel/hooks declares. */
 export const eventValidators = {
   "hook/invoked": z.strictObject({ dialect: z.enum(["claude", "codex", "keel"]), handler: z.string().min(1), matcher: z.string().optional(), point: hookPointNameSchema, turn: z.number().int().gte(1).optional() }) as unknown as z.ZodType<SessionEventMap["hook/invoked"]>,
+  "hook/project-approval": z.strictObject({ decision: mcpApprovalDecisionSchema, digest: z.string().regex(new RegExp("^sha256:[0-9a-f]{64}$", 'u')), files: z.array(z.string()).min(1) }) as unknown as z.ZodType<SessionEventMap["hook/project-approval"]>,
   "hook/result": z.strictObject({ decision: hookDecisionLabelSchema, durationMs: z.number().gte(0), exitCode: z.number().int().optional(), handler: z.string().min(1), point: hookPointNameSchema, stderr: z.string().max(1000), turn: z.number().int().gte(1).optional() }) as unknown as z.ZodType<SessionEventMap["hook/result"]>,
 }
 

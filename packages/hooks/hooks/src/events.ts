@@ -32,6 +32,24 @@ export type HookDecisionLabel =
 declare module '@keel/session' {
   interface SessionEventMap {
     /**
+     * A person approved (or turned down) the hooks of the project's settings files
+     * (`.keel/settings.json`, `.claude/settings.json`, `.claude/settings.local.json`,
+     * `.codex/hooks.json`) for this session (`/hooks approve`, `/hooks reject`): commands from
+     * the repository, which run only once approved. Log-only, inside or outside a turn; the
+     * latest wins. It holds for the project hooks whose definitions digest to `digest`: hooks
+     * edited since are held and asked about again. Resume keeps it and a fork inherits it.
+     * `files` are the settings files the approved hooks come from.
+     * @example {"digest":"sha256:4b227777d4dd1fc61c6f884f48641d02b4d121d3fd328cb08b5531fcacdabf8a","decision":"approved","files":["/home/ada/src/app/.claude/settings.json"]}
+     */
+    'hook/project-approval': {
+      /** @pattern ^sha256:[0-9a-f]{64}$ */
+      digest: string
+      /** Run them in this session (`approved`) or not (`rejected`). */
+      decision: 'approved' | 'rejected'
+      /** @minItems 1 */
+      files: string[]
+    }
+    /**
      * A hook handler was started. Log-only. `point` is the hook event as Claude Code names it
      * (`PreToolUse`, `Stop`, …); `dialect` whose rules its result is read by (`keel`,
      * `claude`, `codex`); `matcher` the group's matcher as written (absent when it has none);

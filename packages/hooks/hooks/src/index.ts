@@ -1,5 +1,6 @@
 import './events.js'
 
+export { type HooksCommandContext, hooksCommand, projectHooksState } from './command.js'
 export {
   DEFAULT_HOOK_SOURCES,
   HOOK_POINTS,
@@ -59,5 +60,15 @@ export {
   stop,
   userPromptSubmit,
 } from './points.js'
+export {
+  describeProjectHooks,
+  isProjectHandler,
+  PROJECT_HOOK_SOURCES,
+  type ProjectHooksAnswer,
+  type ProjectHooksGate,
+  projectHooksDigest,
+  projectHooksGate,
+  projectHooksProjection,
+} from './project-trust.js'
 export { type CommandRun, type RunCommandOptions, runCommand } from './run.js'
 export { HookSession } from './state.js'

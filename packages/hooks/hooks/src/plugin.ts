@@ -6,13 +6,28 @@ import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
 import { z } from 'zod'
-import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
+import { hooksCommand, projectHooksState } from './command.js'
+import {
+  DEFAULT_HOOK_SOURCES,
+  HOOK_SOURCES,
+  type HookSourceId,
+  type LoadedHooks,
+  loadHooks,
+} from './config.js'
 import { HookEngine } from './engine.js'
 import { ownedEventTypes } from './events.generated.js'
 import { hookLifecycleInterceptors } from './lifecycle.js'
 import { toHookInput } from './mapping.js'
 import { hookApprovalAnswerer } from './permission.js'
 import { type PreToolUseResult, postToolUse, stop } from './points.js'
+import {
+  describeProjectHooks,
+  isProjectHandler,
+  type ProjectHooksGate,
+  projectHooksDigest,
+  projectHooksGate,
+  projectHooksProjection,
+} from './project-trust.js'
 import { HookSession } from './state.js'
 
 const sourceIds = HOOK_SOURCES.map((s) => s.id) as [HookSourceId, ...HookSourceId[]]
@@ -45,6 +60,12 @@ export const hooksConfigSchema = z.strictObject({
   stopHookCap: z.number().int().min(1).default(8),
   /** Extra Keel tool → hook `tool_name` mappings, beside the built-in table. */
   toolNames: z.record(z.string(), z.string().min(1)).default({}),
+  /**
+   * Run the hooks of the project's settings files without asking (a preset for a repository
+   * you trust, such as your own CI). Default: they wait until a person approves them for
+   * the session (`/hooks approve`), and do not run in a headless session.
+   */
+  trustProject: z.boolean().default(false),
 })
 
 /** The validated config of {@link hooksPlugin}. */
@@ -87,6 +108,23 @@ export function updatedInputDecision(
 }
 
 /**
+ * What to tell the person at start about the project's hooks, when they are held: how to
+ * approve them, or (headless) that nobody can.
+ */
+function projectHooksNotice(
+  loaded: LoadedHooks,
+  gate: ProjectHooksGate,
+  headless: boolean,
+): string | undefined {
+  if (!loaded.handlers.some(isProjectHandler) || gate.state === 'trusted' || gate.state === 'approved')
+    return undefined
+  const what = describeProjectHooks(loaded.handlers)
+  if (headless)
+    return `the project's hooks do not run in a headless session (nobody can approve them): ${what}; a preset for a project you trust sets trustProject in the hooks config`
+  return `this project's settings files define hooks (${what}): ${projectHooksState(gate)}`
+}
+
+/**
  * The hooks plugin: loads the hook set (all-or-nothing; a bad file stops the agent from
  * starting) and connects it to the agent's interception points:
  * - `sessionStart` ← SessionStart (`startup`, `resume`; `compact` when a compaction plugin
@@ -105,6 +143,10 @@ export function updatedInputDecision(
  *   `stopHookCap` continuations in a row without tool use, the turn stops anyway.
  * - `beforeStep` ends the turn after a `continue: false`.
  * Notices (system messages, hook errors) are shown with `display('hook-notice', …)`.
+ * The hooks of the project's settings files (code from the repository) run only once a
+ * person approved them for the session (`/hooks approve`, logged as `hook/project-approval`
+ * for their exact definitions), or when the config sets `trustProject`; at the start a
+ * notice says they wait (or, headless, that nobody can approve them). `/hooks` lists them.
  */
 export const hooksPlugin = definePlugin<HooksConfig>({
   name: '@keel/hooks',
@@ -121,7 +163,13 @@ export const hooksPlugin = definePlugin<HooksConfig>({
       inline: config.hooks,
     })
     for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
+    const locations = { projectDir: ctx.cwd, home, keelHome, codexHome }
+    const digest = projectHooksDigest(loaded.handlers)
+    const gate = () => projectHooksGate(config.trustProject, digest, session.project(projectHooksProjection))
+    const projectRuns = () => ['trusted', 'approved'].includes(gate().state)
+    ctx.registerCommand('hooks', hooksCommand({ session, loaded, locations, gate }))
     const engine = new HookEngine(loaded, {
+      admits: (handler) => !isProjectHandler(handler) || projectRuns(),
       projectDir: ctx.cwd,
       session,
       transcriptPath: config.transcriptPath ?? join(keelHome, 'sessions', session.id, 'session.jsonl'),
@@ -254,7 +302,24 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     }
 
     const lifecycle = hookLifecycleInterceptors(hooks, (text) => ctx.display('hook-notice', text))
-    ctx.intercept({ ...interceptors, ...lifecycle })
+    let told = false
+    ctx.intercept({
+      ...interceptors,
+      ...lifecycle,
+      // at the agent's start (its answerers are known only once every plugin is set up):
+      // say whether the project's hooks wait, and how to let them run
+      sessionStart(info) {
+        if (!told && info.source !== 'compact') {
+          told = true
+          const headless =
+            session.header.agentComposition?.interactive === false ||
+            !ctx.answerers().some((a) => a.kind === 'interactive')
+          const notice = projectHooksNotice(loaded, gate(), headless)
+          if (notice !== undefined) ctx.display('hook-notice', notice)
+        }
+        return lifecycle.sessionStart(info)
+      },
+    })
 
     ctx.registerAnswerer(hookApprovalAnswerer(hooks))
   },

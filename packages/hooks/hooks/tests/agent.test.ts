@@ -39,7 +39,12 @@ async function agentFor(
     cwd: p.dir,
     plugins: [
       ...(options.before ?? []),
-      usePlugin(hooksPlugin, { sources: ['claude-project'], home: p.home, ...options.config }),
+      usePlugin(hooksPlugin, {
+        sources: ['claude-project'],
+        trustProject: true,
+        home: p.home,
+        ...options.config,
+      }),
       ...(options.after ?? []),
     ],
     tools: shellTools(),

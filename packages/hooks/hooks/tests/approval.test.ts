@@ -69,7 +69,11 @@ async function agentFor(
     return answers.shift() ?? 'deny'
   }, 'terminal')
   const approval: PluginEntry = usePlugin(userApproval({ home: p.home }), { osSandbox: 'off' })
-  const hooks: PluginEntry = usePlugin(hooksPlugin, { sources: ['claude-project'], home: p.home })
+  const hooks: PluginEntry = usePlugin(hooksPlugin, {
+    sources: ['claude-project'],
+    trustProject: true,
+    home: p.home,
+  })
   const agent = await createAgent({
     llm: createDeepSeekAdapter({ baseURL: server.baseURL, model: 'scripted-model', env: {} }),
     session,

@@ -37,7 +37,8 @@ async function agentFor(p: Project, plugins: PluginEntry[], calls: ScriptedRespo
   return { agent, session }
 }
 
-const hooks = (p: Project) => usePlugin(hooksPlugin, { sources: ['claude-project'], home: p.home })
+const hooks = (p: Project) =>
+  usePlugin(hooksPlugin, { sources: ['claude-project'], trustProject: true, home: p.home })
 const call = (name: string, args: Record<string, unknown>): ScriptedResponse => ({
   toolCalls: [{ name, arguments: args }],
 })

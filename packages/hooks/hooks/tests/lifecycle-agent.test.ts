@@ -44,7 +44,7 @@ async function agentFor(
     session,
     cwd: p.dir,
     plugins: [
-      usePlugin(hooksPlugin, { sources: ['claude-project'], home: p.home }),
+      usePlugin(hooksPlugin, { sources: ['claude-project'], trustProject: true, home: p.home }),
       ...(options.after ?? []),
     ],
     tools: shellTools(),

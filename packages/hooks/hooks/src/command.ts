@@ -1,0 +1,87 @@
+import type { PluginCommand } from '@keel/agent'
+import type { Session } from '@keel/session'
+import { HOOK_SOURCES, type HookHandler, type HookLocations, type LoadedHooks } from './config.js'
+import { HookError } from './errors.js'
+import {
+  describeProjectHooks,
+  isProjectHandler,
+  type ProjectHooksGate,
+  projectHooksDigest,
+} from './project-trust.js'
+
+const USAGE = '[list|approve|reject]'
+
+/** What `/hooks` reads: the hook set, where its files are, and the project hooks' gate now. */
+export interface HooksCommandContext {
+  readonly session: Session
+  readonly loaded: LoadedHooks
+  readonly locations: HookLocations
+  readonly gate: () => ProjectHooksGate
+}
+
+/** The settings file a handler comes from (`plugin config` for inline hooks). */
+function fileOf(handler: HookHandler, at: HookLocations): string {
+  return HOOK_SOURCES.find((s) => s.id === handler.source)?.file(at) ?? 'plugin config'
+}
+
+/** One line on the project hooks' state, with what to type. */
+export function projectHooksState(gate: ProjectHooksGate): string {
+  switch (gate.state) {
+    case 'trusted':
+      return "the project's hooks run: the preset trusts the project (trustProject)"
+    case 'approved':
+      return "the project's hooks run: you approved them for this session (/hooks reject stops them)"
+    case 'rejected':
+      return "the project's hooks do not run: you turned them down for this session (/hooks approve runs them)"
+    case 'waiting':
+      return `the project's hooks do not run until you approve them for this session${gate.changed ? ' (they changed since you last answered)' : ''}: /hooks approve, or /hooks reject`
+  }
+}
+
+/**
+ * The `/hooks` command: `list` (the default) shows every configured handler — where it
+ * comes from, what it runs on, whether it runs now; `approve` / `reject` record the
+ * person's answer about the project's hooks in the log (`hook/project-approval`, for the
+ * definitions as they are now), which takes effect from the next hook point on.
+ */
+export function hooksCommand(ctx: HooksCommandContext): PluginCommand {
+  const { session, loaded, locations } = ctx
+  const project = loaded.handlers.filter(isProjectHandler)
+  const list = (): string => {
+    if (loaded.handlers.length === 0)
+      return loaded.disabled
+        ? 'no hooks run: a settings file sets "disableAllHooks": true'
+        : `no hooks configured (read: ${loaded.files.length === 0 ? 'no settings file has any' : loaded.files.join(', ')})`
+    const gate = ctx.gate()
+    const held = gate.state === 'waiting' || gate.state === 'rejected'
+    const lines = loaded.handlers.map((h) => {
+      const on = h.matcher === undefined || h.matcher === '' ? h.point : `${h.point} (${h.matcher})`
+      const state = isProjectHandler(h) && held ? 'held' : 'runs'
+      return `${state}  ${on}: ${h.command}  (${fileOf(h, locations)})`
+    })
+    return project.length === 0 ? lines.join('\n') : `${lines.join('\n')}\n${projectHooksState(gate)}`
+  }
+  const answer = (decision: 'approved' | 'rejected'): string => {
+    if (project.length === 0) return "this project's settings files define no hooks"
+    const files = [...new Set(project.map((h) => fileOf(h, locations)))]
+    session.append('hook/project-approval', { digest: projectHooksDigest(loaded.handlers), decision, files })
+    return decision === 'approved'
+      ? `approved the project's hooks for this session: ${describeProjectHooks(loaded.handlers)} (${files.join(', ')}); they run from the next hook point`
+      : `turned down the project's hooks for this session: ${describeProjectHooks(loaded.handlers)}; they do not run`
+  }
+  return {
+    description: "the hooks that run, and approve or reject the project's own (its settings files)",
+    usage: USAGE,
+    async run(args) {
+      const words = args
+        .trim()
+        .split(/\s+/u)
+        .filter((w) => w !== '')
+      const [verb = 'list'] = words
+      if (words.length > 1 || !['list', 'approve', 'reject'].includes(verb))
+        throw new HookError('HOOK_COMMAND_INVALID', `usage: /hooks ${USAGE}`, { file: '/hooks', path: verb })
+      if (verb === 'list') return list()
+      return answer(verb === 'approve' ? 'approved' : 'rejected')
+    },
+  }
+}

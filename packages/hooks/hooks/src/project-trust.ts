@@ -1,0 +1,88 @@
+// The project's settings files are code from the repository: their hook commands would run
+// with the person's rights as soon as `keel` starts in a checkout (a SessionStart hook needs
+// no prompt at all). They run only once a person approved them in this session (`/hooks
+// approve`), recorded in the log like the session's approval rules, and only for the exact
+// definitions approved; the user's own files (and the preset's inline hooks) run as before.
+import { createHash } from 'node:crypto'
+import { canonicalJson, type JsonValue } from '@keel/base'
+import { type Projection, registerProjection } from '@keel/session'
+import type { HookHandler, HookSourceId } from './config.js'
+
+/** The sources whose files live in the project (the repository), not in the user's home. */
+export const PROJECT_HOOK_SOURCES: ReadonlySet<HookSourceId | 'inline'> = new Set([
+  'keel-project',
+  'claude-project',
+  'claude-local',
+  'codex-project',
+])
+
+/** Whether `handler` comes from one of the project's settings files. */
+export const isProjectHandler = (handler: HookHandler): boolean => PROJECT_HOOK_SOURCES.has(handler.source)
+
+/** The person's latest answer about the project's hooks in this session. */
+export interface ProjectHooksAnswer {
+  readonly digest: string
+  readonly decision: 'approved' | 'rejected'
+}
+
+/** Folds `hook/project-approval` (the latest wins); resume and fork rebuild it exactly. */
+export const projectHooksProjection: Projection<ProjectHooksAnswer | null> =
+  registerProjection<ProjectHooksAnswer | null>({
+    name: '@keel/hooks/project-approval',
+    init: () => null,
+    apply: (state, event) =>
+      event.type === 'hook/project-approval'
+        ? { digest: event.data.digest, decision: event.data.decision }
+        : state,
+    checkpoint: {
+      version: 1,
+      save: (state) => state as unknown as JsonValue,
+      restore: (saved) => saved as unknown as ProjectHooksAnswer | null,
+    },
+  })
+
+/**
+ * The digest of the project's hook definitions (what runs, where, on what): an approval
+ * holds for exactly these, so a hook added or edited since is asked about again.
+ */
+export function projectHooksDigest(handlers: readonly HookHandler[]): string {
+  const definitions = handlers.filter(isProjectHandler).map((h) => ({
+    id: h.id,
+    point: h.point,
+    matcher: h.matcher ?? null,
+    command: h.command,
+    timeout: h.timeoutSeconds ?? null,
+  }))
+  return `sha256:${createHash('sha256').update(canonicalJson(definitions)).digest('hex')}`
+}
+
+/**
+ * Whether the project's hooks run: `trusted` (the preset vouches for the project), else
+ * `approved` / `rejected` by the person's answer for these very definitions, else
+ * `waiting` (never answered, or the hooks changed since: `changed`).
+ */
+export type ProjectHooksGate =
+  | { readonly state: 'trusted' | 'approved' | 'rejected' }
+  | { readonly state: 'waiting'; readonly changed: boolean }
+
+/** The gate of the project's hooks whose digest is `digest` (see {@link ProjectHooksGate}). */
+export function projectHooksGate(
+  trusted: boolean,
+  digest: string,
+  answer: ProjectHooksAnswer | null,
+): ProjectHooksGate {
+  if (trusted) return { state: 'trusted' }
+  if (answer === null) return { state: 'waiting', changed: false }
+  if (answer.digest !== digest) return { state: 'waiting', changed: true }
+  return { state: answer.decision }
+}
+
+/** `SessionStart ×1, PreToolUse (Bash) ×2`: what the project's hooks would run on. */
+export function describeProjectHooks(handlers: readonly HookHandler[]): string {
+  const counts = new Map<string, number>()
+  for (const h of handlers.filter(isProjectHandler)) {
+    const key = h.matcher === undefined || h.matcher === '' ? h.point : `${h.point} (${h.matcher})`
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  return [...counts].map(([key, n]) => `${key} ×${n}`).join(', ')
+}
