@@ -119,7 +119,9 @@ export function entryDigest(catalog: MachineCatalog, entry: string): string | nu
 
 /**
  * Drafts (or redrafts) the records the current code needs against snapshot `base`, keeping the
- * superseded states and notes of `existing` (path → record). Returns the files to write.
+ * superseded states and notes of `existing` (path → record). `note` goes to the records that
+ * are new or whose change grew (after an existing note, as `Later: …`); a record already as
+ * the code says keeps its own. Returns the files to write.
  */
 export function draftRecords(
   base: { version: number; catalog: MachineCatalog },
@@ -151,7 +153,11 @@ export function draftRecords(
     )
     if (!want) continue
     const keep = old?.note && old.note.trim() !== '' ? old.note : PLACEHOLDER_NOTE
-    const record: ChangeRecord = { ...want, note: note.trim() !== '' ? note : keep }
+    // a record whose change is as recorded keeps its note: the given one is for what changed
+    const same = old !== undefined && recordJson({ ...old, note: '' }) === recordJson({ ...want, note: '' })
+    const given = note.trim() !== ''
+    const written = !given || same ? keep : keep === PLACEHOLDER_NOTE ? note : `${keep} Later: ${note}`
+    const record: ChangeRecord = { ...want, note: written }
     if (!old || recordJson(old) !== recordJson(record)) out[path] = recordJson(record)
   }
   return out

@@ -217,6 +217,30 @@ describe('verify', () => {
     )
   })
 
+  it('--record notes what changed now: a record already as the code says keeps its note', () => {
+    const root = fresh()
+    edit(root, TODO, (t) =>
+      t.replace("'todo/write': { todos: TodoItem[] }", "'todo/write': { todos: TodoItem[]; note?: string }"),
+    )
+    generateAndWrite({ root, record: 'a free-text note beside the list' })
+    edit(root, CORE, (t) =>
+      t.replace("'turn/start': { turn: number }", "'turn/start': { turn: number; why?: string }"),
+    )
+    generateAndWrite({ root, record: 'why a turn began' })
+    const notes = Object.fromEntries(readRecords(root).map((r) => [r.record?.event, r.record?.note]))
+    expect(notes).toEqual({
+      'todo/write': 'a free-text note beside the list',
+      'turn/start': 'why a turn began',
+    })
+    // the same event changed again: its note gains the new reason
+    edit(root, TODO, (t) => t.replace('note?: string }', 'note?: string; pinned?: boolean }'))
+    generateAndWrite({ root, record: 'pinned lists' })
+    expect(readRecords(root).find((r) => r.record?.event === 'todo/write')?.record?.note).toBe(
+      'a free-text note beside the list Later: pinned lists',
+    )
+    expect(verifyCatalog({ root }).ok).toBe(true)
+  })
+
   it('a new union member and required → optional are widening; a new required property is breaking', () => {
     const root = fresh()
     edit(root, TODO, (t) =>
