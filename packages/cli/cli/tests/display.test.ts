@@ -230,6 +230,32 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  it('a message a plugin sends (a schedule firing) is shown with its source, as the model gets it', async () => {
+    const r = await rig(
+      {
+        toolCalls: [
+          {
+            name: 'schedule_create',
+            arguments: { kind: 'after', when: '1s', prompt: 'Check the build now.' },
+          },
+        ],
+      },
+      { text: 'I will check in a second.' },
+      { text: 'Reminder' }, // the session's title, asked after the first turn
+      { text: 'Build checked.' },
+    )
+    const pty = open(r, ['--preset', 'coding'])
+    await pty.ready('› ')
+    pty.write('remind me\r')
+    await pty.waitFor('Build checked.')
+    await idle(pty)
+    const rows = await pty.rows()
+    const fired = rows.findIndex((row) => row.includes('Schedule s1 (after 1s) fired.'))
+    expect(rows.indexOf('> (schedule/s1) Check the build now.'), rows.join('\n')).toBeGreaterThan(fired)
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('after a resize mid-stream no line keeps the old width', async () => {
     const words = Array.from({ length: 150 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' ')
     const r = await rig({ text: words, chunking: { text: 4 }, delayMs: 15 })

@@ -14,6 +14,7 @@ import { isPaste } from '../src/tui/keys.js'
 import { closeOpenFence, safeSplit } from '../src/tui/markdown.js'
 import { attachMentions, commonPrefix, completePath, mentionAt, typedPart } from '../src/tui/mentions.js'
 import { helpText } from '../src/tui/slash.js'
+import { userLine } from '../src/tui/transcript.js'
 import { hangingText, wrapEachLine } from '../src/tui/wrap.js'
 
 describe('streaming markdown is cut only where the part before it is finished', () => {
@@ -278,5 +279,23 @@ describe('a report wrapped line by line', () => {
         '      around',
       ].join('\n'),
     )
+  })
+})
+
+describe('a user message in the transcript', () => {
+  const event = (text: string, source?: string): SessionEvent<'user/message'> => ({
+    type: 'user/message',
+    seq: 2 as SessionSeq,
+    time: 0,
+    data: { message: { role: 'user', content: [{ type: 'text', text }] }, ...(source ? { source } : {}) },
+  })
+
+  it('names a plugin’s source and cuts its long message; what a person typed is shown whole', () => {
+    const long = ['Draft AGENTS.md', 'one', 'two', 'three', 'four'].join('\n')
+    expect(userLine(event(long, 'project-instructions/init'))).toBe(
+      '(project-instructions/init) Draft AGENTS.md\none\ntwo\n… (+2 more lines: keel sessions show has all)',
+    )
+    expect(userLine(event(long))).toBe(long)
+    expect(userLine(event('Check the build now.', 'schedule/s1'))).toBe('(schedule/s1) Check the build now.')
   })
 })

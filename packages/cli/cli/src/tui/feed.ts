@@ -8,6 +8,7 @@ import { oneLine, summarizeArguments } from '../render.js'
 import { outcomeLine, resultText, toolOutcome } from '../result-view.js'
 import { type SessionUsage, sessionUsage } from '../session-usage.js'
 import { safeSplit } from './markdown.js'
+import { userLine } from './transcript.js'
 
 /** One finished entry of the transcript (printed once, above the live region). */
 export interface HistoryItem {
@@ -237,7 +238,15 @@ export class Feed {
       this.#set({ calls })
     },
     onEvent: (event) => {
-      if (event.type === 'assistant/message') {
+      if (event.type === 'user/message') {
+        // what a person typed has its line already; a plugin's message (a schedule firing, the
+        // task of /plan) is shown as the model gets it, with where it came from
+        const source = event.data.source
+        if (source !== undefined && !source.startsWith('direct/')) {
+          this.#flushStreaming(true)
+          this.add('user', userLine(event))
+        }
+      } else if (event.type === 'assistant/message') {
         this.#flushStreaming(true)
         this.#calls.push(event)
         this.#set({ usage: sessionUsage(this.#calls, this.#prices) })

@@ -19,6 +19,24 @@ const textOf = (content: ReadonlyArray<{ type: string; text?: string }>) =>
     )
     .join('')
 
+/** Lines of a plugin's message shown (`/init` sends a whole repository overview). */
+const PLUGIN_MESSAGE_LINES = 3
+
+/**
+ * A user message as the transcript shows it: `(schedule/s1) text`, attachments named; a
+ * plugin's message (one with a source) cut to its first lines, with how many more it has.
+ */
+export function userLine(event: SessionEvent<'user/message'>): string {
+  const { text, attached } = typedPart(event.data.message)
+  const source = event.data.source
+  const lines = text.split('\n')
+  const shown =
+    source !== undefined && lines.length > PLUGIN_MESSAGE_LINES
+      ? `${lines.slice(0, PLUGIN_MESSAGE_LINES).join('\n')}\n… (+${lines.length - PLUGIN_MESSAGE_LINES} more lines: keel sessions show has all)`
+      : text
+  return `${source ? `(${source}) ` : ''}${shown}${attached.length > 0 ? ` (attached: ${attached.join(', ')})` : ''}`
+}
+
 /**
  * The earlier conversation of a resumed session as the interactive UI shows it: the last
  * `turns` turns — what was typed, the answers, one line per tool call and per result
@@ -56,11 +74,7 @@ export function transcriptOf(
       case 'user/message': {
         // a direct run's note to the model: its `!cmd` line and result are shown instead
         if (event.data.source?.startsWith('direct/')) break
-        const { text, attached } = typedPart(event.data.message)
-        lines.push({
-          kind: 'user',
-          text: `${event.data.source ? `(${event.data.source}) ` : ''}${text}${attached.length > 0 ? ` (attached: ${attached.join(', ')})` : ''}`,
-        })
+        lines.push({ kind: 'user', text: userLine(event) })
         break
       }
       case 'tool/direct-call': {
