@@ -76,6 +76,8 @@ export interface CompactRequest {
   readonly instructions?: string
   /** Cancels the compaction: the summary call stops and nothing is applied (`COMPACTION_ABORTED`). */
   readonly signal?: AbortSignal
+  /** The caller shows the result itself (the `/compact` command's answer): no notice repeats it. */
+  readonly reported?: boolean
 }
 
 /** How a compaction request ended. */
@@ -280,14 +282,22 @@ export class Compactor {
         clock: this.#clock,
         workingState: () => this.workingState(),
       })
-      return this.#report(request.trigger, outcome, blocked)
+      return this.#report(request.trigger, outcome, blocked, request.reported === true)
     } finally {
       this.#running = false
     }
   }
 
   /** Turns a run's outcome into the result, and tells the user what happened. */
-  #report(trigger: CompactionTrigger, outcome: RunOutcome, blocked: string | null): CompactionResult {
+  #report(
+    trigger: CompactionTrigger,
+    outcome: RunOutcome,
+    blocked: string | null,
+    reported: boolean,
+  ): CompactionResult {
+    const notify = (kind: CompactionNotice['kind'], text: string): void => {
+      if (!reported) this.#notify(kind, text)
+    }
     if (outcome.kind === 'skipped') {
       if (blocked !== null)
         this.#guardNotice(`Automatic summaries are off: ${blocked}. Old tool output is still pruned.`)
@@ -298,7 +308,7 @@ export class Compactor {
     const base = { start, tokensBefore, tokensAfter, pruned, summarized, summaryCalls, belowThreshold }
     if (outcome.error) {
       const { error } = outcome
-      this.#notify(
+      notify(
         'failed',
         error.code === 'COMPACTION_ABORTED'
           ? 'Compaction cancelled: nothing was changed.'
@@ -307,7 +317,7 @@ export class Compactor {
       this.#afterAutomatic(trigger, tokensAfter)
       return { ...base, status: 'failed', error }
     }
-    this.#notify(
+    notify(
       'compacted',
       pruned === 0 && !summarized
         ? `Nothing to compact (${trigger}): no old tool output to prune, no oversized message and too little older history to summarize; about ${formatCount(tokensAfter)} tokens.`

@@ -78,6 +78,7 @@ export async function runCompactCommand(
   if (compactor.busy) return 'A compaction is already running; try again when it ends.'
   const result = await compactor.compact({
     trigger: 'manual',
+    reported: true,
     ...(instructions === '' ? {} : { instructions }),
     ...(signal === undefined ? {} : { signal }),
   })

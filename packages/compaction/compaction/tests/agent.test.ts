@@ -91,11 +91,13 @@ describe('inside a real agent (beforeStep trigger)', () => {
     const session = Session.create('agent-manual')
     // no model given: the summaries are written with the agent's own adapter (ctx.llm)
     const plugin = compactionPlugin()
+    const shown: string[] = []
     const agent = await createAgent({
       llm,
       session,
       cwd: process.cwd(),
       plugins: [usePlugin(plugin, { contextWindow: 100_000 })],
+      observers: [{ onDisplay: (n) => shown.push(n.text) }],
     })
     onCleanup(() => agent.close())
     await agent.send('First question.')
@@ -112,6 +114,8 @@ describe('inside a real agent (beforeStep trigger)', () => {
     expect(reply).toMatch(
       /^Compacted: [\d,]+ → [\d,]+ tokens; 0 output\(s\) pruned, older history summarized\.$/,
     )
+    // the command's answer says it; no notice says it again
+    expect(shown.filter((t) => /compacted/iu.test(t))).toEqual([])
     const start = session.events.findLast((e) => e.type === 'compaction/start')!
     expect(start.data).toMatchObject({
       turn: null,
