@@ -7,10 +7,18 @@ import { type ApprovalAnswer, describeRule, type SessionRule } from '@keel/agent
  * keys (`n` then asks for the reason; Esc rejects); one-shot mode reads a line (`n <reason>`).
  */
 export function approvalLegend(rule: SessionRule, mode: 'keys' | 'line'): string {
+  return approvalKeys(rule, mode).join(LEGEND_GAP)
+}
+
+/** What separates the keys of a legend. */
+export const LEGEND_GAP = '   '
+
+/** The keys of {@link approvalLegend}, one entry each (a narrow terminal wraps between them). */
+export function approvalKeys(rule: SessionRule, mode: 'keys' | 'line'): string[] {
   const scope = `[a] allow ${describeRule(rule)} for this session`
   return mode === 'keys'
-    ? `[y] allow once   ${scope}   [n] reject with a reason   (Esc rejects)`
-    : `[y] allow once   ${scope}   [n <reason>] reject`
+    ? ['[y] allow once', scope, '[n] reject with a reason', '(Esc rejects)']
+    : ['[y] allow once', scope, '[n <reason>] reject']
 }
 
 /** Reads one typed answer: `y`/`yes`, `a`/`always`, `n`/`no` followed by an optional reason. */

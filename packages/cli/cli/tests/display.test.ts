@@ -134,6 +134,30 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     expect(await pty.exitCode()).toBe(0)
   })
 
+  it('the question’s keys wrap between keys, each whole, in a narrower terminal', async () => {
+    const r = await rig({ toolCalls: [{ name: 'bash', arguments: { command: 'ls' } }] }, { text: 'Listed.' })
+    await writeAskingPreset(r.home)
+    const pty = open(r, ['--preset', 'asking'])
+    await pty.ready('› ')
+    pty.resize(100, 40)
+    pty.write('list\r')
+    const rows = await pty.waitForScreen('the question', (rows) =>
+      rows.some((row) => row.includes('[y] allow once')),
+    )
+    const box = rows.map((row) => row.replace(/^│ ?|\s*│$/gu, ''))
+    expect(
+      box.some((row) => row.includes('[n] reject with a reason')),
+      rows.join('\n'),
+    ).toBe(true)
+    expect(
+      box.some((row) => row.includes('[a] allow `ls` with bash (this exact command line) for this session')),
+    ).toBe(true)
+    pty.write('y')
+    await pty.waitFor('Listed.')
+    pty.write('\x04')
+    expect(await pty.exitCode()).toBe(0)
+  })
+
   it('one-shot mode on a terminal: the question starts on its own line, with the same keys', async () => {
     const r = await rig(
       {

@@ -1,11 +1,11 @@
 import { Box, Static, Text } from 'ink'
 import { createElement as h, type ReactElement } from 'react'
 import { changeSummary, type DiffLine } from '../approval-diff.js'
-import { approvalLegend, printable } from '../approval-keys.js'
+import { approvalKeys, LEGEND_GAP, printable } from '../approval-keys.js'
 import { summarizeArguments } from '../render.js'
 import type { HistoryItem, PendingApproval } from './feed.js'
 import { renderMarkdown } from './markdown.js'
-import { hangingText, wrapEachLine } from './wrap.js'
+import { hang, hangingText, wrapEachLine } from './wrap.js'
 
 /** One finished entry of the transcript. */
 export function Item({ item, width }: { item: HistoryItem; width: number }): ReactElement {
@@ -98,6 +98,8 @@ export function ApprovalView({
   width: number
 }): ReactElement {
   const q = pending.question
+  // inside the border and its padding
+  const inner = Math.max(20, width - 4)
   const command = q.info.facts.command
   const change = pending.change
   const what =
@@ -117,9 +119,9 @@ export function ApprovalView({
     what,
     ...(typeof change === 'object' ? diffView(change.lines, Math.max(4, rows - 16), width - 6) : []),
     ...(typeof change === 'string' ? [h(Text, { key: 'noddiff', dimColor: true }, change)] : []),
-    h(Text, { dimColor: true }, `why: ${printable(q.reason)}`),
+    h(Text, { dimColor: true }, hangingText('why: ', printable(q.reason), 5, inner)),
     reason !== undefined
       ? h(Text, null, `reason for rejecting (Enter sends, Esc goes back): ${reason}`)
-      : h(Text, null, printable(approvalLegend(q.rule, 'keys'))),
+      : h(Text, null, hang('', approvalKeys(q.rule, 'keys').map(printable), LEGEND_GAP, 0, inner)),
   )
 }
