@@ -4,7 +4,9 @@ import { HOOK_SOURCES, type HookHandler, type HookLocations, type LoadedHooks } 
 import { HookError } from './errors.js'
 import {
   describeProjectHooks,
+  hasProjectSettings,
   isProjectHandler,
+  PROJECT_HOOK_SOURCES,
   type ProjectHooksGate,
   projectHooksDigest,
 } from './project-trust.js'
@@ -46,7 +48,6 @@ export function projectHooksState(gate: ProjectHooksGate): string {
  */
 export function hooksCommand(ctx: HooksCommandContext): PluginCommand {
   const { session, loaded, locations } = ctx
-  const project = loaded.handlers.filter(isProjectHandler)
   const list = (): string => {
     if (loaded.handlers.length === 0)
       return loaded.disabled
@@ -54,20 +55,29 @@ export function hooksCommand(ctx: HooksCommandContext): PluginCommand {
         : `no hooks configured (read: ${loaded.files.length === 0 ? 'no settings file has any' : loaded.files.join(', ')})`
     const gate = ctx.gate()
     const held = gate.state === 'waiting' || gate.state === 'rejected'
+    if (loaded.projectDisabled && !held)
+      return `no hooks run: the project's settings set "disableAllHooks": true (${projectHooksState(gate)})`
     const lines = loaded.handlers.map((h) => {
       const on = h.matcher === undefined || h.matcher === '' ? h.point : `${h.point} (${h.matcher})`
       const state = isProjectHandler(h) && held ? 'held' : 'runs'
       return `${state}  ${on}: ${h.command}  (${fileOf(h, locations)})`
     })
-    return project.length === 0 ? lines.join('\n') : `${lines.join('\n')}\n${projectHooksState(gate)}`
+    return hasProjectSettings(loaded) ? `${lines.join('\n')}\n${projectHooksState(gate)}` : lines.join('\n')
   }
+  // the project's settings files that were read
+  const projectFiles = HOOK_SOURCES.filter((s) => PROJECT_HOOK_SOURCES.has(s.id))
+    .map((s) => s.file(locations))
+    .filter((file) => loaded.files.includes(file))
   const answer = (decision: 'approved' | 'rejected'): string => {
-    if (project.length === 0) return "this project's settings files define no hooks"
-    const files = [...new Set(project.map((h) => fileOf(h, locations)))]
-    session.append('hook/project-approval', { digest: projectHooksDigest(loaded.handlers), decision, files })
+    if (!hasProjectSettings(loaded)) return "this project's settings files define no hooks"
+    session.append('hook/project-approval', {
+      digest: projectHooksDigest(loaded),
+      decision,
+      files: projectFiles,
+    })
     return decision === 'approved'
-      ? `approved the project's hooks for this session: ${describeProjectHooks(loaded.handlers)} (${files.join(', ')}); they run from the next hook point`
-      : `turned down the project's hooks for this session: ${describeProjectHooks(loaded.handlers)}; they do not run`
+      ? `approved the project's hooks for this session: ${describeProjectHooks(loaded)} (${projectFiles.join(', ')}); they run from the next hook point`
+      : `turned down the project's hooks for this session: ${describeProjectHooks(loaded)}; they do not run`
   }
   return {
     description: "the hooks that run, and approve or reject the project's own (its settings files)",

@@ -3,6 +3,7 @@ import { boundIssues, errorMessage, readBoundedText } from '@keel/base'
 import { z } from 'zod'
 import { HookError } from './errors.js'
 import { compileMatcher, type Matcher } from './matcher.js'
+import { PROJECT_HOOK_SOURCES } from './project-trust.js'
 
 /** The hook points Keel fires, named as Claude Code names them. */
 export const HOOK_POINTS = [
@@ -93,8 +94,14 @@ export interface LoadedHooks {
   readonly files: readonly string[]
   /** Things skipped on purpose (unknown events, non-command handlers, duplicates). */
   readonly warnings: readonly string[]
-  /** A Keel or Claude Code file set `"disableAllHooks": true`: no handler runs. */
+  /** A Keel or Claude Code file of the user's (or the inline hooks) set `"disableAllHooks": true`: no handler runs. */
   readonly disabled: boolean
+  /**
+   * A Keel or Claude Code file of the project's set `"disableAllHooks": true`: no handler
+   * runs once the project's settings are in force (approved or trusted); while they are
+   * held, the user's own hooks still run.
+   */
+  readonly projectDisabled: boolean
 }
 
 const seconds = z.number().positive().max(86_400)
@@ -236,8 +243,12 @@ export function loadHooks(options: LoadHooksOptions): LoadedHooks {
   const warnings: string[] = []
   const seen = new Set<string>()
   let disabled = false
+  let projectDisabled = false
   for (const { source, dialect, file, settings } of documents) {
-    if (settings.disableAllHooks === true && dialect !== 'codex') disabled = true
+    if (settings.disableAllHooks === true && dialect !== 'codex') {
+      if (PROJECT_HOOK_SOURCES.has(source)) projectDisabled = true
+      else disabled = true
+    }
     for (const [point, groups] of Object.entries(settings.hooks ?? {})) {
       if (!knownPoints.has(point)) {
         warnings.push(`${file}: hooks.${point}: Keel does not fire this event; its handlers are ignored`)
@@ -277,5 +288,5 @@ export function loadHooks(options: LoadHooksOptions): LoadedHooks {
       })
     }
   }
-  return { handlers: disabled ? [] : handlers, files, warnings, disabled }
+  return { handlers: disabled ? [] : handlers, files, warnings, disabled, projectDisabled }
 }

@@ -22,6 +22,7 @@ import { hookApprovalAnswerer } from './permission.js'
 import { type PreToolUseResult, postToolUse, stop } from './points.js'
 import {
   describeProjectHooks,
+  hasProjectSettings,
   isProjectHandler,
   type ProjectHooksGate,
   projectHooksDigest,
@@ -116,9 +117,8 @@ function projectHooksNotice(
   gate: ProjectHooksGate,
   headless: boolean,
 ): string | undefined {
-  if (!loaded.handlers.some(isProjectHandler) || gate.state === 'trusted' || gate.state === 'approved')
-    return undefined
-  const what = describeProjectHooks(loaded.handlers)
+  if (!hasProjectSettings(loaded) || gate.state === 'trusted' || gate.state === 'approved') return undefined
+  const what = describeProjectHooks(loaded)
   if (headless)
     return `the project's hooks do not run in a headless session (nobody can approve them): ${what}; a preset for a project you trust sets trustProject in the hooks config`
   return `this project's settings files define hooks (${what}): ${projectHooksState(gate)}`
@@ -164,12 +164,14 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     })
     for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
     const locations = { projectDir: ctx.cwd, home, keelHome, codexHome }
-    const digest = projectHooksDigest(loaded.handlers)
+    const digest = projectHooksDigest(loaded)
     const gate = () => projectHooksGate(config.trustProject, digest, session.project(projectHooksProjection))
     const projectRuns = () => ['trusted', 'approved'].includes(gate().state)
     ctx.registerCommand('hooks', hooksCommand({ session, loaded, locations, gate }))
     const engine = new HookEngine(loaded, {
-      admits: (handler) => !isProjectHandler(handler) || projectRuns(),
+      // the project's settings in force: its handlers run, and its disableAllHooks applies;
+      // held: only the user's own handlers run
+      admits: (handler) => (projectRuns() ? !loaded.projectDisabled : !isProjectHandler(handler)),
       projectDir: ctx.cwd,
       session,
       transcriptPath: config.transcriptPath ?? join(keelHome, 'sessions', session.id, 'session.jsonl'),

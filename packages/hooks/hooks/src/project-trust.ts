@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { canonicalJson, type JsonValue } from '@keel/base'
 import { type Projection, registerProjection } from '@keel/session'
-import type { HookHandler, HookSourceId } from './config.js'
+import type { HookHandler, HookSourceId, LoadedHooks } from './config.js'
 
 /** The sources whose files live in the project (the repository), not in the user's home. */
 export const PROJECT_HOOK_SOURCES: ReadonlySet<HookSourceId | 'inline'> = new Set([
@@ -45,15 +45,16 @@ export const projectHooksProjection: Projection<ProjectHooksAnswer | null> =
  * The digest of the project's hook definitions (what runs, where, on what): an approval
  * holds for exactly these, so a hook added or edited since is asked about again.
  */
-export function projectHooksDigest(handlers: readonly HookHandler[]): string {
-  const definitions = handlers.filter(isProjectHandler).map((h) => ({
+export function projectHooksDigest(loaded: LoadedHooks): string {
+  const definitions = loaded.handlers.filter(isProjectHandler).map((h) => ({
     id: h.id,
     point: h.point,
     matcher: h.matcher ?? null,
     command: h.command,
     timeout: h.timeoutSeconds ?? null,
   }))
-  return `sha256:${createHash('sha256').update(canonicalJson(definitions)).digest('hex')}`
+  const settings = { handlers: definitions, disableAllHooks: loaded.projectDisabled }
+  return `sha256:${createHash('sha256').update(canonicalJson(settings)).digest('hex')}`
 }
 
 /**
@@ -77,12 +78,18 @@ export function projectHooksGate(
   return { state: answer.decision }
 }
 
-/** `SessionStart ×1, PreToolUse (Bash) ×2`: what the project's hooks would run on. */
-export function describeProjectHooks(handlers: readonly HookHandler[]): string {
+/** Whether the project's settings files hold anything that waits for approval: a hook, or `disableAllHooks`. */
+export const hasProjectSettings = (loaded: LoadedHooks): boolean =>
+  loaded.projectDisabled || loaded.handlers.some(isProjectHandler)
+
+/** `SessionStart ×1, PreToolUse (Bash) ×2`: what the project's hooks would run on (and a `disableAllHooks`). */
+export function describeProjectHooks(loaded: LoadedHooks): string {
   const counts = new Map<string, number>()
-  for (const h of handlers.filter(isProjectHandler)) {
+  for (const h of loaded.handlers.filter(isProjectHandler)) {
     const key = h.matcher === undefined || h.matcher === '' ? h.point : `${h.point} (${h.matcher})`
     counts.set(key, (counts.get(key) ?? 0) + 1)
   }
-  return [...counts].map(([key, n]) => `${key} ×${n}`).join(', ')
+  const parts = [...counts].map(([key, n]) => `${key} ×${n}`)
+  if (loaded.projectDisabled) parts.push('"disableAllHooks": true')
+  return parts.join(', ')
 }

@@ -116,12 +116,15 @@ describe('loading hook settings', () => {
     expect(loaded.warnings[1]).toContain('hooks.PreToolUse[0].hooks[0]: handler type "prompt"')
   })
 
-  it('honours disableAllHooks from a Keel or Claude Code file', () => {
+  it('honours disableAllHooks from a Keel or Claude Code file: the user’s at once, the project’s once its settings are in force', () => {
     const at = locations()
     writeJson(at.projectDir, '.claude/settings.json', settings('PreToolUse', 'guard'))
     writeJson(at.projectDir, '.claude/settings.local.json', { disableAllHooks: true })
-    const loaded = loadHooks({ sources: all, locations: at })
-    expect(loaded).toMatchObject({ disabled: true, handlers: [] })
+    const project = loadHooks({ sources: all, locations: at })
+    expect(project).toMatchObject({ disabled: false, projectDisabled: true })
+    expect(project.handlers.map((h) => h.command)).toEqual(['guard'])
+    writeJson(at.keelHome, 'settings.json', { disableAllHooks: true })
+    expect(loadHooks({ sources: all, locations: at })).toMatchObject({ disabled: true, handlers: [] })
   })
 
   it('refuses a file that is not JSON, naming the file', () => {

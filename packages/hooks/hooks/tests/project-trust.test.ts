@@ -182,4 +182,24 @@ describe("the project's hooks wait for a person's approval", () => {
     expect(existsSync(join(p.dir, 'h.txt'))).toBe(true)
     expect(existsSync(join(p.dir, 'project-hook-ran'))).toBe(false)
   })
+  it('a held project cannot switch off the user’s hooks with disableAllHooks; once approved its setting applies', async () => {
+    const p = project()
+    writeJson(p.dir, '.claude/settings.json', { disableAllHooks: true })
+    writeJson(join(p.home, '.keel'), 'settings.json', {
+      hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [cmd('echo "my guard" >&2; exit 2')] }] },
+    })
+    const session = Session.create('trust-6')
+    const { agent } = await agentFor(p, session, [
+      bash('echo a > a.txt'),
+      { text: 'Refused.' },
+      bash('echo b > b.txt'),
+      { text: 'Wrote b.' },
+    ])
+    await agent.send('write a')
+    expect(existsSync(join(p.dir, 'a.txt'))).toBe(false)
+    expect(await agent.runCommand('hooks', 'approve', { source: 'user' })).toContain('approved')
+    await agent.send('write b')
+    expect(existsSync(join(p.dir, 'b.txt'))).toBe(true)
+    expect(results(session)).toEqual(['HOOK_DENIED', 'ok'])
+  })
 })
