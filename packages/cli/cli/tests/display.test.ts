@@ -154,6 +154,7 @@ describe('what interactive keel shows (a real pseudo-terminal)', { timeout: 180_
     ).toBe(true)
     pty.write('y')
     await pty.waitFor('Listed.')
+    await idle(pty)
     pty.write('\x04')
     expect(await pty.exitCode()).toBe(0)
   })
