@@ -41,6 +41,26 @@ export function describeEvent(event: SessionEvent): string {
       return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
     case 'tool/result':
       return `${event.data.message.toolName} ${outcomeLine(toolOutcome(event.data.message, event.data.errorCode), summarizeResult(event.data.message, 70, event.data.errorCode))}`
+    case 'request/context': {
+      const d = event.data
+      const window =
+        d.contextWindow === undefined
+          ? ''
+          : ` · window ${d.contextWindow.toLocaleString('en-US')}${d.windowSource ? ` (${d.windowSource})` : ''}`
+      const output =
+        d.maxOutputTokens === undefined ? '' : ` · answers ≤ ${d.maxOutputTokens.toLocaleString('en-US')}`
+      return `turn ${d.turn} step ${d.step} · ${d.provider} ${d.model} (${d.modelSource})${window}${output}${d.endpoint ? ` · ${d.endpoint}` : ''}`
+    }
+    case 'request/header': {
+      const d = event.data
+      const extra = [
+        `${d.tools.length} tool${d.tools.length === 1 ? '' : 's'}`,
+        d.maxTokens === undefined ? '' : `max_tokens ${d.maxTokens.toLocaleString('en-US')}`,
+        d.reasoningEffort === undefined ? '' : `effort ${d.reasoningEffort}`,
+        d.temperature === undefined ? '' : `temperature ${d.temperature}`,
+      ].filter((s) => s !== '')
+      return `turn ${d.turn} step ${d.step} · ${extra.join(' · ')}`
+    }
     case 'subagent/spawned':
       return `${event.data.agent} in session ${event.data.child} for ${event.data.callId} (keel sessions show ${event.data.child})`
     case 'subagent/settled':

@@ -54,6 +54,9 @@ describe('keel sessions', () => {
     expect(text).toMatch(/tool\/call\s+edit_file path=greet\.mjs/)
     expect(text).toMatch(/tool\/result\s+bash ✓ PASS/)
     expect(text).toMatch(/turn\/end\s+turn 1 completed/)
+    // what each request went to and carried, in words rather than JSON
+    expect(text).toMatch(/request\/context\s+turn 1 step 1 · deepseek scripted-demo \(adapter\)/)
+    expect(text).toMatch(/request\/header\s+turn 1 step 1 · \d+ tools · max_tokens [\d,]+/)
     const j = io({ KEEL_HOME: home })
     expect(await runCli(['sessions', 'show', sessionId, '--json'], j)).toBe(0)
     const parsed = JSON.parse(j.stdout.join(''))
