@@ -52,7 +52,9 @@ export function hooksCommand(ctx: HooksCommandContext): PluginCommand {
     if (loaded.handlers.length === 0)
       return loaded.disabled
         ? 'no hooks run: a settings file sets "disableAllHooks": true'
-        : `no hooks configured (read: ${loaded.files.length === 0 ? 'no settings file has any' : loaded.files.join(', ')})`
+        : loaded.files.length === 0
+          ? 'no hooks configured: none of the settings files the hook sources name exists'
+          : `no hooks configured in ${loaded.files.join(', ')}`
     const gate = ctx.gate()
     const held = gate.state === 'waiting' || gate.state === 'rejected'
     if (loaded.projectDisabled && !held)

@@ -202,4 +202,14 @@ describe("the project's hooks wait for a person's approval", () => {
     expect(existsSync(join(p.dir, 'b.txt'))).toBe(true)
     expect(results(session)).toEqual(['HOOK_DENIED', 'ok'])
   })
+  it('/hooks with none configured says so, and approve has nothing to approve', async () => {
+    const p = project()
+    const { agent } = await agentFor(p, Session.create('trust-7'), [])
+    expect(await agent.runCommand('hooks', '', { source: 'user' })).toBe(
+      'no hooks configured: none of the settings files the hook sources name exists',
+    )
+    expect(await agent.runCommand('hooks', 'approve', { source: 'user' })).toBe(
+      "this project's settings files define no hooks",
+    )
+  })
 })
