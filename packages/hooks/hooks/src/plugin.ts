@@ -1,6 +1,12 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCallInfo } from '@keel/agent'
+import {
+  type BeforeToolDecision,
+  definePlugin,
+  type Interceptors,
+  type PluginContext,
+  type ToolCallInfo,
+} from '@keel/agent'
 import { boundIssues, canonicalJson } from '@keel/base'
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
@@ -24,6 +30,7 @@ import {
   describeProjectHooks,
   hasProjectSettings,
   isProjectHandler,
+  type ProjectHooksAnswer,
   type ProjectHooksGate,
   projectHooksDigest,
   projectHooksGate,
@@ -125,6 +132,22 @@ function projectHooksNotice(
 }
 
 /**
+ * The answer about the project's hooks of the session that delegated to this one (a
+ * subagent's parent), read from the store; null when this session delegates from nobody,
+ * nothing waits for an answer, or the agent has no store to read it from.
+ */
+async function delegatorAnswer(
+  ctx: PluginContext<HooksConfig>,
+  loaded: LoadedHooks,
+  trusted: boolean,
+): Promise<ProjectHooksAnswer | null> {
+  const parent = ctx.session.header.delegatedBy?.session
+  if (parent === undefined || trusted || !hasProjectSettings(loaded) || ctx.sessions === undefined)
+    return null
+  return (await ctx.sessions.load(parent)).project(projectHooksProjection)
+}
+
+/**
  * The hooks plugin: loads the hook set (all-or-nothing; a bad file stops the agent from
  * starting) and connects it to the agent's interception points:
  * - `sessionStart` ← SessionStart (`startup`, `resume`; `compact` when a compaction plugin
@@ -152,7 +175,7 @@ export const hooksPlugin = definePlugin<HooksConfig>({
   name: '@keel/hooks',
   config: hooksConfigSchema,
   events: ownedEventTypes,
-  setup(ctx) {
+  async setup(ctx) {
     const { config, session } = ctx
     const home = config.home ?? homedir()
     const keelHome = config.keelHome ?? (process.env.KEEL_HOME || join(home, '.keel'))
@@ -165,7 +188,11 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
     const locations = { projectDir: ctx.cwd, home, keelHome, codexHome }
     const digest = projectHooksDigest(loaded)
-    const gate = () => projectHooksGate(config.trustProject, digest, session.project(projectHooksProjection))
+    // a subagent's session follows the answer of the session that delegated to it (the
+    // person answered there); its own log's answer, if it has one, wins
+    const inherited = await delegatorAnswer(ctx, loaded, config.trustProject)
+    const gate = () =>
+      projectHooksGate(config.trustProject, digest, session.project(projectHooksProjection) ?? inherited)
     const projectRuns = () => ['trusted', 'approved'].includes(gate().state)
     ctx.registerCommand('hooks', hooksCommand({ session, loaded, locations, gate }))
     const engine = new HookEngine(loaded, {
@@ -311,7 +338,8 @@ export const hooksPlugin = definePlugin<HooksConfig>({
       // at the agent's start (its answerers are known only once every plugin is set up):
       // say whether the project's hooks wait, and how to let them run
       sessionStart(info) {
-        if (!told && info.source !== 'compact') {
+        // (a subagent says nothing: its parent session told the person, and answers for it)
+        if (!told && info.source !== 'compact' && session.header.delegatedBy === undefined) {
           told = true
           const headless =
             session.header.agentComposition?.interactive === false ||

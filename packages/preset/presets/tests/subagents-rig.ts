@@ -43,6 +43,8 @@ export interface SubagentRig {
     answerers?: ApprovalAnswerer[]
     approvalPolicy?: 'strict' | 'on_request' | 'never'
     subagents?: Record<string, unknown>
+    /** With @keel/hooks and this config (its homes default to the rig's). */
+    hooks?: Record<string, unknown>
   }): Promise<PresetAgent>
   close(): Promise<void>
 }
@@ -97,6 +99,9 @@ export async function subagentRig(): Promise<SubagentRig> {
           { use: '@keel/user-approval', config: { osSandbox: 'off' } },
           { use: '@keel/todo' },
           { use: '@keel/subagents', config: { home: base, keelHome: home, ...options.subagents } },
+          ...(options.hooks
+            ? [{ use: '@keel/hooks', config: { home: base, keelHome: home, ...options.hooks } }]
+            : []),
         ],
         tools: ['fs', 'shell'],
         policy: { approvalPolicy: options.approvalPolicy ?? 'on_request', sandboxMode: 'workspace_write' },
