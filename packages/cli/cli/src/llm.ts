@@ -64,6 +64,8 @@ export async function selectLlm(
   flags: LlmFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<LlmAdapter> {
+  if (flags.model !== undefined && flags.model.trim() === '')
+    throw new UsageError('--model needs a model id, got an empty one')
   const fromEnv = env.DEEPSEEK_BASE_URL?.trim() || undefined
   const baseURL = flags.baseUrl ?? fromEnv
   if (baseURL !== undefined)

@@ -63,6 +63,11 @@ describe('bad input: one line each, exit 2, nothing written', { timeout: 120_000
     await refused(r, ['-p', '', ...url], 'the task is empty')
     await refused(r, ['-p', '   ', ...url], 'the task is empty')
     for (const line of [
+      await refused(
+        r,
+        ['-p', 'x', '--model', '', ...url],
+        'keel: --model needs a model id, got an empty one',
+      ),
       await refused(r, ['-p', 'x', '--base-url', 'not-a-url'], '--base-url must be an http(s) URL'),
       await refused(r, ['-p', 'x', ...url, '--store', 'postgres'], 'set KEEL_PG_URL'),
     ]) {
