@@ -110,7 +110,7 @@ export async function createPresetAgent(options: PresetAgentOptions): Promise<Pr
     } else {
       throw new PresetError(
         'PRESET_NOT_FOUND',
-        `session ${handle.session.id} records no preset; name one (e.g. preset: 'coding')`,
+        `session ${handle.session.id} records no preset (a program made it without one); name the one to run it with: --preset coding at the command line, preset: 'coding' in code`,
         { session: handle.session.id },
       )
     }

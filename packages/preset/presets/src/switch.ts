@@ -76,12 +76,17 @@ function unknownError(where: string, composition: AgentComposition, unknown: rea
 
 /**
  * Switches a session to another composition by appending `agent-preset/selected`: a blank
- * session always; a fresh fork (nothing done since its seed) when the new composition knows
+ * session always; one that records no preset (`recorded` undefined: a program made it)
+ * when the composition knows every event type of its history; a fresh fork (nothing done since its seed) when the new composition knows
  * every event type of the inherited history (else `PRESET_SWITCH_UNKNOWN_EVENTS` names
  * them). Any other session is `PRESET_SWITCH_NOT_BLANK`, saying what works instead.
  */
 export function selectComposition(session: Session, composition: AgentComposition, recorded?: string): void {
-  if (!isBlank(session)) {
+  if (!isBlank(session) && recorded === undefined) {
+    // made without a preset (by a program): it takes the one named, if that knows its history
+    const unknown = unknownEventTypes(session.events, composition)
+    if (unknown.length > 0) throw unknownError(`session ${session.id}`, composition, unknown)
+  } else if (!isBlank(session)) {
     if (!isFreshFork(session)) {
       const was = recorded === undefined ? '' : ` (preset ${JSON.stringify(recorded)})`
       throw new PresetError(

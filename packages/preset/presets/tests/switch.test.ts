@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, realpath } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createAgent } from '@keel/agent'
 import type {} from '@keel/compaction'
 import { createDeepSeekAdapter } from '@keel/deepseek'
 import { type ScriptedResponse, startScriptedServer } from '@keel/scripted-server'
@@ -127,6 +128,28 @@ describe('another preset for an existing session', () => {
     expect(refused.code).toBe('PRESET_SWITCH_NOT_BLANK')
     expect(refused.message).toContain('keeps the preset it recorded (preset "test-coding")')
     expect(refused.message).toContain(`keel fork ${id} --preset review`)
+  })
+
+  it('a session that records no preset (made by a program) takes the one named, when it knows its history', async () => {
+    const r = await rig([{ text: 'hello from a program' }, { text: 'resumed under minimal' }])
+    const handle = await r.store.create({ header: { cwd: r.cwd } })
+    const plain = await createAgent({ ...r.options, session: handle.session })
+    await plain.send('hi')
+    await plain.close()
+    await handle.close()
+    const reopened = await r.store.open(handle.session.id)
+    cleanups.push(() => reopened.close())
+    // without a preset there is nothing to rebuild: the error says how to name one
+    const none = await failure(createPresetAgent({ ...r.options, session: reopened }))
+    expect(none.code).toBe('PRESET_NOT_FOUND')
+    expect(none.message).toContain('--preset')
+    const built = await createPresetAgent({ ...r.options, session: reopened, preset: 'minimal' })
+    expect(built.origin).toBe('switched')
+    expect(recordedComposition(reopened.session)?.preset).toBe('minimal')
+    expect(await built.agent.send('go on')).toMatchObject({
+      reason: 'completed',
+      text: 'resumed under minimal',
+    })
   })
 
   it("a preset's contextWindows reach the agent and the compaction plugin, and are recorded", async () => {
