@@ -1,8 +1,8 @@
-import { elide, errorRecordOf } from '@keel/base'
+import { errorRecordOf } from '@keel/base'
 import type { DeveloperMessage, UserMessage } from '@keel/llm'
 import { closeInterruptedTurn, type Session } from '@keel/session'
 import { noServices, type ServiceView, type Tool } from '@keel/tools'
-import { type CommandSummary, runLoggedCommand } from './commands.js'
+import { type CommandSummary, runDurableCommand } from './commands.js'
 import { type DirectToolOptions, type DirectToolResult, runDirectTool } from './direct-tool.js'
 import { AgentError } from './errors.js'
 import './events.js'
@@ -222,29 +222,13 @@ export class Agent {
     if (this.#closed)
       throw new AgentError('AGENT_CLOSED', 'this agent is closed; create a new one to run commands')
     const command = this.#host.command(name)
-    if (!command) {
-      const known = this.#host.commands.map((c) => c.name).join(', ') || '(none)'
-      throw new AgentError('COMMAND_UNKNOWN', `no command named '${elide(name)}'; commands: ${known}`, {
-        command: elide(name),
-      })
-    }
     const request = {
       name,
       args,
       source: options.source ?? 'user',
       signal: options.signal ?? new AbortController().signal,
     }
-    // what the person is told happened is durable first, failed or not (a crash after the
-    // answer must not lose it)
-    let answer: string | undefined
-    try {
-      answer = await runLoggedCommand(this.session, command, request)
-    } catch (error) {
-      await this.flush()
-      throw error
-    }
-    await this.flush()
-    return answer
+    return runDurableCommand(this.session, command, request, () => this.flush())
   }
 
   /**

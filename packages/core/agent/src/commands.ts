@@ -1,4 +1,4 @@
-import { errorMessage, isKeelError } from '@keel/base'
+import { elide, errorMessage, isKeelError } from '@keel/base'
 import type { Session } from '@keel/session'
 import { AgentError } from './errors.js'
 import type { PluginCommand } from './plugin.js'
@@ -48,8 +48,14 @@ export class CommandRegistry {
     this.#commands.set(name, entry)
   }
 
-  get(name: string): RegisteredCommand | undefined {
-    return this.#commands.get(name)
+  /** The command named `name`; `COMMAND_UNKNOWN` (the name elided, the known ones listed) for none. */
+  get(name: string): RegisteredCommand {
+    const command = this.#commands.get(name)
+    if (command) return command
+    const known = [...this.#commands.keys()].join(', ') || '(none)'
+    throw new AgentError('COMMAND_UNKNOWN', `no command named '${elide(name)}'; commands: ${known}`, {
+      command: elide(name),
+    })
   }
 
   /** In registration order. */
@@ -139,5 +145,26 @@ export async function runLoggedCommand(
     kind: 'success',
     ...(answer === undefined ? {} : { text: cut(answer) }),
   })
+  return answer
+}
+
+/**
+ * {@link runLoggedCommand}, settling only once `flush` made the run and its outcome durable,
+ * failed or not: what the person is told happened must survive a crash after the answer.
+ */
+export async function runDurableCommand(
+  session: Session,
+  command: RegisteredCommand,
+  request: CommandRequest,
+  flush: () => Promise<void>,
+): Promise<string | undefined> {
+  let answer: string | undefined
+  try {
+    answer = await runLoggedCommand(session, command, request)
+  } catch (error) {
+    await flush()
+    throw error
+  }
+  await flush()
   return answer
 }

@@ -174,8 +174,8 @@ export class PluginHost {
     return this.#commands.list()
   }
 
-  /** The command named `name`, if a plugin registered it. */
-  command(name: string): RegisteredCommand | undefined {
+  /** The command named `name`; `COMMAND_UNKNOWN` when no plugin registered it. */
+  command(name: string): RegisteredCommand {
     return this.#commands.get(name)
   }
 
