@@ -9,6 +9,8 @@ import {
   PROJECT_HOOK_SOURCES,
   type ProjectHooksGate,
   projectHooksDigest,
+  projectHooksRun,
+  projectHooksState,
 } from './project-trust.js'
 
 const USAGE = '[list|approve|reject]'
@@ -24,20 +26,6 @@ export interface HooksCommandContext {
 /** The settings file a handler comes from (`plugin config` for inline hooks). */
 function fileOf(handler: HookHandler, at: HookLocations): string {
   return HOOK_SOURCES.find((s) => s.id === handler.source)?.file(at) ?? 'plugin config'
-}
-
-/** One line on the project hooks' state, with what to type. */
-export function projectHooksState(gate: ProjectHooksGate): string {
-  switch (gate.state) {
-    case 'trusted':
-      return "the project's hooks run: the preset trusts the project (trustProject)"
-    case 'approved':
-      return "the project's hooks run: you approved them for this session (/hooks reject stops them)"
-    case 'rejected':
-      return "the project's hooks do not run: you turned them down for this session (/hooks approve runs them)"
-    case 'waiting':
-      return `the project's hooks do not run until you approve them for this session${gate.changed ? ' (they changed since you last answered)' : ''}: /hooks approve, or /hooks reject`
-  }
 }
 
 /**
@@ -56,7 +44,7 @@ export function hooksCommand(ctx: HooksCommandContext): PluginCommand {
           ? 'no hooks configured: none of the settings files the hook sources name exists'
           : `no hooks configured in ${loaded.files.join(', ')}`
     const gate = ctx.gate()
-    const held = gate.state === 'waiting' || gate.state === 'rejected'
+    const held = !projectHooksRun(gate)
     if (loaded.projectDisabled && !held)
       return `no hooks run: the project's settings set "disableAllHooks": true (${projectHooksState(gate)})`
     const lines = loaded.handlers.map((h) => {

@@ -1,6 +1,6 @@
 import './events.js'
 
-export { type HooksCommandContext, hooksCommand, projectHooksState } from './command.js'
+export { type HooksCommandContext, hooksCommand } from './command.js'
 export {
   DEFAULT_HOOK_SOURCES,
   HOOK_POINTS,
@@ -69,6 +69,8 @@ export {
   projectHooksDigest,
   projectHooksGate,
   projectHooksProjection,
+  projectHooksRun,
+  projectHooksState,
 } from './project-trust.js'
 export { type CommandRun, type RunCommandOptions, runCommand } from './run.js'
 export { HookSession } from './state.js'

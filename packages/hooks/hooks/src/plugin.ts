@@ -1,25 +1,13 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import {
-  type BeforeToolDecision,
-  definePlugin,
-  type Interceptors,
-  type PluginContext,
-  type ToolCallInfo,
-} from '@keel/agent'
+import { type BeforeToolDecision, definePlugin, type Interceptors, type ToolCallInfo } from '@keel/agent'
 import { boundIssues, canonicalJson } from '@keel/base'
 import { messageText } from '@keel/llm'
 import type { Session } from '@keel/session'
 import type { Tool } from '@keel/tools'
 import { z } from 'zod'
-import { hooksCommand, projectHooksState } from './command.js'
-import {
-  DEFAULT_HOOK_SOURCES,
-  HOOK_SOURCES,
-  type HookSourceId,
-  type LoadedHooks,
-  loadHooks,
-} from './config.js'
+import { hooksCommand } from './command.js'
+import { DEFAULT_HOOK_SOURCES, HOOK_SOURCES, type HookSourceId, loadHooks } from './config.js'
 import { HookEngine } from './engine.js'
 import { ownedEventTypes } from './events.generated.js'
 import { hookLifecycleInterceptors } from './lifecycle.js'
@@ -27,14 +15,13 @@ import { toHookInput } from './mapping.js'
 import { hookApprovalAnswerer } from './permission.js'
 import { type PreToolUseResult, postToolUse, stop } from './points.js'
 import {
-  describeProjectHooks,
-  hasProjectSettings,
+  delegatorAnswer,
   isProjectHandler,
-  type ProjectHooksAnswer,
-  type ProjectHooksGate,
   projectHooksDigest,
   projectHooksGate,
+  projectHooksNotice,
   projectHooksProjection,
+  projectHooksRun,
 } from './project-trust.js'
 import { HookSession } from './state.js'
 
@@ -116,38 +103,6 @@ export function updatedInputDecision(
 }
 
 /**
- * What to tell the person at start about the project's hooks, when they are held: how to
- * approve them, or (headless) that nobody can.
- */
-function projectHooksNotice(
-  loaded: LoadedHooks,
-  gate: ProjectHooksGate,
-  headless: boolean,
-): string | undefined {
-  if (!hasProjectSettings(loaded) || gate.state === 'trusted' || gate.state === 'approved') return undefined
-  const what = describeProjectHooks(loaded)
-  if (headless)
-    return `the project's hooks do not run in a headless session (nobody can approve them): ${what}; a preset for a project you trust sets trustProject in the hooks config`
-  return `this project's settings files define hooks (${what}): ${projectHooksState(gate)}`
-}
-
-/**
- * The answer about the project's hooks of the session that delegated to this one (a
- * subagent's parent), read from the store; null when this session delegates from nobody,
- * nothing waits for an answer, or the agent has no store to read it from.
- */
-async function delegatorAnswer(
-  ctx: PluginContext<HooksConfig>,
-  loaded: LoadedHooks,
-  trusted: boolean,
-): Promise<ProjectHooksAnswer | null> {
-  const parent = ctx.session.header.delegatedBy?.session
-  if (parent === undefined || trusted || !hasProjectSettings(loaded) || ctx.sessions === undefined)
-    return null
-  return (await ctx.sessions.load(parent)).project(projectHooksProjection)
-}
-
-/**
  * The hooks plugin: loads the hook set (all-or-nothing; a bad file stops the agent from
  * starting) and connects it to the agent's interception points:
  * - `sessionStart` ← SessionStart (`startup`, `resume`; `compact` when a compaction plugin
@@ -180,20 +135,16 @@ export const hooksPlugin = definePlugin<HooksConfig>({
     const home = config.home ?? homedir()
     const keelHome = config.keelHome ?? (process.env.KEEL_HOME || join(home, '.keel'))
     const codexHome = config.codexHome ?? (process.env.CODEX_HOME || join(home, '.codex'))
-    const loaded = loadHooks({
-      sources: config.sources,
-      locations: { projectDir: ctx.cwd, home, keelHome, codexHome },
-      inline: config.hooks,
-    })
-    for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
     const locations = { projectDir: ctx.cwd, home, keelHome, codexHome }
+    const loaded = loadHooks({ sources: config.sources, locations, inline: config.hooks })
+    for (const warning of loaded.warnings) ctx.display('hook-warning', warning)
     const digest = projectHooksDigest(loaded)
     // a subagent's session follows the answer of the session that delegated to it (the
     // person answered there); its own log's answer, if it has one, wins
-    const inherited = await delegatorAnswer(ctx, loaded, config.trustProject)
+    const inherited = await delegatorAnswer(session, ctx.sessions, loaded, config.trustProject)
     const gate = () =>
       projectHooksGate(config.trustProject, digest, session.project(projectHooksProjection) ?? inherited)
-    const projectRuns = () => ['trusted', 'approved'].includes(gate().state)
+    const projectRuns = () => projectHooksRun(gate())
     ctx.registerCommand('hooks', hooksCommand({ session, loaded, locations, gate }))
     const engine = new HookEngine(loaded, {
       // the project's settings in force: its handlers run, and its disableAllHooks applies;

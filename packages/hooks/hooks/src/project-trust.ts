@@ -4,8 +4,9 @@
 // approve`), recorded in the log like the session's approval rules, and only for the exact
 // definitions approved; the user's own files (and the preset's inline hooks) run as before.
 import { createHash } from 'node:crypto'
+import type { ChildSessions } from '@keel/agent'
 import { canonicalJson, type JsonValue } from '@keel/base'
-import { type Projection, registerProjection } from '@keel/session'
+import { type Projection, registerProjection, type Session } from '@keel/session'
 import type { HookHandler, HookSourceId, LoadedHooks } from './config.js'
 
 /** The sources whose files live in the project (the repository), not in the user's home. */
@@ -66,6 +67,10 @@ export type ProjectHooksGate =
   | { readonly state: 'trusted' | 'approved' | 'rejected' }
   | { readonly state: 'waiting'; readonly changed: boolean }
 
+/** Whether the project's settings are in force: its hooks run, and its `disableAllHooks` applies. */
+export const projectHooksRun = (gate: ProjectHooksGate): boolean =>
+  gate.state === 'trusted' || gate.state === 'approved'
+
 /** The gate of the project's hooks whose digest is `digest` (see {@link ProjectHooksGate}). */
 export function projectHooksGate(
   trusted: boolean,
@@ -92,4 +97,50 @@ export function describeProjectHooks(loaded: LoadedHooks): string {
   const parts = [...counts].map(([key, n]) => `${key} ×${n}`)
   if (loaded.projectDisabled) parts.push('"disableAllHooks": true')
   return parts.join(', ')
+}
+
+/** One line on the project hooks' state, with what to type. */
+export function projectHooksState(gate: ProjectHooksGate): string {
+  switch (gate.state) {
+    case 'trusted':
+      return "the project's hooks run: the preset trusts the project (trustProject)"
+    case 'approved':
+      return "the project's hooks run: you approved them for this session (/hooks reject stops them)"
+    case 'rejected':
+      return "the project's hooks do not run: you turned them down for this session (/hooks approve runs them)"
+    case 'waiting':
+      return `the project's hooks do not run until you approve them for this session${gate.changed ? ' (they changed since you last answered)' : ''}: /hooks approve, or /hooks reject`
+  }
+}
+
+/**
+ * What to tell the person at start about the project's hooks, when they are held: how to
+ * approve them, or (headless) that nobody can.
+ */
+export function projectHooksNotice(
+  loaded: LoadedHooks,
+  gate: ProjectHooksGate,
+  headless: boolean,
+): string | undefined {
+  if (!hasProjectSettings(loaded) || projectHooksRun(gate)) return undefined
+  const what = describeProjectHooks(loaded)
+  if (headless)
+    return `the project's hooks do not run in a headless session (nobody can approve them): ${what}; a preset for a project you trust sets trustProject in the hooks config`
+  return `this project's settings files define hooks (${what}): ${projectHooksState(gate)}`
+}
+
+/**
+ * The answer about the project's hooks of the session that delegated to `session` (a
+ * subagent's parent), read from the store; null when it delegates from nobody, nothing
+ * waits for an answer, or there is no store to read it from (`sessions`).
+ */
+export async function delegatorAnswer(
+  session: Session,
+  sessions: ChildSessions | undefined,
+  loaded: LoadedHooks,
+  trusted: boolean,
+): Promise<ProjectHooksAnswer | null> {
+  const parent = session.header.delegatedBy?.session
+  if (parent === undefined || trusted || !hasProjectSettings(loaded) || sessions === undefined) return null
+  return (await sessions.load(parent)).project(projectHooksProjection)
 }
