@@ -2,8 +2,7 @@
 
 import type { SessionEvent } from '@keel/session'
 import type {} from '@keel/subagents'
-import { oneLine, summarizeArguments, summarizeResult } from './render.js'
-import { outcomeLine, toolOutcome } from './result-view.js'
+import { oneLine, resultLine, summarizeArguments } from './render.js'
 
 /** One line describing an event, for `keel sessions show`. */
 export function describeEvent(event: SessionEvent): string {
@@ -40,7 +39,7 @@ export function describeEvent(event: SessionEvent): string {
     case 'tool/call':
       return `${event.data.name} ${summarizeArguments(event.data.arguments, 80)}`
     case 'tool/result':
-      return `${event.data.message.toolName} ${outcomeLine(toolOutcome(event.data.message, event.data.errorCode), summarizeResult(event.data.message, 70, event.data.errorCode))}`
+      return `${event.data.message.toolName} ${resultLine(event.data.message, event.data.errorCode, 70).text}`
     case 'request/context': {
       const d = event.data
       const window =

@@ -1,4 +1,5 @@
 import type { ToolCallBlock } from '@keel/llm'
+import type { SessionEvent } from '@keel/session'
 import { oneLine } from './render.js'
 
 /** What a call was about, for a person: the command line, else the path, else the tool. */
@@ -11,6 +12,32 @@ export function callSubject(call: ToolCallBlock): string {
     // arguments that are not JSON: the tool's name says enough
   }
   return call.name
+}
+
+/** Whether a finished call reads as a refusal (refused, or interrupted) rather than as a result. */
+export const isRefusal = (refusedBy: string | undefined, errorCode: string | undefined): boolean =>
+  refusedBy !== undefined || errorCode === 'TOOL_ABORTED'
+
+/**
+ * The words of a person's rejections by the call they were about, folded from the
+ * `approval/asked` (question → call) and `approval/decided` events it is shown.
+ */
+export class Rejections {
+  readonly #asked = new Map<string, string>()
+  readonly #words = new Map<string, string>()
+
+  see(event: SessionEvent): void {
+    if (event.type === 'approval/asked') this.#asked.set(event.data.id, event.data.callId)
+    else if (event.type === 'approval/decided' && event.data.outcome === 'rejected' && event.data.reason) {
+      const callId = this.#asked.get(event.data.id)
+      if (callId !== undefined) this.#words.set(callId, event.data.reason)
+    }
+  }
+
+  /** What the person said when rejecting `callId`, if they did. */
+  of(callId: string): string | undefined {
+    return this.#words.get(callId)
+  }
 }
 
 /** A result the harness wrote for a call it did not run (`Error [CODE]: <tool> was not run: …`). */

@@ -1,7 +1,7 @@
 import type { AgentObserver } from '@keel/agent'
 import type { ToolResultMessage } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
-import { refusalText } from './refusal.js'
+import { Rejections, refusalText } from './refusal.js'
 import { outcomeLine, toolOutcome } from './result-view.js'
 
 /** Where the renderer writes, and whether it may use ANSI styling. */
@@ -49,11 +49,28 @@ export function summarizeArguments(raw: string, max = 100): string {
   return oneLine(parts.join(' '), max)
 }
 
-/** A tool result summarized on one line: its first meaningful line and how many lines it had. */
-export function summarizeResult(result: ToolResultMessage, max = 90, errorCode?: string): string {
-  const { lines } = toolOutcome(result, errorCode)
+/** The first of a result's meaningful `lines`, at most `max` characters, and how many more there are. */
+function firstOf(lines: readonly string[], max: number): string {
   const more = lines.length > 1 ? ` (+${lines.length - 1} more line${lines.length === 2 ? '' : 's'})` : ''
   return `${oneLine(lines[0] ?? '(no output)', max)}${more}`
+}
+
+/** A tool result summarized on one line: its first meaningful line and how many lines it had. */
+export function summarizeResult(result: ToolResultMessage, max = 90, errorCode?: string): string {
+  return firstOf(toolOutcome(result, errorCode).lines, max)
+}
+
+/**
+ * A tool result on one line behind its mark — `✓ first line (+2 more lines)`, `✗ exit 1:
+ * first line` — and whether it failed (what every summary of a finished call shows).
+ */
+export function resultLine(
+  result: ToolResultMessage,
+  errorCode: string | undefined,
+  max = 90,
+): { failed: boolean; text: string } {
+  const outcome = toolOutcome(result, errorCode)
+  return { failed: outcome.failed, text: outcomeLine(outcome, firstOf(outcome.lines, max)) }
 }
 
 /**
@@ -65,9 +82,8 @@ export function summarizeResult(result: ToolResultMessage, max = 90, errorCode?:
 export function createRenderer(target: RenderTarget): AgentObserver & { finish(): void } {
   let atLineStart = true
   let mode: 'none' | 'text' | 'reasoning' = 'none'
-  /** Approval questions by id (their call), and the words of each rejection, by call. */
-  const asked = new Map<string, string>()
-  const rejections = new Map<string, string>()
+  /** The words of each rejection, by call. */
+  const rejections = new Rejections()
   const style = (code: string, text: string, reset: string) =>
     target.color ? `${code}${text}${reset}` : text
   const write = (text: string) => {
@@ -101,12 +117,8 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
             RESET,
           ),
         )
-      } else if (event.type === 'approval/asked') {
-        asked.set(event.data.id, event.data.callId)
-      } else if (event.type === 'approval/decided') {
-        const callId = asked.get(event.data.id)
-        if (callId !== undefined && event.data.outcome === 'rejected' && event.data.reason)
-          rejections.set(callId, event.data.reason)
+      } else if (event.type === 'approval/asked' || event.type === 'approval/decided') {
+        rejections.see(event)
       } else if (event.type === 'assistant/message' && event.data.interrupted) {
         line(style(YELLOW, '· (interrupted: the delivered prefix was kept)', RESET))
       }
@@ -135,18 +147,11 @@ export function createRenderer(target: RenderTarget): AgentObserver & { finish()
         const text = info.result.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')
         line(style(CYAN, `→ ${info.call.name} ${summarizeArguments(info.call.arguments)}`, RESET))
         line(
-          style(
-            RED,
-            `  ${refusalText(info.call, info.errorCode, text, rejections.get(info.call.id))}`,
-            RESET,
-          ),
+          style(RED, `  ${refusalText(info.call, info.errorCode, text, rejections.of(info.call.id))}`, RESET),
         )
       } else {
-        const outcome = toolOutcome(info.result, info.errorCode)
-        const summary = summarizeResult(info.result, 90, info.errorCode)
-        line(
-          style(outcome.failed ? RED : GREEN, `← ${info.call.name} ${outcomeLine(outcome, summary)}`, RESET),
-        )
+        const { failed, text } = resultLine(info.result, info.errorCode)
+        line(style(failed ? RED : GREEN, `← ${info.call.name} ${text}`, RESET))
       }
     },
     onToolProgress(notice) {

@@ -3,7 +3,7 @@ import { errorMessage } from '@keel/base'
 import type { PriceTable } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
 import { type ProposedChange, proposedChange } from '../approval-diff.js'
-import { refusalText } from '../refusal.js'
+import { isRefusal, Rejections, refusalText } from '../refusal.js'
 import { oneLine, summarizeArguments } from '../render.js'
 import { outcomeLine, resultText, toolOutcome } from '../result-view.js'
 import { type SessionUsage, sessionUsage } from '../session-usage.js'
@@ -86,9 +86,8 @@ export class Feed {
   #prices: PriceTable = {}
   /** Every model call's usage so far (the footer's totals are folded from these). */
   readonly #calls: SessionEvent[] = []
-  /** The asked question of each call (`approval/asked` id → call id) and the words of a rejection. */
-  readonly #asked = new Map<string, string>()
-  readonly #rejections = new Map<string, string>()
+  /** The words of each rejection, by call. */
+  readonly #rejections = new Rejections()
   /** Calls whose `→ tool args` line is shown: they started (a refused call never does). */
   readonly #started = new Set<string>()
 
@@ -192,10 +191,10 @@ export class Feed {
     const full = resultText(result)
     const args = summarizeArguments(call.arguments, 120)
     const started = this.#started.delete(call.id)
-    if (refusedBy !== undefined || errorCode === 'TOOL_ABORTED') {
+    if (isRefusal(refusedBy, errorCode)) {
       // a call stopped while it ran has its line already; one refused or never run gets it now
       const items = started ? [] : [this.#item('call', `${call.name} ${args}`)]
-      items.push(this.#item('refused', refusalText(call, errorCode, full, this.#rejections.get(call.id))))
+      items.push(this.#item('refused', refusalText(call, errorCode, full, this.#rejections.of(call.id))))
       this.#set({ history: [...this.#state.history, ...items] })
       return
     }
@@ -259,11 +258,9 @@ export class Feed {
         if (event.data.reason !== 'completed')
           this.add('notice', `turn ${event.data.turn} ${event.data.reason}${error}`)
       } else if (event.type === 'approval/asked') {
-        this.#asked.set(event.data.id, event.data.callId)
+        this.#rejections.see(event)
       } else if (event.type === 'approval/decided') {
-        const callId = this.#asked.get(event.data.id)
-        if (callId !== undefined && event.data.outcome === 'rejected' && event.data.reason)
-          this.#rejections.set(callId, event.data.reason)
+        this.#rejections.see(event)
         const scope = event.data.rule ? ' for this session' : ''
         this.add(
           'info',

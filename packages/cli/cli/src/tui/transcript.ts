@@ -1,8 +1,8 @@
 import type { ToolCallBlock } from '@keel/llm'
 import type { SessionEvent } from '@keel/session'
-import { refusalText } from '../refusal.js'
-import { oneLine, summarizeArguments, summarizeResult } from '../render.js'
-import { outcomeLine, resultText, toolOutcome } from '../result-view.js'
+import { isRefusal, Rejections, refusalText } from '../refusal.js'
+import { oneLine, resultLine, summarizeArguments } from '../render.js'
+import { resultText } from '../result-view.js'
 import type { HistoryItem } from './feed.js'
 import { typedPart } from './mentions.js'
 
@@ -61,14 +61,9 @@ export function transcriptOf(
   }
   // what a refusal line names: the call, and the words of a person's rejection
   const calls = new Map<string, ToolCallBlock>()
-  const asked = new Map<string, string>()
-  const rejections = new Map<string, string>()
+  const rejections = new Rejections()
   for (const event of events) {
-    if (event.type === 'approval/asked') asked.set(event.data.id, event.data.callId)
-    if (event.type === 'approval/decided' && event.data.outcome === 'rejected' && event.data.reason) {
-      const callId = asked.get(event.data.id)
-      if (callId !== undefined) rejections.set(callId, event.data.reason)
-    }
+    rejections.see(event)
     if (event.seq < first) continue
     switch (event.type) {
       case 'user/message': {
@@ -109,20 +104,14 @@ export function transcriptOf(
       case 'tool/direct-result': {
         const { message, errorCode } = event.data
         const call = calls.get(message.toolCallId)
-        if (
-          call &&
-          (('refusedBy' in event.data && event.data.refusedBy !== undefined) || errorCode === 'TOOL_ABORTED')
-        ) {
+        if (call && isRefusal('refusedBy' in event.data ? event.data.refusedBy : undefined, errorCode)) {
           // as the live UI showed it (tui/feed.ts): who refused the call and why
           const text = resultText(message)
-          lines.push({ kind: 'refused', text: refusalText(call, errorCode, text, rejections.get(call.id)) })
+          lines.push({ kind: 'refused', text: refusalText(call, errorCode, text, rejections.of(call.id)) })
           break
         }
-        const outcome = toolOutcome(message, errorCode)
-        lines.push({
-          kind: outcome.failed ? 'error' : 'result',
-          text: `${message.toolName} ${outcomeLine(outcome, summarizeResult(message, 120, errorCode))}`,
-        })
+        const { failed, text } = resultLine(message, errorCode, 120)
+        lines.push({ kind: failed ? 'error' : 'result', text: `${message.toolName} ${text}` })
         break
       }
       case 'turn/end':
